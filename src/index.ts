@@ -1,0 +1,1 @@
+export * from './seam/index.js';

@@ -1,0 +1,248 @@
+import { FsError, throwIfAborted, toFsError } from './errors.js';
+import { applyEdit } from './edit.js';
+import { canonicalPath, describeType, isWithin } from './path.js';
+import { assertWritableText, crlfToLf, decodeText, encodeText, textForWrite } from './text.js';
+import type {
+  FileSystem,
+  FsBytesRead,
+  FsEditOutcome,
+  FsEditRequest,
+  FsInfo,
+  FsOpOptions,
+  FsProvider,
+  FsResolveOptions,
+  FsTarget,
+  FsTextRead,
+  FsTextStream,
+  FsVersion,
+  FsWriteIntent,
+  FsWriteOutcome,
+} from './types.js';
+
+export interface CreateFsOptions {
+  /** Default directory for relative paths (default: the provider's cwd, else its root, else `/`). */
+  readonly cwd?: string;
+  /** Largest file readText/streamText/editText will load, in bytes (default 256 MiB). */
+  readonly maxTextBytes?: number;
+}
+
+export const DEFAULT_MAX_TEXT_BYTES = 256 * 1024 * 1024;
+const STREAM_CHUNK = 64 * 1024;
+
+/**
+ * Turns a storage provider into the `ctx.fs` contract. All path rules (P1, lexical part of P2),
+ * text rules (T1, L1–L5) and the edit engine (E1–E7) live here, once, for every provider.
+ */
+export function createFs(provider: FsProvider, options: CreateFsOptions = {}): FileSystem {
+  const root = provider.root === undefined ? undefined : canonicalPath(provider.root, '/');
+  const cwd = canonicalPath(options.cwd ?? provider.cwd ?? root ?? '/', '/');
+  if (root !== undefined && !isWithin(root, cwd)) {
+    throw new FsError('FS_OUTSIDE_ROOT', `cwd "${cwd}" is outside the root "${root}"`);
+  }
+  const maxTextBytes = options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES;
+
+  async function call<T>(what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+    throwIfAborted(signal, what);
+    try {
+      return await fn();
+    } catch (err) {
+      throw toFsError(err, what);
+    }
+  }
+
+  async function readChecked(target: FsTarget, verb: string, opts: FsOpOptions | undefined): Promise<FsTextRead> {
+    checkTarget(target);
+    const what = `cannot ${verb} "${target.displayPath}"`;
+    const signal = opts?.signal;
+    const current = await call(what, signal, () => provider.read(target, { maxBytes: maxTextBytes, signal }));
+    throwIfAborted(signal, what);
+    const { text, bom } = decodeText(current.bytes, what);
+    return { text, bom, version: current.version, size: current.bytes.byteLength };
+  }
+
+  const fs: FileSystem = {
+    cwd,
+    ...(root === undefined ? {} : { root }),
+
+    async resolve(path: string, opts?: FsResolveOptions): Promise<FsTarget> {
+      const signal = opts?.signal;
+      throwIfAborted(signal, 'cannot resolve path');
+      const abs = canonicalPath(path, opts?.cwd === undefined ? cwd : canonicalPath(opts.cwd, cwd));
+      if (root !== undefined && !isWithin(root, abs)) {
+        throw new FsError('FS_OUTSIDE_ROOT', `path "${path}" resolves to "${abs}", which is outside the root "${root}"`);
+      }
+      const target = await call(`cannot resolve "${abs}"`, signal, () => provider.resolve(abs, { signal }));
+      checkTarget(target);
+      return target;
+    },
+
+    contains(parent: FsTarget, child: FsTarget): boolean {
+      checkTarget(parent);
+      checkTarget(child);
+      return provider.contains ? provider.contains(parent, child) : isWithin(parent.targetKey, child.targetKey);
+    },
+
+    async stat(target: FsTarget, opts?: FsOpOptions): Promise<FsInfo | undefined> {
+      checkTarget(target);
+      const what = `cannot stat "${target.displayPath}"`;
+      const info = await call(what, opts?.signal, () => provider.stat(target, { signal: opts?.signal }));
+      throwIfAborted(opts?.signal, what);
+      return info;
+    },
+
+    readText: (target, opts) => readChecked(target, 'read', opts),
+
+    async streamText(target: FsTarget, opts?: FsOpOptions): Promise<FsTextStream> {
+      const { text, bom, version, size } = await readChecked(target, 'read', opts);
+      const signal = opts?.signal;
+      async function* chunks(): AsyncGenerator<string> {
+        for (let i = 0; i < text.length; ) {
+          let end = Math.min(text.length, i + STREAM_CHUNK);
+          // Never split a surrogate pair across chunks.
+          if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end++;
+          throwIfAborted(signal, `cannot read "${target.displayPath}"`);
+          yield text.slice(i, end);
+          i = end;
+        }
+      }
+      return { version, bom, size, chunks: chunks() };
+    },
+
+    async readBytes(target: FsTarget, opts: FsOpOptions & { maxBytes: number }): Promise<FsBytesRead> {
+      checkTarget(target);
+      const maxBytes = opts?.maxBytes;
+      if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 0) {
+        throw new FsError('FS_INVALID_ARGUMENT', `maxBytes must be a non-negative integer, got ${String(maxBytes)}`);
+      }
+      const what = `cannot read "${target.displayPath}"`;
+      const current = await call(what, opts.signal, () => provider.read(target, { maxBytes, signal: opts.signal }));
+      throwIfAborted(opts.signal, what);
+      return { bytes: current.bytes, version: current.version };
+    },
+
+    async listDir(target: FsTarget, opts?: FsOpOptions) {
+      checkTarget(target);
+      const what = `cannot list "${target.displayPath}"`;
+      const entries = await call(what, opts?.signal, () => provider.listDir(target, { signal: opts?.signal }));
+      throwIfAborted(opts?.signal, what);
+      return entries;
+    },
+
+    async writeText(target: FsTarget, content: string, intent?: FsWriteIntent, opts?: FsOpOptions): Promise<FsWriteOutcome> {
+      checkTarget(target);
+      assertWritableText(content, 'content');
+      checkIntent(intent, true);
+      const what = `cannot write "${target.displayPath}"`;
+      let size = 0;
+      const done = await call(what, opts?.signal, () =>
+        provider.write(target, {
+          ...(intent ? { intent } : {}),
+          signal: opts?.signal,
+          produce: (current) => {
+            const bytes = textForWrite(content, current?.bytes);
+            size = bytes.byteLength;
+            return bytes;
+          },
+        }),
+      );
+      return { operation: done.created ? 'create' : 'update', version: done.version, size };
+    },
+
+    async editText(
+      target: FsTarget,
+      edit: FsEditRequest,
+      guard?: { readonly version: FsVersion },
+      opts?: FsOpOptions,
+    ): Promise<FsEditOutcome> {
+      checkTarget(target);
+      const request = checkEdit(edit);
+      if (guard !== undefined) checkIntent({ kind: 'replaceIfVersion', version: guard?.version }, false);
+      const what = `cannot edit "${target.displayPath}"`;
+      const signal = opts?.signal;
+      if (provider.editText) {
+        const native = provider.editText.bind(provider);
+        return call(what, signal, () => native(target, request, guard, { signal }));
+      }
+      let outcome: Omit<FsEditOutcome, 'version'> | undefined;
+      const done = await call(what, signal, () =>
+        provider.write(target, {
+          ...(guard ? { intent: { kind: 'replaceIfVersion', version: guard.version } } : {}),
+          signal,
+          produce: (current) => {
+            if (current === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+            if (current.bytes.byteLength > maxTextBytes) {
+              throw new FsError('FS_TOO_LARGE', `${what}: ${current.bytes.byteLength} bytes exceeds the ${maxTextBytes}-byte text limit`);
+            }
+            const decoded = decodeText(current.bytes, what);
+            const result = applyEdit(decoded.text, request.oldString, request.newString, request.replaceAll);
+            if (!result.ok) throw new FsError(result.error.code, `${what}: ${result.error.message}`);
+            outcome = { replacements: result.replacements, lines: result.lines };
+            return encodeText(result.text, decoded.bom);
+          },
+        }),
+      );
+      if (outcome === undefined) throw new FsError('FS_IO_ERROR', `${what}: the provider did not apply the edit`);
+      return { version: done.version, ...outcome };
+    },
+
+    async remove(target: FsTarget, intent?: FsWriteIntent, opts?: FsOpOptions): Promise<void> {
+      checkTarget(target);
+      checkIntent(intent, false);
+      const what = `cannot remove "${target.displayPath}"`;
+      await call(what, opts?.signal, () => provider.remove(target, { ...(intent ? { intent } : {}), signal: opts?.signal }));
+    },
+  };
+  return fs;
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+function checkTarget(target: unknown): asserts target is FsTarget {
+  const t = target as Partial<FsTarget> | null;
+  if (
+    typeof t !== 'object' ||
+    t === null ||
+    typeof t.targetKey !== 'string' ||
+    t.targetKey.length === 0 ||
+    typeof t.displayPath !== 'string'
+  ) {
+    throw new FsError('FS_INVALID_ARGUMENT', `expected an FsTarget from resolve(), got ${describeType(target)}`);
+  }
+}
+
+function checkIntent(intent: unknown, allowCreate: boolean): void {
+  if (intent === undefined) return;
+  const i = intent as Partial<{ kind: string; version: unknown }> | null;
+  if (typeof i === 'object' && i !== null) {
+    if (i.kind === 'createIfAbsent' && allowCreate) return;
+    if (i.kind === 'replaceIfVersion' && typeof i.version === 'string' && i.version.length > 0) return;
+  }
+  throw new FsError('FS_INVALID_ARGUMENT', `invalid write intent ${safeJson(intent)}`);
+}
+
+function checkEdit(edit: unknown): Required<FsEditRequest> {
+  const e = edit as Partial<FsEditRequest> | null;
+  if (typeof e !== 'object' || e === null) throw new FsError('FS_INVALID_ARGUMENT', 'edit must be an object');
+  if (typeof e.oldString !== 'string' || e.oldString.length === 0) {
+    throw new FsError('FS_INVALID_ARGUMENT', 'old_string must be a non-empty string');
+  }
+  assertWritableText(e.oldString, 'old_string');
+  assertWritableText(e.newString, 'new_string');
+  if (crlfToLf(e.oldString) === crlfToLf(e.newString)) {
+    throw new FsError('FS_INVALID_ARGUMENT', 'old_string and new_string are identical; there is nothing to change');
+  }
+  if (e.replaceAll !== undefined && typeof e.replaceAll !== 'boolean') {
+    throw new FsError('FS_INVALID_ARGUMENT', 'replace_all must be a boolean');
+  }
+  return { oldString: e.oldString, newString: e.newString, replaceAll: e.replaceAll ?? false };
+}
+
+function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}

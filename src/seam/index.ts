@@ -1,0 +1,22 @@
+export * from './types.js';
+export { FsError, FS_ERROR_CODES, isFsError, toFsError, throwIfAborted, type FsErrorCode } from './errors.js';
+export { createFs, DEFAULT_MAX_TEXT_BYTES, type CreateFsOptions } from './fs.js';
+export { applyEdit, nearMatchHint, type EditResult } from './edit.js';
+export { canonicalPath, isWithin } from './path.js';
+export {
+  decodeText,
+  encodeText,
+  textForWrite,
+  textProblem,
+  hasUtf8Bom,
+  countEols,
+  dominantEol,
+  crlfToLf,
+  withEol,
+  lineNumberAt,
+  type Eol,
+  type DecodedText,
+} from './text.js';
+export { KeyedMutex } from './lock.js';
+export { contentVersion } from './version.js';
+export { resolveLinks, checkWriteIntent, compareNames, MAX_SYMLINK_HOPS, type LinkReader, type NodeKind } from './resolve.js';

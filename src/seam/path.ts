@@ -1,0 +1,47 @@
+import { posix } from 'node:path';
+import { FsError } from './errors.js';
+
+/**
+ * P1: the one canonicaliser. Turns a caller's path string into an absolute, normalised POSIX
+ * path. No `~` expansion, no URL decoding, no Unicode normalisation: the string that is checked
+ * is the string that is used.
+ */
+export function canonicalPath(input: unknown, cwd: string): string {
+  if (typeof input !== 'string') {
+    throw new FsError('FS_INVALID_ARGUMENT', `path must be a string, got ${describeType(input)}`);
+  }
+  if (input.length === 0) throw new FsError('FS_INVALID_ARGUMENT', 'path must be a non-empty string');
+  if (input.includes('\0')) throw new FsError('FS_INVALID_ARGUMENT', `path ${JSON.stringify(input)} contains a NUL byte`);
+  if (input.includes('\\')) {
+    throw new FsError(
+      'FS_INVALID_ARGUMENT',
+      `path ${JSON.stringify(input)} contains a backslash; use "/" as the separator`,
+    );
+  }
+  if (!input.isWellFormed()) {
+    throw new FsError('FS_INVALID_ARGUMENT', `path ${JSON.stringify(input)} contains a lone surrogate`);
+  }
+  const base = posix.isAbsolute(input) ? '/' : canonicalCwd(cwd);
+  // posix.resolve collapses `..` lexically and strips trailing slashes; `//x` becomes `/x`.
+  return posix.resolve(base, input);
+}
+
+function canonicalCwd(cwd: string): string {
+  if (typeof cwd !== 'string' || !posix.isAbsolute(cwd) || cwd.includes('\0')) {
+    throw new FsError('FS_INVALID_ARGUMENT', `cwd must be an absolute path, got ${JSON.stringify(cwd)}`);
+  }
+  return posix.normalize(cwd);
+}
+
+/** Containment on canonical absolute paths, with a separator boundary (`/root-evil` is not in `/root`). */
+export function isWithin(parent: string, child: string): boolean {
+  if (parent === child) return true;
+  const prefix = parent.endsWith('/') ? parent : `${parent}/`;
+  return child.startsWith(prefix);
+}
+
+export function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  return typeof value;
+}

@@ -1,0 +1,82 @@
+import { posix } from 'node:path';
+import { FsError } from './errors.js';
+import type { FsCurrent, FsWriteIntent } from './types.js';
+
+export type NodeKind = 'missing' | 'link' | 'directory' | 'file' | 'other';
+
+/** What symlink resolution needs from storage: the kind of an entry without following it, and link text. */
+export interface LinkReader {
+  kind(path: string): Promise<NodeKind> | NodeKind;
+  readlink(path: string): Promise<string> | string;
+}
+
+export const MAX_SYMLINK_HOPS = 40;
+
+/**
+ * Resolves every symlink in an absolute path, including a dangling final link and links in
+ * ancestors of a path that does not exist yet; the missing remainder is appended literally.
+ * Relative link targets resolve from the link's directory. More than 40 hops: FS_IO_ERROR.
+ * `onStep` sees every resolved prefix, so a rooted provider can refuse one that leaves its root.
+ */
+export async function resolveLinks(
+  path: string,
+  reader: LinkReader,
+  onStep?: (resolved: string, link: boolean) => void,
+): Promise<string> {
+  const queue = path.split('/').filter((s) => s !== '' && s !== '.');
+  let resolved = '/';
+  let hops = 0;
+  while (queue.length > 0) {
+    const seg = queue.shift()!;
+    if (seg === '.') continue;
+    if (seg === '..') {
+      resolved = posix.dirname(resolved);
+      onStep?.(resolved, false);
+      continue;
+    }
+    const candidate = posix.join(resolved, seg);
+    const kind = await reader.kind(candidate);
+    if (kind === 'link') {
+      if (++hops > MAX_SYMLINK_HOPS) {
+        throw new FsError('FS_IO_ERROR', `cannot resolve "${path}": too many levels of symbolic links`);
+      }
+      const target = await reader.readlink(candidate);
+      queue.unshift(...target.split('/').filter((s) => s !== '' && s !== '.'));
+      if (posix.isAbsolute(target)) resolved = '/';
+      onStep?.(resolved, true);
+      continue;
+    }
+    if (kind === 'missing' || kind === 'file' || kind === 'other') {
+      // Nothing below a missing entry or a non-directory can be a link: append the rest lexically.
+      const rest = posix.resolve(candidate, ...queue);
+      onStep?.(rest, false);
+      return rest;
+    }
+    resolved = candidate;
+    onStep?.(resolved, false);
+  }
+  return resolved;
+}
+
+/**
+ * G1/G2: the one check of a write intent against the current state, used by every built-in
+ * provider inside its critical section.
+ */
+export function checkWriteIntent(intent: FsWriteIntent | undefined, current: FsCurrent | undefined, what: string): void {
+  if (intent === undefined) return;
+  if (intent.kind === 'createIfAbsent') {
+    if (current !== undefined) {
+      throw new FsError('FS_NOT_OBSERVED', `${what}: the file already exists and has not been read; read it first`);
+    }
+    return;
+  }
+  if (current === undefined) throw new FsError('FS_STALE_VERSION', `${what}: the file no longer exists`);
+  if (current.version !== intent.version) {
+    throw new FsError('FS_STALE_VERSION', `${what}: the file changed since it was read`);
+  }
+}
+
+/** Code-point order of names (plain `sort()` compares UTF-16 units, which misorders astral characters). */
+export function compareNames(a: string, b: string): number {
+  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+}

@@ -1,0 +1,154 @@
+import { isUtf8 } from 'node:buffer';
+import { FsError } from './errors.js';
+
+/** The UTF-8 byte order mark. */
+export const UTF8_BOM = new Uint8Array([0xef, 0xbb, 0xbf]);
+
+export function hasUtf8Bom(bytes: Uint8Array): boolean {
+  return bytes.length >= 3 && bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf;
+}
+
+export interface DecodedText {
+  readonly text: string;
+  readonly bom: boolean;
+}
+
+/** Why some bytes are not text, or undefined when they are valid UTF-8 without NUL (T1). */
+export function textProblem(bytes: Uint8Array): string | undefined {
+  if (bytes.length >= 2) {
+    const [a, b] = [bytes[0], bytes[1]];
+    if ((a === 0xff && b === 0xfe) || (a === 0xfe && b === 0xff)) return 'a UTF-16 byte order mark (only UTF-8 is supported)';
+  }
+  const nul = bytes.indexOf(0);
+  if (nul !== -1) return `a NUL byte at byte ${nul} (binary file)`;
+  if (!isUtf8(bytes)) return `invalid UTF-8 at byte ${firstInvalidUtf8(bytes)}`;
+  return undefined;
+}
+
+const fatalDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/**
+ * T1: the one decoder used by read and edit alike. Valid UTF-8 without NUL bytes is text;
+ * anything else is FS_NOT_TEXT with a message saying what was found. A UTF-8 BOM is split off.
+ */
+export function decodeText(bytes: Uint8Array, what: string): DecodedText {
+  const problem = textProblem(bytes);
+  if (problem !== undefined) throw new FsError('FS_NOT_TEXT', `${what}: not a UTF-8 text file: found ${problem}`);
+  const bom = hasUtf8Bom(bytes);
+  const text = fatalDecoder.decode(bom ? bytes.subarray(3) : bytes);
+  return { text, bom };
+}
+
+/** Encodes text as UTF-8, prefixing a BOM when asked and the text does not already start with one. */
+export function encodeText(text: string, bom: boolean): Uint8Array {
+  const body = Buffer.from(text, 'utf8');
+  if (!bom || text.startsWith('\uFEFF')) return new Uint8Array(body.buffer, body.byteOffset, body.byteLength);
+  const out = new Uint8Array(body.byteLength + 3);
+  out.set(UTF8_BOM, 0);
+  out.set(body, 3);
+  return out;
+}
+
+/** Rejects strings that cannot be written as the UTF-8 text the seam promises to read back. */
+export function assertWritableText(value: unknown, name: string): asserts value is string {
+  if (typeof value !== 'string') {
+    throw new FsError('FS_INVALID_ARGUMENT', `${name} must be a string, got ${value === null ? 'null' : typeof value}`);
+  }
+  const nul = value.indexOf('\0');
+  if (nul !== -1) throw new FsError('FS_INVALID_ARGUMENT', `${name} contains a NUL character at index ${nul}; only text can be written`);
+  if (!value.isWellFormed()) {
+    throw new FsError('FS_INVALID_ARGUMENT', `${name} contains a lone UTF-16 surrogate, which has no UTF-8 encoding`);
+  }
+}
+
+/** Index of the first byte that starts an invalid UTF-8 sequence, or -1. */
+export function firstInvalidUtf8(bytes: Uint8Array): number {
+  const n = bytes.length;
+  let i = 0;
+  while (i < n) {
+    const b = bytes[i]!;
+    if (b < 0x80) {
+      i++;
+      continue;
+    }
+    let need: number;
+    let min: number;
+    if (b >= 0xc2 && b <= 0xdf) (need = 1), (min = 0x80);
+    else if (b >= 0xe0 && b <= 0xef) (need = 2), (min = 0x800);
+    else if (b >= 0xf0 && b <= 0xf4) (need = 3), (min = 0x10000);
+    else return i;
+    let cp = b & (0xff >> (need + 2));
+    for (let k = 1; k <= need; k++) {
+      const c = bytes[i + k];
+      if (c === undefined || (c & 0xc0) !== 0x80) return i;
+      cp = (cp << 6) | (c & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return i;
+    i += need + 1;
+  }
+  return -1;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Line endings. A line break is LF or CRLF; a lone CR is an ordinary character (L3).
+// ---------------------------------------------------------------------------------------------
+
+export type Eol = '\n' | '\r\n';
+
+export interface EolCounts {
+  readonly lf: number;
+  readonly crlf: number;
+}
+
+export function countEols(text: string): EolCounts {
+  let lf = 0;
+  let crlf = 0;
+  let i = text.indexOf('\n');
+  while (i !== -1) {
+    if (i > 0 && text.charCodeAt(i - 1) === 13) crlf++;
+    else lf++;
+    i = text.indexOf('\n', i + 1);
+  }
+  return { lf, crlf };
+}
+
+/** A file "is CRLF" when most of its line breaks are CRLF (ties go to LF). */
+export function dominantEol(text: string): Eol {
+  const { lf, crlf } = countEols(text);
+  return crlf > lf ? '\r\n' : '\n';
+}
+
+export function crlfToLf(text: string): string {
+  return text.includes('\r\n') ? text.replaceAll('\r\n', '\n') : text;
+}
+
+/** Converts every LF line break (bare or in CRLF) to `eol`. */
+export function withEol(text: string, eol: Eol): string {
+  const lf = crlfToLf(text);
+  return eol === '\n' ? lf : lf.replaceAll('\n', '\r\n');
+}
+
+/**
+ * L4/L5: the text to store when `content` replaces an existing file. The file keeps its BOM; a
+ * CRLF file written with LF-only content stays CRLF; content that has any CRLF is kept as given.
+ * A new file (or a non-text one) is written exactly as given.
+ */
+export function textForWrite(content: string, existing: Uint8Array | undefined): Uint8Array {
+  if (existing === undefined || textProblem(existing) !== undefined) return encodeText(content, false);
+  const bom = hasUtf8Bom(existing);
+  const old = fatalDecoder.decode(bom ? existing.subarray(3) : existing);
+  let text = content;
+  if (!content.includes('\r\n') && content.includes('\n') && dominantEol(old) === '\r\n') text = withEol(content, '\r\n');
+  return encodeText(text, bom);
+}
+
+/** 1-based line number of the character at `index` (lines end at LF; lone CR does not count). */
+export function lineNumberAt(text: string, index: number): number {
+  let line = 1;
+  let i = text.indexOf('\n');
+  while (i !== -1 && i < index) {
+    line++;
+    i = text.indexOf('\n', i + 1);
+  }
+  return line;
+}
