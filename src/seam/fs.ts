@@ -148,6 +148,20 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       return { operation: done.created ? 'create' : 'update', version: done.version, size };
     },
 
+    async writeBytes(target: FsTarget, bytes: Uint8Array, intent?: FsWriteIntent, opts?: FsOpOptions): Promise<FsWriteOutcome> {
+      checkTarget(target);
+      if (!(bytes instanceof Uint8Array)) {
+        throw new FsError('FS_INVALID_ARGUMENT', `bytes must be a Uint8Array, got ${describeType(bytes)}`);
+      }
+      checkIntent(intent, true);
+      const what = `cannot write "${target.displayPath}"`;
+      const copy = new Uint8Array(bytes);
+      const done = await call(what, opts?.signal, () =>
+        provider.write(target, { ...(intent ? { intent } : {}), signal: opts?.signal, produce: () => copy }),
+      );
+      return { operation: done.created ? 'create' : 'update', version: done.version, size: copy.byteLength };
+    },
+
     async editText(
       target: FsTarget,
       edit: FsEditRequest,

@@ -117,6 +117,16 @@ export interface FileSystem {
     intent?: FsWriteIntent,
     options?: FsOpOptions,
   ): Promise<FsWriteOutcome>;
+  /**
+   * Publish exact bytes, with no text rules applied (for copying, overlay commit, restores).
+   * Same intent and atomicity rules as writeText.
+   */
+  writeBytes(
+    target: FsTarget,
+    bytes: Uint8Array,
+    intent?: FsWriteIntent,
+    options?: FsOpOptions,
+  ): Promise<FsWriteOutcome>;
   editText(
     target: FsTarget,
     edit: FsEditRequest,

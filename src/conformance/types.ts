@@ -1,0 +1,43 @@
+import type { FileSystem } from '../seam/index.js';
+
+/** Changes made behind the seam's back, as another process or an editor would. */
+export interface OutOfBandHooks {
+  /** Write exact bytes at an absolute path (creating parents). With `keepMtime`, restore the old mtime afterwards. */
+  writeBytes(path: string, bytes: Uint8Array, options?: { readonly keepMtime?: boolean }): Promise<void>;
+  /** Remove the file at an absolute path. */
+  remove(path: string): Promise<void>;
+}
+
+/** Storage setups the suite needs for some rules; absent hooks skip those rules. */
+export interface SetupHooks {
+  mkdir?(path: string): Promise<void>;
+  /** Create a symlink at `path` whose text is `target`. Required by capability `symlinks`. */
+  symlink?(target: string, path: string): Promise<void>;
+  /** Create a FIFO at `path`. Enables the T2 FIFO case. */
+  mkfifo?(path: string): Promise<void>;
+}
+
+export interface ConformanceCapabilities {
+  /** The provider supports symlinks (via `setup.symlink`): P2/P3 alias and link cases run. */
+  readonly symlinks?: boolean;
+  /** Identical bytes keep their version (V2). Default true. */
+  readonly stableVersions?: boolean;
+}
+
+export interface ConformanceSubject {
+  readonly fs: FileSystem;
+  /** An existing, empty directory (absolute) in which the suite creates everything. */
+  readonly base: string;
+  /**
+   * For rooted providers: an absolute directory outside the root that the suite may populate
+   * through `outside` hooks to check that nothing there is read or changed (P2).
+   */
+  readonly outsideDir?: string;
+  readonly outOfBand?: OutOfBandHooks;
+  readonly setup?: SetupHooks;
+  readonly capabilities?: ConformanceCapabilities;
+  /** Release resources (temporary directories). */
+  cleanup?(): Promise<void>;
+}
+
+export type ConformanceFactory = () => Promise<ConformanceSubject> | ConformanceSubject;
