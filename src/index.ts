@@ -1,1 +1,2 @@
 export * from './seam/index.js';
+export * from './harness/index.js';

@@ -1,0 +1,199 @@
+import { z } from 'zod';
+import { FsError, canonicalPath, toFsError, type FileSystem, type FsErrorCode } from '../seam/index.js';
+import type { FsEventGate, Owner } from './events.js';
+
+/** What the caller of a tool passes besides the arguments. */
+export interface ToolExec {
+  /** Who is calling: an agent session object (identity) or a non-empty string id. */
+  readonly owner: Owner;
+  /** Cancels the call (best effort; a mutation that already committed stays committed). */
+  readonly signal?: AbortSignal;
+  /** Directory for relative paths in this call (default: the harness cwd). */
+  readonly cwd?: string;
+}
+
+/** What a tool's execute receives: the contract, the event gate and the caller. */
+export interface ToolCall {
+  readonly fs: FileSystem;
+  readonly events: FsEventGate;
+  readonly owner: Owner;
+  readonly cwd: string;
+  readonly signal?: AbortSignal;
+}
+
+/** A model-facing tool: a zod input schema, an execute that returns a structured value, a render. */
+export interface Tool<Args = any, Value = any> {
+  readonly name: string;
+  readonly description: string;
+  readonly schema: z.ZodType<Args>;
+  execute(args: Args, call: ToolCall): Promise<Value>;
+  /** The text the model sees for a successful call. */
+  render(value: Value): string;
+}
+
+export interface ToolErrorInfo {
+  readonly name: 'FsError';
+  readonly code: FsErrorCode;
+}
+
+export interface ToolResult<Value = unknown> {
+  readonly isError: boolean;
+  /** Model-facing text: the tool's render, or `Error: <message>`. */
+  readonly text: string;
+  /** The structured value, on success. */
+  readonly value?: Value;
+  readonly error?: ToolErrorInfo;
+}
+
+/** A JSON Schema object (draft 2020-12, without `$schema`). */
+export type JsonSchema = Record<string, unknown>;
+
+export interface ToolListing {
+  readonly name: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+}
+
+export interface ToolRegistry {
+  /** Adds a tool; a second tool with the same name is refused. Returns a function that removes it. */
+  register(tool: Tool): () => void;
+  has(name: string): boolean;
+  get(name: string): Tool | undefined;
+  /** Every registered tool, in registration order, with its input as JSON Schema. */
+  list(): ToolListing[];
+  /** Validates, runs and renders. Never rejects: every failure is an `isError` result. */
+  execute(name: string, args: unknown, exec: ToolExec): Promise<ToolResult>;
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+
+export function createToolRegistry(context: { readonly fs: FileSystem; readonly events: FsEventGate; readonly cwd: string }): ToolRegistry {
+  const tools = new Map<string, Tool>();
+
+  async function run(name: string, args: unknown, exec: ToolExec): Promise<ToolResult> {
+    const tool = tools.get(name);
+    if (tool === undefined) {
+      const known = [...tools.keys()];
+      throw new FsError(
+        'FS_INVALID_ARGUMENT',
+        `unknown tool ${JSON.stringify(name)}; available tools: ${known.length > 0 ? known.join(', ') : '(none)'}`,
+      );
+    }
+    const call = toCall(exec, context);
+    if (call.signal?.aborted) throw new FsError('FS_ABORTED', `${name}: aborted before it started`);
+    const parsed = tool.schema.safeParse(args, { reportInput: true });
+    if (!parsed.success) {
+      throw new FsError('FS_INVALID_ARGUMENT', `invalid arguments for ${name}: ${describeIssues(parsed.error, args, tool.schema)}`);
+    }
+    const value = await tool.execute(parsed.data, call);
+    return { isError: false, text: tool.render(value), value };
+  }
+
+  return {
+    register(tool) {
+      if (typeof tool !== 'object' || tool === null || typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
+        throw new FsError('FS_INVALID_ARGUMENT', 'a tool needs a name of 1–64 letters, digits, "_" or "-"');
+      }
+      if (typeof tool.execute !== 'function' || typeof tool.render !== 'function' || !(tool.schema instanceof z.ZodType)) {
+        throw new FsError('FS_INVALID_ARGUMENT', `tool "${tool.name}" needs a zod schema, an execute and a render`);
+      }
+      if (tools.has(tool.name)) throw new FsError('FS_INVALID_ARGUMENT', `a tool named "${tool.name}" is already registered`);
+      tools.set(tool.name, tool);
+      return () => {
+        if (tools.get(tool.name) === tool) tools.delete(tool.name);
+      };
+    },
+    has: (name) => tools.has(name),
+    get: (name) => tools.get(name),
+    list: () =>
+      [...tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: toJsonSchema(t.schema) })),
+    async execute(name, args, exec) {
+      try {
+        return await run(name, args, exec);
+      } catch (err) {
+        return errorResult(err, `${String(name)} failed`);
+      }
+    },
+  };
+}
+
+/** A tool input schema as JSON Schema for LLM APIs: input mode (defaults optional), no `$schema`. */
+export function toJsonSchema(schema: z.ZodType): JsonSchema {
+  const json = z.toJSONSchema(schema, { io: 'input' }) as JsonSchema;
+  delete json.$schema;
+  return json;
+}
+
+/** The result for a failed call: `Error: <message>` and the error's name and code. */
+export function errorResult(err: unknown, what = 'tool call failed'): ToolResult<never> {
+  const error = toFsError(err, what);
+  return { isError: true, text: `Error: ${error.message}`, error: { name: 'FsError', code: error.code } };
+}
+
+function toCall(exec: ToolExec, context: { fs: FileSystem; events: FsEventGate; cwd: string }): ToolCall {
+  if (typeof exec !== 'object' || exec === null) {
+    throw new FsError('FS_INVALID_ARGUMENT', 'execute needs an exec object naming the owner, e.g. { owner: session }');
+  }
+  const { owner, signal, cwd } = exec;
+  const ownerOk = (typeof owner === 'string' && owner !== '') || (typeof owner === 'object' && owner !== null) || typeof owner === 'function';
+  if (!ownerOk) throw new FsError('FS_INVALID_ARGUMENT', 'exec.owner must be an object or a non-empty string identifying the caller');
+  if (signal !== undefined && !(signal instanceof AbortSignal)) {
+    throw new FsError('FS_INVALID_ARGUMENT', 'exec.signal must be an AbortSignal');
+  }
+  return {
+    fs: context.fs,
+    events: context.events,
+    owner,
+    cwd: cwd === undefined ? context.cwd : canonicalPath(cwd, context.cwd),
+    ...(signal === undefined ? {} : { signal }),
+  };
+}
+
+/** One readable sentence per zod issue, naming the argument. */
+export function describeIssues(error: z.ZodError, args: unknown, schema: z.ZodType): string {
+  const allowed = schema instanceof z.ZodObject ? Object.keys(schema.shape) : undefined;
+  return error.issues
+    .map((issue) => {
+      const name = issue.path.map(String).join('.');
+      const arg = `argument "${name}"`;
+      switch (issue.code) {
+        case 'unrecognized_keys': {
+          const keys = issue.keys.map((k) => `"${k}"`).join(', ');
+          const list = allowed ? `; allowed arguments: ${allowed.join(', ')}` : '';
+          return `unknown argument${issue.keys.length > 1 ? 's' : ''} ${keys}${list}`;
+        }
+        case 'invalid_type': {
+          if (issue.path.length === 0) return `arguments must be a JSON object, got ${typeName(issue.input)}`;
+          const input = valueAt(args, issue.path);
+          if (input === undefined) return `missing required ${arg}`;
+          const hint = input === null ? '; omit it to use the default' : '';
+          return `${arg} must be ${article(issue.expected)}, got ${typeName(input)}${hint}`;
+        }
+        default:
+          return name === '' ? issue.message : `${arg}: ${issue.message}`;
+      }
+    })
+    .join('; ');
+}
+
+function valueAt(args: unknown, path: readonly PropertyKey[]): unknown {
+  let v = args;
+  for (const key of path) {
+    if (typeof v !== 'object' || v === null) return undefined;
+    v = (v as Record<PropertyKey, unknown>)[key];
+  }
+  return v;
+}
+
+function article(expected: string): string {
+  if (expected === 'int') return 'an integer';
+  return /^[aeiou]/.test(expected) ? `an ${expected}` : `a ${expected}`;
+}
+
+function typeName(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'number' && !Number.isInteger(value)) return `the number ${value}`;
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? `${value.slice(0, 40)}…` : value)}`;
+  return typeof value === 'object' ? 'an object' : `a ${typeof value}`;
+}
