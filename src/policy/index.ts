@@ -1,0 +1,194 @@
+import { FsError, FsTargetKey, FsVersion, type FsObservation, type FsTarget, type FsWriteIntent } from '../seam/index.js';
+import type { EditGuard, HarnessContext, HarnessPluginObject, Owner } from '../harness/index.js';
+
+/** JSON form of the policy's state, for `restore` in a resumed session. */
+export interface ObservationState {
+  readonly format: 'dsh-fs/observations';
+  readonly version: 1;
+  /** owner id → targetKey → observation. */
+  readonly owners: Readonly<Record<string, Readonly<Record<string, ObservationRecord>>>>;
+}
+
+export type ObservationRecord = { readonly kind: 'present'; readonly version: string } | { readonly kind: 'absent' };
+
+export interface ObservationPolicyOptions {
+  /**
+   * A stable string id for an object owner (e.g. `(session) => session.id`). Owners with the same
+   * id share observations, and only owners with an id appear in `exportState()`. String owners
+   * are their own id. Without this option object owners are kept by identity and not exported.
+   */
+  readonly ownerId?: (owner: object) => string | undefined;
+}
+
+export interface ObservationPolicy extends HarnessPluginObject {
+  readonly name: 'observation-policy';
+  /** Installs the two deciders and the recorder on `ctx.events`. */
+  apply(ctx: HarnessContext): void;
+  /** What `owner` last observed of `target`: undefined when unseen. */
+  observation(owner: Owner, target: FsTarget | string): FsObservation | undefined;
+  /** The decision for a write (no I/O). */
+  writeIntent(target: FsTarget, owner: Owner | undefined): FsWriteIntent;
+  /** The decision for an edit (no I/O); throws FS_NOT_OBSERVED or FS_NOT_FOUND. */
+  editIntent(target: FsTarget, owner: Owner | undefined): EditGuard;
+  /** Records an observation (what the `fs/observed` listener does). */
+  record(target: FsTarget, observation: FsObservation, owner: Owner | undefined): void;
+  /** Forgets one target, or everything, that `owner` observed (e.g. after context compaction). */
+  forget(owner: Owner, target?: FsTarget | string): void;
+  /** JSON-serialisable state of every owner that has a string id, or of one owner. */
+  exportState(owner?: Owner): ObservationState;
+  /** Loads exported state; each owner in it replaces that owner's observations. Others are kept. */
+  restore(state: unknown): void;
+}
+
+type Ledger = Map<string, FsObservation>;
+
+/**
+ * The observation policy (DESIGN §5). Per owner and target it knows unseen, absent, or present at
+ * a version, and turns that into the guard of each mutation. It does no I/O and owns no storage:
+ * the provider does the compare-and-swap under its own lock.
+ */
+export function createObservationPolicy(options: ObservationPolicyOptions = {}): ObservationPolicy {
+  const byId = new Map<string, Ledger>();
+  const byIdentity = new WeakMap<object, Ledger>();
+  const ownerId = options.ownerId;
+
+  const idOf = (owner: Owner): string | undefined => {
+    if (typeof owner === 'string') return owner;
+    const id = ownerId?.(owner);
+    if (id !== undefined && (typeof id !== 'string' || id === '')) {
+      throw new FsError('FS_INVALID_ARGUMENT', `ownerId must return a non-empty string or undefined, got ${JSON.stringify(id)}`);
+    }
+    return id;
+  };
+
+  const isOwner = (owner: unknown): owner is Owner =>
+    (typeof owner === 'string' && owner !== '') || (typeof owner === 'object' && owner !== null) || typeof owner === 'function';
+
+  function ledger(owner: Owner, create: true): Ledger;
+  function ledger(owner: Owner, create: false): Ledger | undefined;
+  function ledger(owner: Owner, create: boolean): Ledger | undefined {
+    const id = idOf(owner);
+    let found = id === undefined ? byIdentity.get(owner as object) : byId.get(id);
+    if (found === undefined && create) {
+      found = new Map();
+      if (id === undefined) byIdentity.set(owner as object, found);
+      else byId.set(id, found);
+    }
+    return found;
+  }
+
+  const keyOf = (target: FsTarget | string): string => (typeof target === 'string' ? target : target.targetKey);
+
+  const policy: ObservationPolicy = {
+    name: 'observation-policy',
+
+    apply(ctx) {
+      const removeWrite = ctx.events.decide('fs/write-intent', (target, owner) => policy.writeIntent(target, owner));
+      try {
+        ctx.events.decide('fs/edit-intent', (target, owner) => policy.editIntent(target, owner));
+      } catch (err) {
+        removeWrite();
+        throw err;
+      }
+      ctx.events.on('fs/observed', (target, observation, owner) => policy.record(target, observation, owner));
+    },
+
+    observation(owner, target) {
+      if (!isOwner(owner)) return undefined;
+      return ledger(owner, false)?.get(keyOf(target));
+    },
+
+    writeIntent(target, owner) {
+      const seen = isOwner(owner) ? ledger(owner, false)?.get(target.targetKey) : undefined;
+      if (seen?.kind === 'present') return { kind: 'replaceIfVersion', version: seen.version };
+      return { kind: 'createIfAbsent' };
+    },
+
+    editIntent(target, owner) {
+      const seen = isOwner(owner) ? ledger(owner, false)?.get(target.targetKey) : undefined;
+      if (seen === undefined) {
+        throw new FsError('FS_NOT_OBSERVED', `cannot edit "${target.displayPath}": it has not been read in this session`);
+      }
+      if (seen.kind === 'absent') {
+        throw new FsError(
+          'FS_NOT_FOUND',
+          `cannot edit "${target.displayPath}": not found when this session last read it; read it again, or create it with write`,
+        );
+      }
+      return { version: seen.version };
+    },
+
+    record(target, observation, owner) {
+      // Without an owner there is nobody to authorise later, so nothing is kept.
+      if (!isOwner(owner)) return;
+      const entry: FsObservation =
+        observation.kind === 'present' ? { kind: 'present', version: observation.version } : { kind: 'absent' };
+      ledger(owner, true).set(target.targetKey, entry);
+    },
+
+    forget(owner, target) {
+      if (!isOwner(owner)) return;
+      const found = ledger(owner, false);
+      if (found === undefined) return;
+      if (target === undefined) found.clear();
+      else found.delete(keyOf(target));
+    },
+
+    exportState(owner) {
+      const owners: Record<string, Record<string, ObservationRecord>> = {};
+      const dump = (l: Ledger) => {
+        const out: Record<string, ObservationRecord> = {};
+        for (const [key, o] of [...l].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+          out[key] = o.kind === 'present' ? { kind: 'present', version: o.version } : { kind: 'absent' };
+        }
+        return out;
+      };
+      if (owner !== undefined) {
+        if (!isOwner(owner)) throw new FsError('FS_INVALID_ARGUMENT', 'exportState(owner): owner must be an object or a non-empty string');
+        const id = idOf(owner);
+        if (id === undefined) {
+          throw new FsError('FS_INVALID_ARGUMENT', 'this owner has no string id, so its state cannot be exported; pass ownerId to createObservationPolicy');
+        }
+        const l = byId.get(id);
+        if (l !== undefined && l.size > 0) owners[id] = dump(l);
+      } else {
+        for (const id of [...byId.keys()].sort()) {
+          const l = byId.get(id)!;
+          if (l.size > 0) owners[id] = dump(l);
+        }
+      }
+      return { format: 'dsh-fs/observations', version: 1, owners };
+    },
+
+    restore(state) {
+      const parsed = parseState(state);
+      for (const [id, entries] of parsed) byId.set(id, entries);
+    },
+  };
+  return policy;
+}
+
+/** Validates the whole state before anything is loaded, so a bad state changes nothing. */
+function parseState(state: unknown): Map<string, Ledger> {
+  const bad = (why: string) => new FsError('FS_INVALID_ARGUMENT', `cannot restore observation state: ${why}`);
+  if (typeof state !== 'object' || state === null) throw bad('expected an object from exportState()');
+  const s = state as Partial<Record<string, unknown>>;
+  if (s.format !== 'dsh-fs/observations' || s.version !== 1) throw bad('unknown format (expected format "dsh-fs/observations", version 1)');
+  if (typeof s.owners !== 'object' || s.owners === null || Array.isArray(s.owners)) throw bad('"owners" must be an object');
+  const out = new Map<string, Ledger>();
+  for (const [id, entries] of Object.entries(s.owners)) {
+    if (id === '') throw bad('an owner id is empty');
+    if (typeof entries !== 'object' || entries === null || Array.isArray(entries)) throw bad(`owner "${id}" must map target keys to observations`);
+    const l: Ledger = new Map();
+    for (const [key, o] of Object.entries(entries as Record<string, unknown>)) {
+      const rec = o as Partial<{ kind: unknown; version: unknown }> | null;
+      if (key === '') throw bad(`owner "${id}" has an empty target key`);
+      if (rec?.kind === 'absent') l.set(FsTargetKey(key), { kind: 'absent' });
+      else if (rec?.kind === 'present' && typeof rec.version === 'string' && rec.version !== '') {
+        l.set(FsTargetKey(key), { kind: 'present', version: FsVersion(rec.version) });
+      } else throw bad(`owner "${id}", target "${key}": expected {kind:"present",version} or {kind:"absent"}`);
+    }
+    out.set(id, l);
+  }
+  return out;
+}
