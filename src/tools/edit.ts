@@ -1,0 +1,61 @@
+import { FsError, crlfToLf, type FsLineRange, type FsVersion } from '../seam/index.js';
+import type { Tool } from '../harness/index.js';
+import { EDIT_DESCRIPTION, createEditSchema, type EditArgs } from './schemas.js';
+import { withRemedy } from './errors.js';
+
+export interface EditValue {
+  readonly path: string;
+  /** The version the file has now. */
+  readonly version: FsVersion;
+  readonly replacements: number;
+  readonly replaceAll: boolean;
+  /** Where each replacement landed in the edited file (1-based, inclusive). */
+  readonly lines: readonly FsLineRange[];
+}
+
+const MAX_LISTED_RANGES = 20;
+
+export function renderEdit(value: EditValue): string {
+  const n = value.replacements;
+  const ranges = value.lines.slice(0, MAX_LISTED_RANGES).map((r) => (r.start === r.end ? `${r.start}` : `${r.start}-${r.end}`));
+  const more = value.lines.length > MAX_LISTED_RANGES ? `, … (${value.lines.length - MAX_LISTED_RANGES} more)` : '';
+  const single = value.lines.length === 1 && value.lines[0]!.start === value.lines[0]!.end;
+  const where = `${single ? 'line' : 'lines'} ${ranges.join(', ')}${more}`;
+  return `Edited "${value.path}": ${n} replacement${n === 1 ? '' : 's'}; changed ${where}.`;
+}
+
+export function createEditTool(): Tool<EditArgs, EditValue> {
+  return {
+    name: 'edit',
+    description: EDIT_DESCRIPTION,
+    schema: createEditSchema(),
+    render: renderEdit,
+    async execute(args, call) {
+      try {
+        // Refused before the policy is asked, so a no-op never reads as "read it first".
+        if (crlfToLf(args.old_string) === crlfToLf(args.new_string)) {
+          throw new FsError('FS_INVALID_ARGUMENT', 'old_string and new_string are identical; there is nothing to change');
+        }
+        const { signal } = call;
+        const target = await call.fs.resolve(args.file_path, { cwd: call.cwd, ...(signal ? { signal } : {}) });
+        const guard = await call.events.editIntent(target, call.owner);
+        const outcome = await call.fs.editText(
+          target,
+          { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all },
+          guard,
+          signal ? { signal } : {},
+        );
+        call.events.observed(target, { kind: 'present', version: outcome.version }, call.owner);
+        return {
+          path: target.displayPath,
+          version: outcome.version,
+          replacements: outcome.replacements,
+          replaceAll: args.replace_all,
+          lines: outcome.lines,
+        };
+      } catch (err) {
+        throw withRemedy(err, `cannot edit "${args.file_path}"`);
+      }
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import { z } from 'zod';
+import { FsError } from '../seam/index.js';
+
+export interface FsToolsOptions {
+  /** Default and largest number of lines one read returns (default 2000). */
+  readonly maxLines?: number;
+  /** Characters (Unicode code points) shown per line before it is truncated (default 2000). */
+  readonly maxLineChars?: number;
+  /**
+   * UTF-8 bytes of numbered lines one read returns, `N: ` prefixes and line breaks included
+   * (default 51200 = 50 KiB; at least 1024).
+   */
+  readonly maxBytes?: number;
+}
+
+export interface FsToolLimits {
+  readonly maxLines: number;
+  readonly maxLineChars: number;
+  readonly maxBytes: number;
+}
+
+export const DEFAULT_TOOL_LIMITS: FsToolLimits = Object.freeze({ maxLines: 2000, maxLineChars: 2000, maxBytes: 50 * 1024 });
+const MIN_MAX_BYTES = 1024;
+
+export function toolLimits(options: FsToolsOptions = {}): FsToolLimits {
+  const pick = (name: keyof FsToolLimits, min: number) => {
+    const value = options[name] ?? DEFAULT_TOOL_LIMITS[name];
+    if (!Number.isSafeInteger(value) || value < min) {
+      throw new FsError('FS_INVALID_ARGUMENT', `${name} must be an integer of at least ${min}, got ${String(value)}`);
+    }
+    return value;
+  };
+  return { maxLines: pick('maxLines', 1), maxLineChars: pick('maxLineChars', 1), maxBytes: pick('maxBytes', MIN_MAX_BYTES) };
+}
+
+/** "50 KiB" for whole KiB, else "N bytes". */
+export function formatBytes(bytes: number): string {
+  return bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
+}
+
+const FILE_PATH = (verb: string) =>
+  z
+    .string()
+    .min(1, 'must be a non-empty path')
+    .describe(`Path of the file to ${verb}: absolute, or relative to the working directory.`);
+
+export function createReadSchema(limits: FsToolLimits = DEFAULT_TOOL_LIMITS) {
+  return z.strictObject({
+    file_path: FILE_PATH('read'),
+    offset: z
+      .int()
+      .min(1, 'must be 1 or more (line numbers start at 1)')
+      .optional()
+      .describe('1-based number of the first line to return. Defaults to 1.'),
+    limit: z
+      .int()
+      .min(1, 'must be 1 or more')
+      .optional()
+      .describe(`Maximum number of lines to return. Defaults to ${limits.maxLines}, which is also the most one call returns.`),
+  });
+}
+
+export function createWriteSchema() {
+  return z.strictObject({
+    file_path: FILE_PATH('create or replace'),
+    content: z.string().describe('The complete UTF-8 text the file will contain.'),
+  });
+}
+
+export function createEditSchema() {
+  return z.strictObject({
+    file_path: FILE_PATH('edit'),
+    old_string: z
+      .string()
+      .min(1, 'must not be empty (to create a file, use write)')
+      .describe(
+        'Exact text to replace, copied from the file without the "N: " line-number prefixes of read output. ' +
+          'LF and CRLF line breaks match each other; everything else must match exactly.',
+      ),
+    new_string: z.string().describe('Replacement text, taken literally. An empty string deletes the match.'),
+    replace_all: z
+      .boolean()
+      .default(false)
+      .describe('Replace every match. Defaults to false: then old_string must match exactly one place in the file.'),
+  });
+}
+
+export type ReadArgs = z.output<ReturnType<typeof createReadSchema>>;
+export type WriteArgs = z.output<ReturnType<typeof createWriteSchema>>;
+export type EditArgs = z.output<ReturnType<typeof createEditSchema>>;
+
+/** The input schemas with the default limits. */
+export const readSchema = createReadSchema();
+export const writeSchema = createWriteSchema();
+export const editSchema = createEditSchema();
+
+export function readDescription(limits: FsToolLimits = DEFAULT_TOOL_LIMITS): string {
+  return (
+    'Read a UTF-8 text file. Each line is shown as "N: text", where N is its 1-based line number (not part of the file). ' +
+    `One call returns at most ${limits.maxLines} lines and ${formatBytes(limits.maxBytes)}; ` +
+    `lines longer than ${limits.maxLineChars} characters are cut and marked. A footer says whether the file continues ` +
+    'and which offset to read next. A carriage return that does not end a line is shown as ␍. ' +
+    'Reading any part of a file lets you write or edit it afterwards, as long as nobody else changes it in between.'
+  );
+}
+
+export const WRITE_DESCRIPTION =
+  'Create a UTF-8 text file, or replace an existing file with new content. Creating a new file needs no prior read. ' +
+  'Replacing an existing file requires that you have read it (any part, with read) or written or edited it, and that ' +
+  'it has not changed since; otherwise the call fails and you must read the file, then retry. A file with CRLF line ' +
+  'endings or a byte order mark keeps them. Prefer edit for targeted changes.';
+
+export const EDIT_DESCRIPTION =
+  'Replace literal text in an existing UTF-8 text file. Requires that you have read the file (any part, with read) or ' +
+  'written or edited it, and that it has not changed since; otherwise the call fails and you must read the file, then ' +
+  'retry. After a successful write or edit you can edit again without re-reading. old_string must match exactly one ' +
+  'place unless replace_all is true; the result gives the number of replacements and the changed line numbers. ' +
+  'Only the matched text changes: line endings, indentation and a byte order mark elsewhere are kept.';
