@@ -191,7 +191,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
             const result = applyEdit(decoded.text, request.oldString, request.newString, request.replaceAll);
             if (!result.ok) throw new FsError(result.error.code, `${what}: ${result.error.message}`);
             outcome = { replacements: result.replacements, lines: result.lines };
-            return encodeText(result.text, decoded.bom);
+            return encodeEdited(result.text, decoded.bom);
           },
         }),
       );
@@ -207,6 +207,19 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     },
   };
   return fs;
+}
+
+/**
+ * E5/L4: puts back exactly the BOM that decodeText split off. Unlike encodeText, a text that itself
+ * starts with U+FEFF still gets the BOM, or an edit elsewhere would drop one.
+ */
+function encodeEdited(text: string, bom: boolean): Uint8Array {
+  const body = encodeText(text, false);
+  if (!bom) return body;
+  const out = new Uint8Array(body.byteLength + 3);
+  out.set([0xef, 0xbb, 0xbf], 0);
+  out.set(body, 3);
+  return out;
 }
 
 function isHighSurrogate(code: number): boolean {
