@@ -6,6 +6,11 @@ export interface OutOfBandHooks {
   writeBytes(path: string, bytes: Uint8Array, options?: { readonly keepMtime?: boolean }): Promise<void>;
   /** Remove the file at an absolute path. */
   remove(path: string): Promise<void>;
+  /**
+   * Read exact bytes at an absolute path, or undefined when absent. Optional: lets P2 check that
+   * nothing outside the root was changed through an escaping link.
+   */
+  readBytes?(path: string): Promise<Uint8Array | undefined>;
 }
 
 /** Storage setups the suite needs for some rules; absent hooks skip those rules. */
@@ -41,3 +46,32 @@ export interface ConformanceSubject {
 }
 
 export type ConformanceFactory = () => Promise<ConformanceSubject> | ConformanceSubject;
+
+export interface ConformanceOptions {
+  /**
+   * fast-check runs for the cheapest properties; heavier ones scale down from it.
+   * Default 40, or `DSH_FS_CONFORMANCE_RUNS`.
+   */
+  readonly numRuns?: number;
+  /** fast-check seed, for replaying a failure. Default random, or `DSH_FS_CONFORMANCE_SEED`. */
+  readonly seed?: number;
+  /** fast-check path printed with a failure, used with `seed` to replay it. Or `DSH_FS_CONFORMANCE_PATH`. */
+  readonly path?: string;
+  /** Rule ids not to run (reported as skipped). */
+  readonly skip?: readonly string[];
+  /** Per-rule timeout for `describeConformance`, in milliseconds. Default 120000. */
+  readonly timeout?: number;
+}
+
+export interface RuleInfo {
+  readonly id: string;
+  readonly title: string;
+}
+
+export interface RuleResult extends RuleInfo {
+  readonly status: 'pass' | 'fail' | 'skip';
+  /** Why it failed, with the fast-check seed and path to replay it. */
+  readonly error?: string;
+  /** Why it was skipped. */
+  readonly reason?: string;
+}

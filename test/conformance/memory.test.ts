@@ -1,0 +1,4 @@
+import { describeConformance } from '../../src/conformance/index.js';
+import { memorySubject } from './memory-subject.js';
+
+describeConformance('memory', () => memorySubject());
