@@ -1,11 +1,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createHarness, type FsObservation, type HarnessContext, type ToolResult } from '../../src/index.js';
 import { createObservationPolicy } from '../../src/policy/index.js';
+import { createMemoryFs } from '../../src/backends/memory/index.js';
+import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import { fsTools, type EditValue, type ReadValue, type WriteValue } from '../../src/tools/index.js';
-import { memorySubject, type SubjectFactory, type ToolSubject } from './subjects.js';
+import { localSubject, memorySubject, overlaySubject, type SubjectFactory, type ToolSubject } from './subjects.js';
 
 /** Every provider the tools must behave identically over; adding one is one line. */
-const SUBJECTS: readonly SubjectFactory[] = [memorySubject];
+const SUBJECTS: readonly SubjectFactory[] = [memorySubject, localSubject, overlaySubject];
 
 const text = (bytes: Uint8Array | undefined) => (bytes === undefined ? undefined : Buffer.from(bytes).toString('utf8'));
 
@@ -298,11 +300,38 @@ describe.each(SUBJECTS)('tools over $name', (factory) => {
     expect(await s.read(p('a.txt'))).toBeUndefined();
   });
 
+  it('shares one observation between two paths to one file', async (t) => {
+    if (!s.symlink) return t.skip();
+    await s.write(p('real.txt'), 'one\n');
+    await s.symlink(p('real.txt'), p('link.txt'));
+    expectOk(await alice.read(p('link.txt')));
+    expectOk(await alice.edit(p('real.txt'), 'one', 'two'));
+    expectOk(await alice.edit(p('link.txt'), 'two', 'three'));
+    expect(text(await s.read(p('real.txt')))).toBe('three\n');
+    expectError(await bob.write(p('real.txt'), 'bob\n'), 'FS_NOT_OBSERVED');
+  });
+
   it('resolves relative paths against the harness cwd or the call cwd', async () => {
     await s.write(p('sub/b.txt'), 'b\n');
     expectOk(await ctx.tools.execute('write', { file_path: 'rel.txt', content: 'r\n' }, { owner: 'o' }));
     expect(text(await s.read(p('rel.txt')))).toBe('r\n');
     const r = await ctx.tools.execute('read', { file_path: 'b.txt' }, { owner: 'o', cwd: p('sub') });
     expect((r.value as ReadValue).path).toBe(p('sub/b.txt'));
+  });
+});
+
+describe('tools over an overlay', () => {
+  it('go stale when the lower changes under a file that was read but not yet copied up, and leave the lower alone', async () => {
+    const lower = createMemoryFs({ cwd: '/work', files: { 'a.txt': 'alpha\n' } });
+    const fs = await createOverlayFs({ lower, cwd: '/work' });
+    const ctx = createHarness({ fs, plugins: [createObservationPolicy(), fsTools()] });
+    const run = (name: string, args: object) => ctx.tools.execute(name, args, { owner: 'o' });
+    expect((await run('read', { file_path: 'a.txt' })).isError).toBe(false);
+    lower.provider.volume.writeFileSync('/work/a.txt', 'bravo\n');
+    expect((await run('edit', { file_path: 'a.txt', old_string: 'bravo', new_string: 'mine' })).error?.code).toBe('FS_STALE_VERSION');
+    expect((await run('read', { file_path: 'a.txt' })).isError).toBe(false);
+    expect((await run('edit', { file_path: 'a.txt', old_string: 'bravo', new_string: 'mine' })).isError).toBe(false);
+    expect(String(lower.provider.volume.readFileSync('/work/a.txt'))).toBe('bravo\n');
+    expect((await fs.readText(await fs.resolve('a.txt'))).text).toBe('mine\n');
   });
 });
