@@ -97,7 +97,9 @@ describe.each(SUBJECTS)('tools over $name', (factory) => {
     expect(w.text).toMatch(/ — re-read the file, then retry$/);
     // The guard is checked before matching: text that matches the new content is still refused.
     expectError(await alice.edit(p('a.txt'), 'bravo', 'mine'), 'FS_STALE_VERSION');
-    expectError(await alice.edit(p('a.txt'), 'alpha', 'mine'), 'FS_STALE_VERSION');
+    const e = await alice.edit(p('a.txt'), 'alpha', 'mine');
+    expectError(e, 'FS_STALE_VERSION');
+    expect(e.text).toMatch(new RegExp(`^Error: cannot edit ".*a\\.txt": .* — re-read the file, then retry$`));
     expect(text(await s.read(p('a.txt')))).toBe('bravo\n');
 
     expectOk(await alice.read(p('a.txt')));
