@@ -20,3 +20,38 @@ export {
 export { KeyedMutex } from './lock.js';
 export { contentVersion } from './version.js';
 export { resolveLinks, checkWriteIntent, compareNames, MAX_SYMLINK_HOPS, type LinkReader, type NodeKind } from './resolve.js';
+export {
+  glob,
+  grep,
+  createGlobFsAdapter,
+  compileSearchPattern,
+  cutUtf8,
+  SeamStats,
+  SeamDirent,
+  VCS_DIRECTORIES,
+  DEFAULT_GLOB_LIMIT,
+  DEFAULT_MAX_ENTRIES,
+  DEFAULT_GREP_MAX_MATCHES,
+  DEFAULT_GREP_MAX_LINE_BYTES,
+  DEFAULT_GREP_MAX_FILE_BYTES,
+  DEFAULT_GREP_MAX_FILES,
+  type GlobOptions,
+  type GlobMatch,
+  type GlobResult,
+  type GlobFsAdapter,
+  type GrepOptions,
+  type GrepMatch,
+  type GrepResult,
+  type SearchSkip,
+  type SkipCounts,
+} from './search.js';
+export {
+  globToRegExp,
+  matchGlob,
+  parseGitignore,
+  isIgnored,
+  comparePaths,
+  relativeTo,
+  type GlobMatchOptions,
+  type IgnoreRule,
+} from './glob-match.js';

@@ -24,6 +24,11 @@ export interface FsInfo {
   readonly version: FsVersion;
   /** Size in bytes, for files. */
   readonly size?: number;
+  /**
+   * Last modification time in ms since the epoch, when the provider knows it. Informational only
+   * (search orders by it); never a version: versions come from content.
+   */
+  readonly mtimeMs?: number;
 }
 
 export interface FsDirEntry {
@@ -31,6 +36,8 @@ export interface FsDirEntry {
   readonly type: FsEntryType;
   readonly target: FsTarget;
   readonly size?: number;
+  /** As `FsInfo.mtimeMs`: optional, informational. */
+  readonly mtimeMs?: number;
 }
 
 /** Omitted intent means unconditional (still atomic and locked). */

@@ -132,7 +132,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       if (!st) return undefined;
       if (st.isFile()) {
         const bytes = readFile(target.targetKey);
-        return { type: 'file', version: contentVersion(bytes), size: bytes.byteLength };
+        return { type: 'file', version: contentVersion(bytes), size: bytes.byteLength, mtimeMs: Number(st.mtimeMs) };
       }
       if (st.isDirectory()) {
         const names = (vol.readdirSync(target.targetKey) as string[]).sort(compareNames);
@@ -183,6 +183,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
           type,
           target: { targetKey: FsTargetKey(key), displayPath },
           ...(type === 'file' ? { size: Number(child!.size) } : {}),
+          ...(child ? { mtimeMs: Number(child.mtimeMs) } : {}),
         });
       }
       return entries;

@@ -1,0 +1,832 @@
+import { posix } from 'node:path';
+import type { Readable } from 'node:stream';
+import fg from 'fast-glob';
+import { FsError, isFsError, throwIfAborted, toFsError, type FsErrorCode } from './errors.js';
+import { comparePaths, globToRegExp, isIgnored, parseGitignore, type IgnoreRule } from './glob-match.js';
+import { canonicalPath, describeType } from './path.js';
+import { compareNames } from './resolve.js';
+import type { FileSystem, FsDirEntry, FsEntryType, FsTarget } from './types.js';
+
+/*
+ * Search over the `FileSystem` contract. These are free functions, not methods: they need
+ * nothing but `resolve`, `stat`, `listDir` and `streamText`, so every provider (a third-party one
+ * included) gets them without writing search code, and the contract stays small. Because every
+ * access goes through the contract, an overlay's view is what is searched (whiteouts hidden,
+ * upper files included) and a rooted provider's confinement applies to every path.
+ */
+
+export const DEFAULT_GLOB_LIMIT = 100_000;
+export const DEFAULT_MAX_ENTRIES = 1_000_000;
+export const DEFAULT_GREP_MAX_MATCHES = 10_000;
+export const DEFAULT_GREP_MAX_LINE_BYTES = 4096;
+export const DEFAULT_GREP_MAX_FILE_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_GREP_MAX_FILES = 1_000_000;
+const DEFAULT_CONCURRENCY = 8;
+const MAX_RECORDED_SKIPS = 50;
+
+/** Directories never walked by grep (and ignored by the glob tool). */
+export const VCS_DIRECTORIES: readonly string[] = ['.git', '.svn', '.hg', '.bzr', '.jj', '.sl'];
+
+/** Something a search passed over, and why. */
+export interface SearchSkip {
+  readonly path: string;
+  /** `loop`: a directory that contains one the walk is already inside (a symlink cycle). */
+  readonly reason: 'binary' | 'too-large' | 'unreadable' | 'loop';
+  readonly code?: FsErrorCode;
+  readonly message?: string;
+}
+
+export interface SkipCounts {
+  readonly binary: number;
+  readonly tooLarge: number;
+  readonly unreadable: number;
+  readonly loops: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// glob
+// ---------------------------------------------------------------------------------------------
+
+export interface GlobOptions {
+  /** Directory the patterns are relative to (default `fs.cwd`; relative values resolve against it). */
+  readonly cwd?: string;
+  readonly signal?: AbortSignal;
+  /** `*` and `**` match names starting with a dot (default true). */
+  readonly dot?: boolean;
+  /** A pattern without `/` matches the base name at any depth, as in ripgrep (default false). */
+  readonly matchBase?: boolean;
+  /** Patterns (relative to `cwd`) excluded from the result; directories they match are not walked. */
+  readonly ignore?: readonly string[];
+  /** Match files only (default true); false also matches directories. */
+  readonly onlyFiles?: boolean;
+  /** Stop after this many matches; `truncated` tells (default 100,000). */
+  readonly limit?: number;
+  /** Stop after listing this many directory entries in all (default 1,000,000). */
+  readonly maxEntries?: number;
+  /** Directories listed at once (default 8). */
+  readonly concurrency?: number;
+}
+
+export interface GlobMatch {
+  /** Absolute path, in the same (unresolved) form as `cwd`. */
+  readonly path: string;
+  readonly target: FsTarget;
+  readonly type: FsEntryType;
+  readonly size?: number;
+  /** When the provider reports it. */
+  readonly mtimeMs?: number;
+}
+
+export interface GlobResult {
+  /** The directory searched (absolute). */
+  readonly cwd: string;
+  /** In tree order (`comparePaths`). */
+  readonly matches: GlobMatch[];
+  /** Why the walk stopped early, if it did. */
+  readonly truncated: false | 'limit' | 'entries';
+  readonly skippedCounts: SkipCounts;
+  /** The first few skipped directories. */
+  readonly skipped: SearchSkip[];
+}
+
+/** The six methods fast-glob takes through its `fs` option, every one of them from the contract. */
+export interface GlobFsAdapter {
+  lstat(path: string, callback: (error: Error | null, stats?: SeamStats) => void): void;
+  stat(path: string, callback: (error: Error | null, stats?: SeamStats) => void): void;
+  lstatSync(path: string): never;
+  statSync(path: string): never;
+  readdir(path: string, options: unknown, callback?: (error: Error | null, entries?: unknown[]) => void): void;
+  readdirSync(path: string, options?: unknown): never;
+}
+
+interface EntryInfo {
+  readonly name: string;
+  readonly type: FsEntryType;
+  readonly target: FsTarget;
+  readonly size?: number;
+  readonly mtimeMs?: number;
+}
+
+interface DirNode {
+  readonly target: FsTarget;
+  readonly parent: DirNode | undefined;
+}
+
+/** A `fs.Stats` look-alike built from contract data (no symlinks: the contract follows them). */
+export class SeamStats {
+  readonly size: number;
+  readonly mtimeMs: number;
+  readonly mtime: Date;
+  constructor(readonly type: FsEntryType, size: number | undefined, mtimeMs: number | undefined) {
+    this.size = size ?? 0;
+    this.mtimeMs = mtimeMs ?? 0;
+    this.mtime = new Date(this.mtimeMs);
+  }
+  isFile(): boolean {
+    return this.type === 'file';
+  }
+  isDirectory(): boolean {
+    return this.type === 'directory';
+  }
+  isSymbolicLink(): boolean {
+    return false;
+  }
+  isBlockDevice(): boolean {
+    return false;
+  }
+  isCharacterDevice(): boolean {
+    return false;
+  }
+  isFIFO(): boolean {
+    return false;
+  }
+  isSocket(): boolean {
+    return false;
+  }
+}
+
+/** A `fs.Dirent` look-alike. */
+export class SeamDirent extends SeamStats {
+  constructor(
+    readonly name: string,
+    type: FsEntryType,
+    size?: number,
+    mtimeMs?: number,
+  ) {
+    super(type, size, mtimeMs);
+  }
+}
+
+interface Walker {
+  readonly adapter: GlobFsAdapter;
+  lookup(path: string): EntryInfo | undefined;
+  stop(): void;
+  readonly exceeded: boolean;
+  readonly counts: { unreadable: number; loops: number };
+  readonly skipped: SearchSkip[];
+}
+
+function enoent(path: string): Error {
+  // fast-glob drops ENOENT for paths that do not exist; it never reaches a caller.
+  return Object.assign(new Error(`ENOENT: not found, "${path}"`), { code: 'ENOENT' });
+}
+
+function makeWalker(fs: FileSystem, options: { signal?: AbortSignal; maxEntries?: number }): Walker {
+  const signal = options.signal;
+  const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
+  const infos = new Map<string, EntryInfo>();
+  const dirs = new Map<string, DirNode>();
+  const counts = { unreadable: 0, loops: 0 };
+  const skipped: SearchSkip[] = [];
+  let listed = 0;
+  let stopped = false;
+  let exceeded = false;
+
+  const skip = (entry: SearchSkip) => {
+    if (entry.reason === 'loop') counts.loops++;
+    else counts.unreadable++;
+    if (skipped.length < MAX_RECORDED_SKIPS) skipped.push(entry);
+  };
+
+  async function list(path: string): Promise<EntryInfo[]> {
+    if (stopped) return [];
+    throwIfAborted(signal, `cannot list "${path}"`);
+    const parent = dirs.get(posix.dirname(path));
+    // Directories always go through resolve(), so the provider's confinement applies to each.
+    let target: FsTarget;
+    let entries: FsDirEntry[];
+    try {
+      target = await fs.resolve(path, { signal });
+      for (let node = parent; node !== undefined; node = node.parent) {
+        if (fs.contains(target, node.target)) {
+          skip({ path, reason: 'loop' });
+          return [];
+        }
+      }
+      dirs.set(path, { target, parent });
+      entries = await fs.listDir(target, { signal });
+    } catch (err) {
+      const error = toFsError(err, `cannot list "${path}"`);
+      if (error.code === 'FS_ABORTED') throw error;
+      if (error.code === 'FS_NOT_FOUND' || error.code === 'FS_NOT_DIRECTORY') {
+        if (parent !== undefined) skip({ path, reason: 'unreadable', code: error.code, message: error.message });
+        return [];
+      }
+      // The walk's own starting points must be readable; anything found below them may be skipped.
+      if (parent === undefined) throw error;
+      skip({ path, reason: 'unreadable', code: error.code, message: error.message });
+      return [];
+    }
+    if (stopped) return [];
+    listed += entries.length;
+    if (listed > maxEntries) {
+      exceeded = true;
+      stopped = true;
+    }
+    const out: EntryInfo[] = [];
+    for (const e of entries) {
+      const info: EntryInfo = {
+        name: e.name,
+        type: e.type,
+        target: e.target,
+        ...(e.size === undefined ? {} : { size: e.size }),
+        ...(e.mtimeMs === undefined ? {} : { mtimeMs: e.mtimeMs }),
+      };
+      infos.set(path === '/' ? `/${e.name}` : `${path}/${e.name}`, info);
+      out.push(info);
+    }
+    return out;
+  }
+
+  async function statPath(path: string): Promise<SeamStats> {
+    if (stopped) throw enoent(path);
+    throwIfAborted(signal, `cannot stat "${path}"`);
+    let info = infos.get(path);
+    if (info === undefined) {
+      const target = await fs.resolve(path, { signal });
+      const st = await fs.stat(target, { signal });
+      if (st === undefined) throw enoent(path);
+      info = {
+        name: posix.basename(path),
+        type: st.type,
+        target,
+        ...(st.size === undefined ? {} : { size: st.size }),
+        ...(st.mtimeMs === undefined ? {} : { mtimeMs: st.mtimeMs }),
+      };
+      infos.set(path, info);
+    }
+    return new SeamStats(info.type, info.size, info.mtimeMs);
+  }
+
+  const noSync = (name: string): never => {
+    throw new FsError(
+      'FS_IO_ERROR',
+      `${name}: synchronous access is not available through the filesystem seam; use the asynchronous glob`,
+    );
+  };
+
+  const callbackOf = (a: unknown, b: unknown) => (typeof a === 'function' ? a : b) as (error: Error | null, value?: unknown) => void;
+
+  const statMethod = (path: string, callback: (error: Error | null, stats?: SeamStats) => void) => {
+    statPath(normalise(path)).then(
+      (stats) => callback(null, stats),
+      (err: unknown) => callback(isFsError(err) ? err : (err as Error)),
+    );
+  };
+
+  // Own enumerable properties of a plain object: fast-glob merges the option with
+  // Object.assign, and any method missing here would silently fall back to the real disk.
+  const adapter: GlobFsAdapter = {
+    lstat: statMethod,
+    stat: statMethod,
+    lstatSync: () => noSync('lstatSync'),
+    statSync: () => noSync('statSync'),
+    readdir(path: string, a: unknown, b?: unknown) {
+      const callback = callbackOf(a, b);
+      const withTypes = typeof a === 'object' && a !== null && (a as { withFileTypes?: unknown }).withFileTypes === true;
+      list(normalise(path)).then(
+        (entries) =>
+          callback(
+            null,
+            withTypes ? entries.map((e) => new SeamDirent(e.name, e.type, e.size, e.mtimeMs)) : entries.map((e) => e.name),
+          ),
+        (err: unknown) => callback(toFsError(err, `cannot list "${path}"`)),
+      );
+    },
+    readdirSync: () => noSync('readdirSync'),
+  };
+
+  return {
+    adapter,
+    lookup: (path) => infos.get(path),
+    stop: () => {
+      stopped = true;
+    },
+    get exceeded() {
+      return exceeded;
+    },
+    counts,
+    skipped,
+  };
+}
+
+function normalise(path: string): string {
+  return posix.resolve('/', path);
+}
+
+/**
+ * An fs adapter for fast-glob over `fs`: `lstat`, `stat`, `readdir` answer from the contract;
+ * the sync methods throw FsError. Exposed for tests and for callers running fast-glob themselves.
+ */
+export function createGlobFsAdapter(fs: FileSystem, options: { signal?: AbortSignal } = {}): GlobFsAdapter {
+  return makeWalker(fs, options).adapter;
+}
+
+/**
+ * Files (and, with `onlyFiles: false`, directories) matching `pattern` under `cwd`, found by
+ * fast-glob walking the contract. Symlinks are followed as the contract follows them; a
+ * directory that contains one the walk is already inside is skipped (a cycle). Result paths are
+ * absolute, in tree order.
+ */
+export async function glob(fs: FileSystem, pattern: string | readonly string[], options: GlobOptions = {}): Promise<GlobResult> {
+  const patterns = typeof pattern === 'string' ? [pattern] : [...(pattern as readonly unknown[])];
+  if (patterns.length === 0) throw new FsError('FS_INVALID_ARGUMENT', 'glob needs at least one pattern');
+  for (const p of patterns) checkPattern(p, 'pattern');
+  for (const p of options.ignore ?? []) checkPattern(p, 'ignore pattern');
+  const limit = positiveInteger(options.limit, DEFAULT_GLOB_LIMIT, 'limit');
+  const maxEntries = positiveInteger(options.maxEntries, DEFAULT_MAX_ENTRIES, 'maxEntries');
+  const concurrency = positiveInteger(options.concurrency, DEFAULT_CONCURRENCY, 'concurrency');
+  const signal = options.signal;
+  const { dir } = await searchDirectory(fs, options.cwd, 'glob', signal);
+  const what = `cannot glob ${patterns.map((p) => JSON.stringify(p)).join(', ')} in "${dir}"`;
+
+  const dot = options.dot ?? true;
+  const walker = makeWalker(fs, { ...(signal ? { signal } : {}), maxEntries });
+  const stream = fg.stream((patterns as string[]).map((p) => baseSafePattern(p, dot)), {
+    cwd: dir,
+    fs: walker.adapter as unknown as fg.FileSystemAdapter,
+    dot,
+    baseNameMatch: options.matchBase ?? false,
+    ignore: [...(options.ignore ?? [])],
+    onlyFiles: options.onlyFiles ?? true,
+    followSymbolicLinks: true,
+    objectMode: true,
+    unique: true,
+    suppressErrors: false,
+    concurrency,
+  }) as Readable;
+  const onAbort = () => stream.destroy(new FsError('FS_ABORTED', `${what}: aborted`));
+  signal?.addEventListener('abort', onAbort, { once: true });
+
+  const matches: GlobMatch[] = [];
+  let truncated: GlobResult['truncated'] = false;
+  try {
+    for await (const entry of stream as AsyncIterable<fg.Entry>) {
+      if (matches.length >= limit) {
+        truncated = 'limit';
+        break;
+      }
+      const path = posix.resolve(dir, entry.path);
+      const info = walker.lookup(path);
+      if (info === undefined) {
+        // Not listed by the walk (should not happen); ask the contract.
+        const target = await fs.resolve(path, { ...(signal ? { signal } : {}) });
+        const st = await fs.stat(target, { ...(signal ? { signal } : {}) });
+        if (st === undefined) continue;
+        matches.push(globMatch(path, { name: posix.basename(path), target, type: st.type, size: st.size, mtimeMs: st.mtimeMs }));
+        continue;
+      }
+      matches.push(globMatch(path, info));
+    }
+  } catch (err) {
+    throw toFsError(err, what);
+  } finally {
+    walker.stop();
+    signal?.removeEventListener('abort', onAbort);
+    stream.destroy();
+  }
+  throwIfAborted(signal, what);
+  if (truncated === false && walker.exceeded) truncated = 'entries';
+  matches.sort((a, b) => comparePaths(a.path, b.path));
+  return {
+    cwd: dir,
+    matches,
+    truncated,
+    skippedCounts: { binary: 0, tooLarge: 0, unreadable: walker.counts.unreadable, loops: walker.counts.loops },
+    skipped: walker.skipped,
+  };
+}
+
+/**
+ * fast-glob takes the leading segments that its glob test does not flag as the static base
+ * directory, and that test misses a bare `?`: `?/*` or `src/v?/x.ts` search a directory literally
+ * named `?` (or `v?`) and find nothing. In those leading segments `?` becomes the equivalent
+ * class, which the test does flag: `[!/]`, or `[!/.]` at the start of a name when dot files
+ * are excluded (a class is not subject to the leading-dot rule, `?` is).
+ */
+export function baseSafePattern(pattern: string, dot: boolean): string {
+  if (pattern.startsWith('!') || !pattern.includes('?')) return pattern;
+  const segments = pattern.split('/');
+  for (let s = 0; s < segments.length - 1; s++) {
+    const seg = segments[s]!;
+    if (/[*[{(]/.test(seg.replace(/\\./g, ''))) break;
+    let out = '';
+    for (let i = 0; i < seg.length; i++) {
+      const ch = seg[i]!;
+      if (ch === '\\') {
+        out += seg.slice(i, i + 2);
+        i++;
+      } else if (ch === '?') out += i === 0 && !dot ? '[!/.]' : '[!/]';
+      else out += ch;
+    }
+    segments[s] = out;
+  }
+  return segments.join('/');
+}
+
+function globMatch(path: string, info: Partial<EntryInfo> & { target: FsTarget; type: FsEntryType }): GlobMatch {
+  return {
+    path,
+    target: info.target,
+    type: info.type,
+    ...(info.size === undefined ? {} : { size: info.size }),
+    ...(info.mtimeMs === undefined ? {} : { mtimeMs: info.mtimeMs }),
+  };
+}
+
+// ---------------------------------------------------------------------------------------------
+// grep
+// ---------------------------------------------------------------------------------------------
+
+export interface GrepOptions {
+  /** File or directory to search (default: `cwd`). Relative values resolve against `cwd`. */
+  readonly path?: string;
+  /** Base for a relative `path` (default `fs.cwd`). */
+  readonly cwd?: string;
+  /**
+   * One glob selecting files: without `/` it matches the file name at any depth, with `/` the
+   * path relative to the searched directory. Not applied when `path` is a file.
+   */
+  readonly include?: string;
+  readonly signal?: AbortSignal;
+  /** Skip what `.gitignore` files exclude (default true). */
+  readonly gitignore?: boolean;
+  /** Search names starting with a dot (default false). VCS directories are never searched. */
+  readonly hidden?: boolean;
+  /** Stop after this many matches; `truncated` tells (default 10,000). */
+  readonly maxMatches?: number;
+  /** UTF-8 bytes of a matched line kept in the result, cut on a character boundary (default 4096). */
+  readonly maxLineBytes?: number;
+  /** Files larger than this are skipped, not read (default 32 MiB). */
+  readonly maxFileBytes?: number;
+  /** Stop after reading this many files (default 1,000,000). */
+  readonly maxFiles?: number;
+  /** Files read at once (default 8); results keep their order regardless. */
+  readonly concurrency?: number;
+}
+
+export interface GrepMatch {
+  /** Absolute path of the file. */
+  readonly path: string;
+  readonly target: FsTarget;
+  /** 1-based line number. */
+  readonly line: number;
+  /** The line without its line ending (and without a BOM), cut to `maxLineBytes`. */
+  readonly text: string;
+  /** The line was longer than `maxLineBytes` and `text` is its start. */
+  readonly lineTruncated: boolean;
+}
+
+export interface GrepResult {
+  /** The file or directory searched (absolute). */
+  readonly path: string;
+  /** By path (tree order), then line. */
+  readonly matches: GrepMatch[];
+  /** Why the search stopped early, if it did: more matches exist, or the file budget ran out. */
+  readonly truncated: false | 'matches' | 'files';
+  readonly filesSearched: number;
+  readonly skippedCounts: SkipCounts;
+  /** The first few skipped files and directories. */
+  readonly skipped: SearchSkip[];
+}
+
+/**
+ * A regular expression for grep from a pattern string: Unicode mode when the pattern allows it,
+ * else the legacy syntax (so `\-` or a lone `{` still work); a leading `(?i)`, `(?s)` or `(?m)`
+ * becomes the flag. Invalid: FS_INVALID_ARGUMENT.
+ */
+export function compileSearchPattern(pattern: string): RegExp {
+  if (typeof pattern !== 'string') {
+    throw new FsError('FS_INVALID_ARGUMENT', `pattern must be a string, got ${describeType(pattern)}`);
+  }
+  let source = pattern;
+  let flags = '';
+  const inline = /^\(\?([ims]+)\)/.exec(source);
+  if (inline) {
+    flags = [...new Set(inline[1])].join('');
+    source = source.slice(inline[0].length);
+  }
+  try {
+    return new RegExp(source, `${flags}u`);
+  } catch {
+    try {
+      return new RegExp(source, flags);
+    } catch (err) {
+      const detail = err instanceof Error ? err.message : String(err);
+      throw new FsError('FS_INVALID_ARGUMENT', `invalid regular expression ${JSON.stringify(pattern)}: ${detail}`);
+    }
+  }
+}
+
+/** Cuts `text` to at most `maxBytes` UTF-8 bytes, never inside a character. */
+export function cutUtf8(text: string, maxBytes: number): { text: string; cut: boolean } {
+  if (text.length * 3 <= maxBytes || Buffer.byteLength(text, 'utf8') <= maxBytes) return { text, cut: false };
+  // Each UTF-16 unit is at least one byte, so the first maxBytes units cover the cut point.
+  let head = text.slice(0, maxBytes);
+  if (head.length > 0 && isHighSurrogate(head.charCodeAt(head.length - 1))) head = head.slice(0, -1);
+  const bytes = Buffer.from(head, 'utf8');
+  if (bytes.byteLength <= maxBytes) return { text: head, cut: true };
+  let end = maxBytes;
+  while (end > 0 && (bytes[end]! & 0xc0) === 0x80) end--;
+  return { text: bytes.subarray(0, end).toString('utf8'), cut: true };
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
+}
+
+interface FileItem {
+  readonly path: string;
+  readonly target: FsTarget;
+  readonly size?: number;
+}
+
+interface FileScan {
+  readonly matches: GrepMatch[];
+  readonly skip?: SearchSkip;
+}
+
+/**
+ * Lines matching `regex` in the text files under `path`, read through the contract
+ * (`streamText`), in tree order then line order. Binary files (FS_NOT_TEXT) and files over
+ * `maxFileBytes` are skipped and counted; `.gitignore` rules and hidden names are honoured as
+ * ripgrep does by default. Lines split at LF; a CR before the LF is not part of the line.
+ */
+export async function grep(fs: FileSystem, regex: RegExp | string, options: GrepOptions = {}): Promise<GrepResult> {
+  const re = typeof regex === 'string' ? compileSearchPattern(regex) : statelessRegExp(regex);
+  const maxMatches = positiveInteger(options.maxMatches, DEFAULT_GREP_MAX_MATCHES, 'maxMatches');
+  const maxLineBytes = positiveInteger(options.maxLineBytes, DEFAULT_GREP_MAX_LINE_BYTES, 'maxLineBytes');
+  const maxFileBytes = positiveInteger(options.maxFileBytes, DEFAULT_GREP_MAX_FILE_BYTES, 'maxFileBytes');
+  const maxFiles = positiveInteger(options.maxFiles, DEFAULT_GREP_MAX_FILES, 'maxFiles');
+  const concurrency = positiveInteger(options.concurrency, DEFAULT_CONCURRENCY, 'concurrency');
+  if (options.include !== undefined) checkPattern(options.include, 'include');
+  const include = options.include === undefined ? undefined : includeMatcher(options.include);
+  const useGitignore = options.gitignore ?? true;
+  const hidden = options.hidden ?? false;
+  const userSignal = options.signal;
+
+  const base = canonicalPath(options.cwd ?? fs.cwd, fs.cwd);
+  const rootPath = canonicalPath(options.path ?? base, base);
+  const what = `cannot grep in "${rootPath}"`;
+  throwIfAborted(userSignal, what);
+  const rootTarget = await fs.resolve(rootPath, { ...(userSignal ? { signal: userSignal } : {}) });
+  const rootInfo = await fs.stat(rootTarget, { ...(userSignal ? { signal: userSignal } : {}) });
+  if (rootInfo === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+
+  // One signal for the user's abort and our own early stop.
+  const internal = new AbortController();
+  const onAbort = () => internal.abort();
+  userSignal?.addEventListener('abort', onAbort, { once: true });
+  const signal = internal.signal;
+
+  const counts = { binary: 0, tooLarge: 0, unreadable: 0, loops: 0 };
+  const skipped: SearchSkip[] = [];
+  const record = (entry: SearchSkip) => {
+    if (entry.reason === 'binary') counts.binary++;
+    else if (entry.reason === 'too-large') counts.tooLarge++;
+    else if (entry.reason === 'loop') counts.loops++;
+    else counts.unreadable++;
+    if (skipped.length < MAX_RECORDED_SKIPS) skipped.push(entry);
+  };
+
+  async function scan(file: FileItem): Promise<FileScan> {
+    if (file.size !== undefined && file.size > maxFileBytes) {
+      return { matches: [], skip: { path: file.path, reason: 'too-large', message: `${file.size} bytes` } };
+    }
+    const matches: GrepMatch[] = [];
+    let lineNo = 0;
+    const onLine = (raw: string) => {
+      lineNo++;
+      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+      if (matches.length <= maxMatches && re.test(line)) {
+        const { text, cut } = cutUtf8(line, maxLineBytes);
+        matches.push({ path: file.path, target: file.target, line: lineNo, text, lineTruncated: cut });
+      }
+    };
+    try {
+      const stream = await fs.streamText(file.target, { signal });
+      if (stream.size > maxFileBytes) {
+        return { matches: [], skip: { path: file.path, reason: 'too-large', message: `${stream.size} bytes` } };
+      }
+      const parts: string[] = [];
+      for await (const chunk of stream.chunks) {
+        let start = 0;
+        let nl = chunk.indexOf('\n');
+        while (nl !== -1) {
+          const piece = chunk.slice(start, nl);
+          if (parts.length > 0) {
+            parts.push(piece);
+            onLine(parts.join(''));
+            parts.length = 0;
+          } else onLine(piece);
+          if (matches.length > maxMatches) return { matches };
+          start = nl + 1;
+          nl = chunk.indexOf('\n', start);
+        }
+        if (start < chunk.length) parts.push(chunk.slice(start));
+      }
+      if (parts.length > 0) onLine(parts.join(''));
+      return { matches };
+    } catch (err) {
+      const error = toFsError(err, `cannot read "${file.path}"`);
+      if (error.code === 'FS_ABORTED') throw error;
+      if (error.code === 'FS_NOT_TEXT') return { matches: [], skip: { path: file.path, reason: 'binary', code: error.code } };
+      if (error.code === 'FS_TOO_LARGE') return { matches: [], skip: { path: file.path, reason: 'too-large', code: error.code } };
+      return { matches: [], skip: { path: file.path, reason: 'unreadable', code: error.code, message: error.message } };
+    }
+  }
+
+  async function ancestorRules(dir: string): Promise<IgnoreRule[]> {
+    if (!useGitignore) return [];
+    const chain: string[] = [];
+    // Up to the repository root (a directory holding `.git`) or the filesystem's root.
+    for (let d = dir; ; d = posix.dirname(d)) {
+      if (d !== dir) chain.unshift(d);
+      if (await exists(posix.join(d, '.git'))) break;
+      if (d === '/' || (fs.root !== undefined && d === fs.root)) break;
+    }
+    const rules: IgnoreRule[] = [];
+    for (const d of chain) rules.push(...(await readRules(d)));
+    return rules;
+  }
+
+  async function exists(path: string): Promise<boolean> {
+    try {
+      return (await fs.stat(await fs.resolve(path, { signal }), { signal })) !== undefined;
+    } catch (err) {
+      if (isFsError(err, 'FS_ABORTED')) throw err;
+      return false;
+    }
+  }
+
+  async function readRules(dir: string, target?: FsTarget): Promise<IgnoreRule[]> {
+    const path = posix.join(dir, '.gitignore');
+    try {
+      const t = target ?? (await fs.resolve(path, { signal }));
+      if (target === undefined && (await fs.stat(t, { signal }))?.type !== 'file') return [];
+      return parseGitignore((await fs.readText(t, { signal })).text, dir);
+    } catch (err) {
+      if (isFsError(err, 'FS_ABORTED')) throw err;
+      return [];
+    }
+  }
+
+  async function* walk(dir: string, target: FsTarget, rules: IgnoreRule[], chain: DirNode | undefined): AsyncGenerator<FileItem> {
+    for (let node = chain; node !== undefined; node = node.parent) {
+      if (node !== chain && fs.contains(target, node.target)) {
+        record({ path: dir, reason: 'loop' });
+        return;
+      }
+    }
+    let entries: FsDirEntry[];
+    try {
+      entries = await fs.listDir(target, { signal });
+    } catch (err) {
+      const error = toFsError(err, `cannot list "${dir}"`);
+      if (error.code === 'FS_ABORTED' || chain?.parent === undefined) throw error;
+      record({ path: dir, reason: 'unreadable', code: error.code, message: error.message });
+      return;
+    }
+    entries = [...entries].sort((a, b) => compareNames(a.name, b.name));
+    if (useGitignore) {
+      const ignoreFile = entries.find((e) => e.name === '.gitignore' && e.type === 'file');
+      if (ignoreFile) rules = [...rules, ...(await readRules(dir, ignoreFile.target))];
+    }
+    for (const entry of entries) {
+      const path = dir === '/' ? `/${entry.name}` : `${dir}/${entry.name}`;
+      if (entry.type === 'other') continue;
+      if (entry.type === 'directory' && VCS_DIRECTORIES.includes(entry.name)) continue;
+      if (!hidden && entry.name.startsWith('.')) continue;
+      if (rules.length > 0 && isIgnored(rules, path, entry.type === 'directory')) continue;
+      if (entry.type === 'directory') {
+        let child: FsTarget;
+        try {
+          child = await fs.resolve(path, { signal });
+        } catch (err) {
+          const error = toFsError(err, `cannot list "${path}"`);
+          if (error.code === 'FS_ABORTED') throw error;
+          record({ path, reason: 'unreadable', code: error.code, message: error.message });
+          continue;
+        }
+        yield* walk(path, child, rules, { target: child, parent: chain });
+        continue;
+      }
+      if (include !== undefined && !include(path.slice(rootPath === '/' ? 1 : rootPath.length + 1), entry.name)) continue;
+      yield { path, target: entry.target, ...(entry.size === undefined ? {} : { size: entry.size }) };
+    }
+  }
+
+  async function* files(): AsyncGenerator<FileItem> {
+    if (rootInfo!.type === 'file') {
+      yield { path: rootPath, target: rootTarget, ...(rootInfo!.size === undefined ? {} : { size: rootInfo!.size }) };
+      return;
+    }
+    if (rootInfo!.type !== 'directory') throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a file or directory`);
+    const rules = await ancestorRules(rootPath);
+    yield* walk(rootPath, rootTarget, rules, { target: rootTarget, parent: undefined });
+  }
+
+  const matches: GrepMatch[] = [];
+  let truncated: GrepResult['truncated'] = false;
+  let filesSearched = 0;
+  const iterator = files();
+  const window: Promise<FileScan>[] = [];
+  const settle = (p: Promise<FileScan>) => {
+    p.catch(() => undefined);
+    return p;
+  };
+  try {
+    let exhausted = false;
+    while (true) {
+      while (!exhausted && window.length < concurrency) {
+        if (filesSearched >= maxFiles) {
+          const more = await iterator.next();
+          if (!more.done) truncated = 'files';
+          exhausted = true;
+          break;
+        }
+        const next = await iterator.next();
+        if (next.done) {
+          exhausted = true;
+          break;
+        }
+        filesSearched++;
+        window.push(settle(scan(next.value)));
+      }
+      const head = window.shift();
+      if (head === undefined) break;
+      const result = await head;
+      if (result.skip) record(result.skip);
+      for (const m of result.matches) matches.push(m);
+      if (matches.length > maxMatches) {
+        matches.length = maxMatches;
+        truncated = 'matches';
+        break;
+      }
+    }
+  } catch (err) {
+    if (userSignal?.aborted) throw new FsError('FS_ABORTED', `${what}: aborted`, { cause: err });
+    throw toFsError(err, what);
+  } finally {
+    // Stops files still being read once the cap is reached; their results are discarded.
+    internal.abort();
+    userSignal?.removeEventListener('abort', onAbort);
+    await iterator.return(undefined).catch(() => undefined);
+  }
+  throwIfAborted(userSignal, what);
+  if (truncated === 'matches') filesSearched -= window.length;
+  matches.sort((a, b) => comparePaths(a.path, b.path) || a.line - b.line);
+  return { path: rootPath, matches, truncated, filesSearched, skippedCounts: counts, skipped };
+}
+
+function includeMatcher(include: string): (relative: string, name: string) => boolean {
+  let re: RegExp;
+  try {
+    re = globToRegExp(include);
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new FsError('FS_INVALID_ARGUMENT', `invalid include glob ${JSON.stringify(include)}: ${detail}`);
+  }
+  return include.includes('/') ? (relative) => re.test(relative) : (_relative, name) => re.test(name);
+}
+
+function statelessRegExp(regex: RegExp): RegExp {
+  if (!(regex instanceof RegExp)) {
+    throw new FsError('FS_INVALID_ARGUMENT', `regex must be a RegExp or a string, got ${describeType(regex)}`);
+  }
+  // `g` and `y` make test() stateful across lines.
+  return regex.global || regex.sticky ? new RegExp(regex.source, regex.flags.replace(/[gy]/g, '')) : regex;
+}
+
+// ---------------------------------------------------------------------------------------------
+// shared
+// ---------------------------------------------------------------------------------------------
+
+async function searchDirectory(
+  fs: FileSystem,
+  cwd: string | undefined,
+  verb: string,
+  signal: AbortSignal | undefined,
+): Promise<{ dir: string; target: FsTarget }> {
+  const dir = canonicalPath(cwd ?? fs.cwd, fs.cwd);
+  throwIfAborted(signal, `cannot ${verb} in "${dir}"`);
+  const target = await fs.resolve(dir, { ...(signal ? { signal } : {}) });
+  const info = await fs.stat(target, { ...(signal ? { signal } : {}) });
+  if (info === undefined) throw new FsError('FS_NOT_FOUND', `cannot ${verb} in "${dir}": not found`);
+  if (info.type !== 'directory') throw new FsError('FS_NOT_DIRECTORY', `cannot ${verb} in "${dir}": not a directory`);
+  return { dir, target };
+}
+
+function checkPattern(pattern: unknown, name: string): asserts pattern is string {
+  if (typeof pattern !== 'string') throw new FsError('FS_INVALID_ARGUMENT', `${name} must be a string, got ${describeType(pattern)}`);
+  if (pattern.length === 0) throw new FsError('FS_INVALID_ARGUMENT', `${name} must be a non-empty glob`);
+  if (pattern.includes('\0')) throw new FsError('FS_INVALID_ARGUMENT', `${name} ${JSON.stringify(pattern)} contains a NUL byte`);
+}
+
+function positiveInteger(value: unknown, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1) {
+    throw new FsError('FS_INVALID_ARGUMENT', `${name} must be a positive integer, got ${String(value)}`);
+  }
+  return value;
+}
