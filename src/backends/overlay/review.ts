@@ -122,7 +122,11 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         try {
           await publish(target, entry, signal);
         } catch (err) {
-          if (!isFsError(err, 'FS_STALE_VERSION') && !isFsError(err, 'FS_NOT_OBSERVED')) throw err;
+          if (isFsError(err, 'FS_ABORTED')) throw err;
+          // Not a conflict when the lower is still as the overlay first saw it (e.g. a parent is a file).
+          if (!isFsError(err, 'FS_STALE_VERSION') && !isFsError(err, 'FS_NOT_OBSERVED') && (await lowerAsBase(target, entry, signal))) {
+            throw err;
+          }
           // Someone already made the lower what the overlay wants: nothing to overwrite, nothing lost.
           if (!(await lowerHolds(target, entry, signal))) return conflict(key, await conflictMessage(what, target, entry, signal));
         }
@@ -146,6 +150,11 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       // Removed here after it was created here; the lower's file appeared underneath.
       throw new FsError('FS_STALE_VERSION', 'the lower has a file the overlay never saw');
     }
+  }
+
+  async function lowerAsBase(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined): Promise<boolean> {
+    const now = await lowerStat(lower, target, signal);
+    return entry.base === undefined ? now === undefined : now?.type === 'file' && now.version === entry.base;
   }
 
   async function lowerHolds(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined): Promise<boolean> {

@@ -140,8 +140,9 @@ export class UpperState {
           this.#entries = entries;
           this.#dirs = dirs;
           this.#blobs = blobs;
-          for (const { resolve } of batch) resolve();
+          // Best effort: a blob left behind is only wasted space (discard sweeps it).
           for (const id of unused) await store.deleteBlob(id).catch(() => {});
+          for (const { resolve } of batch) resolve();
         } catch (err) {
           const error = toFsError(err, `cannot save the overlay state in "${store.where}"`);
           for (const { reject } of batch) reject(error);

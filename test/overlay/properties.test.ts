@@ -1,0 +1,191 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
+import { createOverlayFs } from '../../src/backends/overlay/index.js';
+import { FILES, RUNS, filesOf, lowerTreeArb, opsArb, runOp, utf8, viewOf, type ViewEntry } from './helpers.js';
+
+/** The reference: a plain memory filesystem restored from a snapshot of the lower. */
+function oracleOf(lower: MemoryFileSystem): MemoryFileSystem {
+  const oracle = createMemoryFs();
+  oracle.restore(lower.snapshot());
+  return oracle;
+}
+
+const oobArb = fc.array(
+  fc.record({ path: fc.constantFrom(...FILES), content: fc.option(fc.constantFrom('', 'a', 'oob\n', 'b a b', 'x\ny\n'), { nil: undefined }) }),
+  { maxLength: 4 },
+);
+
+describe('overlay properties (lower = memory)', () => {
+  it('the view equals the reference model on a snapshot of the lower, and the lower is untouched', async () => {
+    await fc.assert(
+      fc.asyncProperty(lowerTreeArb, opsArb, async (tree, ops) => {
+        const lower = createMemoryFs({ files: tree });
+        const before = lower.snapshot();
+        const oracle = oracleOf(lower);
+        const fs = await createOverlayFs({ lower });
+        for (const [i, op] of ops.entries()) {
+          const got = await runOp(fs, op);
+          const want = await runOp(oracle, op);
+          expect(got, `step ${i}: ${JSON.stringify(op)}`).toEqual(want);
+        }
+        expect(await viewOf(fs)).toEqual(await viewOf(oracle));
+        expect(lower.snapshot()).toEqual(before);
+      }),
+      { numRuns: RUNS * 3 },
+    );
+  });
+
+  it('after commit the lower equals the view; the view is unchanged and no changes are left', async () => {
+    await fc.assert(
+      fc.asyncProperty(lowerTreeArb, opsArb, async (tree, ops) => {
+        const lower = createMemoryFs({ files: tree });
+        const fs = await createOverlayFs({ lower });
+        for (const op of ops) await runOp(fs, op);
+        const changed = (await fs.changes()).map((c) => c.path);
+        const view = await viewOf(fs);
+        const result = await fs.commit();
+        expect(result.conflicts).toEqual([]);
+        expect(result.failed).toEqual([]);
+        expect(result.committed).toEqual(changed);
+        expect(await fs.changes()).toEqual([]);
+        expect(await viewOf(fs)).toEqual(view);
+        const lowerView = await viewOf(lower, { dirVersions: false });
+        expect(filesOf(lowerView)).toEqual(filesOf(view));
+        // Directories the overlay made but never put a file in are the only difference.
+        for (const [path, entry] of Object.entries(view)) {
+          if (entry.type !== 'directory' || lowerView[path]) continue;
+          expect(Object.keys(filesOf(view)).some((p) => p.startsWith(`${path}/`)), `${path} exists only in the overlay`).toBe(false);
+        }
+      }),
+      { numRuns: RUNS * 2 },
+    );
+  });
+
+  it('a commit conflicts on exactly the paths changed underneath, and overwrites none of them', async () => {
+    await fc.assert(
+      fc.asyncProperty(lowerTreeArb, opsArb, oobArb, async (tree, ops, oob) => {
+        const lower = createMemoryFs({ files: tree });
+        const fs = await createOverlayFs({ lower });
+        for (const op of ops) await runOp(fs, op);
+        const changes = await fs.changes();
+        const lowerBefore = filesOf(await viewOf(lower, { dirVersions: false }));
+        for (const { path, content } of oob) {
+          const target = await lower.resolve(path);
+          if (content === undefined) await lower.remove(target).catch(() => {});
+          else await lower.writeBytes(target, utf8(content)).catch(() => {});
+        }
+        const lowerAfter = filesOf(await viewOf(lower, { dirVersions: false }));
+        const lowerTypes = await viewOf(lower, { dirVersions: false });
+        const view = await viewOf(fs);
+        const touched = new Set(oob.map((o) => o.path));
+
+        const expected = changes
+          .filter((c) => {
+            const wanted = view[c.path]?.type === 'file' ? view[c.path] : undefined;
+            const was = lowerBefore[c.path];
+            const now = lowerAfter[c.path] ?? (lowerTypes[c.path] ? { type: lowerTypes[c.path]!.type } : undefined);
+            const same = (x: ViewEntry | undefined, y: ViewEntry | undefined) => x?.type === y?.type && x?.bytes === y?.bytes;
+            return !same(was, now) && !same(now, wanted);
+          })
+          .map((c) => c.path);
+
+        const result = await fs.commit();
+        expect(result.conflicts.map((c) => c.path)).toEqual(expected);
+        for (const c of result.conflicts) expect(c.code).toBe('FS_CONFLICT');
+        // A failure is always explained by something changed or left behind above it.
+        const blamed = [...touched, ...result.conflicts.map((c) => c.path), ...result.failed.map((c) => c.path)];
+        for (const f of result.failed) {
+          expect(blamed.some((b) => f.path.startsWith(`${b}/`)), `${f.path} failed with ${f.code}: ${f.message}`).toBe(true);
+        }
+        expect(await viewOf(fs)).toEqual(view);
+        const lowerFinal = filesOf(await viewOf(lower, { dirVersions: false }));
+        for (const path of expected) expect(lowerFinal[path], `conflicting ${path} was overwritten`).toEqual(lowerAfter[path]);
+        for (const path of result.committed) expect(lowerFinal[path]).toEqual(filesOf(view)[path]);
+        expect((await fs.changes()).map((c) => c.path).sort()).toEqual([...expected, ...result.failed.map((f) => f.path)].sort());
+      }),
+      { numRuns: RUNS * 2 },
+    );
+  });
+
+  it('discard of everything gives back exactly the lower', async () => {
+    await fc.assert(
+      fc.asyncProperty(lowerTreeArb, opsArb, async (tree, ops) => {
+        const lower = createMemoryFs({ files: tree });
+        const fs = await createOverlayFs({ lower });
+        for (const op of ops) await runOp(fs, op);
+        await fs.discard();
+        expect(await fs.changes()).toEqual([]);
+        expect(await viewOf(fs)).toEqual(await viewOf(lower));
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('partial commit and discard leave the rest of the view as it was', async () => {
+    await fc.assert(
+      fc.asyncProperty(lowerTreeArb, opsArb, fc.constantFrom('/d', '/a', '/e/g', '/n', '/l'), fc.boolean(), async (tree, ops, sel, commit) => {
+        const lower = createMemoryFs({ files: tree });
+        const fs = await createOverlayFs({ lower });
+        for (const op of ops) await runOp(fs, op);
+        const view = await viewOf(fs);
+        const root = (await fs.resolve(sel)).targetKey;
+        const selected = (key: string) => key === root || key.startsWith(`${root}/`);
+        const keyOf = new Map<string, string>();
+        for (const path of Object.keys(view)) keyOf.set(path, (await fs.resolve(path)).targetKey);
+        const outside = (await fs.changes()).filter((c) => !selected(c.path));
+        if (commit) await fs.commit([sel]);
+        else await fs.discard([sel]);
+        expect(await fs.changes()).toEqual(outside);
+        const now = await viewOf(fs);
+        const lowerView = await viewOf(lower);
+        for (const [path, entry] of Object.entries(view)) {
+          if (entry.type !== 'file') continue;
+          // Committed or not selected: as before. Discarded: as in the lower.
+          const want = commit || !selected(keyOf.get(path)!) ? entry : lowerView[path];
+          expect(now[path], path).toEqual(want);
+        }
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('an overlay reopened from its upper shows the same view and changes', async () => {
+    await fc.assert(
+      fc.asyncProperty(lowerTreeArb, opsArb, async (tree, ops) => {
+        const lower = createMemoryFs({ files: tree });
+        const upper = createMemoryFs();
+        const fs = await createOverlayFs({ lower, upper });
+        for (const op of ops) await runOp(fs, op);
+        const reopened = await createOverlayFs({ lower, upper });
+        expect(await viewOf(reopened)).toEqual(await viewOf(fs));
+        expect(await reopened.changes()).toEqual(await fs.changes());
+      }),
+      { numRuns: RUNS },
+    );
+  });
+
+  it('an overlay reopened from its state directory shows the same view and changes', async () => {
+    const base = await mkdtemp(join(tmpdir(), 'dsh-overlay-prop-'));
+    let n = 0;
+    try {
+      await fc.assert(
+        fc.asyncProperty(lowerTreeArb, opsArb, async (tree, ops) => {
+          const stateDir = join(base, String(n++));
+          const lower = createMemoryFs({ files: tree });
+          const fs = await createOverlayFs({ lower, stateDir });
+          for (const op of ops) await runOp(fs, op);
+          const reopened = await createOverlayFs({ lower, stateDir });
+          expect(await viewOf(reopened)).toEqual(await viewOf(fs));
+          expect(await reopened.changes()).toEqual(await fs.changes());
+        }),
+        { numRuns: Math.max(5, Math.round(RUNS / 4)) },
+      );
+    } finally {
+      await rm(base, { recursive: true, force: true });
+    }
+  });
+});
