@@ -8,6 +8,7 @@ export const DEFAULT_NUM_RUNS = 40;
 
 export interface Settings {
   readonly numRuns: number;
+  readonly shrink: boolean;
   readonly seed?: number;
   readonly path?: string;
 }
@@ -19,7 +20,8 @@ export function resolveSettings(options: ConformanceOptions = {}): Settings {
   if (!Number.isSafeInteger(numRuns) || numRuns < 1) throw new RangeError(`numRuns must be a positive integer, got ${numRuns}`);
   const seed = options.seed ?? parseInteger(env.DSH_FS_CONFORMANCE_SEED, 'DSH_FS_CONFORMANCE_SEED');
   const path = options.path ?? (env.DSH_FS_CONFORMANCE_PATH || undefined);
-  return { numRuns, ...(seed === undefined ? {} : { seed }), ...(path === undefined ? {} : { path }) };
+  const shrink = options.shrink ?? !['0', 'false', 'no'].includes((env.DSH_FS_CONFORMANCE_SHRINK ?? '').trim().toLowerCase());
+  return { numRuns, shrink, ...(seed === undefined ? {} : { seed }), ...(path === undefined ? {} : { path }) };
 }
 
 function parseInteger(raw: string | undefined, name: string): number | undefined {
@@ -66,6 +68,7 @@ export class RuleContext {
         ...(this.settings.seed === undefined ? {} : { seed: this.settings.seed }),
         ...(this.settings.path === undefined ? {} : { path: this.settings.path }),
         includeErrorInReport: true,
+        ...(this.settings.shrink ? {} : { endOnFailure: true }),
       });
     } catch (err) {
       throw labelled(label, err);

@@ -57,6 +57,11 @@ export interface ConformanceOptions {
   readonly seed?: number;
   /** fast-check path printed with a failure, used with `seed` to replay it. Or `DSH_FS_CONFORMANCE_PATH`. */
   readonly path?: string;
+  /**
+   * Shrink a failing case to a minimal one (default true). False stops at the first failure,
+   * which is faster when only pass/fail matters. Or `DSH_FS_CONFORMANCE_SHRINK=0`.
+   */
+  readonly shrink?: boolean;
   /** Rule ids not to run (reported as skipped). */
   readonly skip?: readonly string[];
   /** Per-rule timeout for `describeConformance`, in milliseconds. Default 120000. */

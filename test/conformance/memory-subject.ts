@@ -1,10 +1,10 @@
 import { posix } from 'node:path';
-import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
+import type { Volume } from 'memfs';
+import { createMemoryFs } from '../../src/backends/memory/index.js';
 import type { ConformanceSubject } from '../../src/conformance/index.js';
 
-/** The memory provider as a conformance subject; out-of-band changes go straight to its Volume. */
-export function memorySubject(fs: MemoryFileSystem = createMemoryFs({ files: { '/work': null } }), base = '/work'): ConformanceSubject {
-  const vol = fs.provider.volume;
+/** Out-of-band and setup hooks that act on a memfs Volume directly, behind the seam's back. */
+export function volumeHooks(vol: Volume): Pick<ConformanceSubject, 'outOfBand' | 'setup' | 'capabilities'> {
   const lstat = (path: string) => {
     try {
       return vol.lstatSync(path);
@@ -13,8 +13,6 @@ export function memorySubject(fs: MemoryFileSystem = createMemoryFs({ files: { '
     }
   };
   return {
-    fs,
-    base,
     outOfBand: {
       async writeBytes(path, bytes, options) {
         vol.mkdirSync(posix.dirname(path), { recursive: true });
@@ -41,4 +39,10 @@ export function memorySubject(fs: MemoryFileSystem = createMemoryFs({ files: { '
     },
     capabilities: { symlinks: true },
   };
+}
+
+/** The memory provider as a conformance subject. */
+export function memorySubject(): ConformanceSubject {
+  const fs = createMemoryFs({ files: { '/work': null } });
+  return { fs, base: '/work', ...volumeHooks(fs.provider.volume) };
 }

@@ -118,6 +118,12 @@ export const editRules: Rule[] = [
         .array(fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...DOLLAR_PATTERNS) }, { weight: 1, arbitrary: wordArb }), { minLength: 1, maxLength: 5 })
         .map((p) => p.join(''));
       const plainArb = bodyTextArb.map((t) => t.replaceAll('@@', '@'));
+      await ctx.example('every $ pattern', async () => {
+        const { target } = await seedFile(fs, `${ctx.dir()}/f.txt`, 'left (x) right\n');
+        const newString = "$& $$ $` $' $1 $<n> $";
+        await fs.editText(target, { oldString: '(x)', newString });
+        equal((await fs.readText(target)).text, `left ${newString} right\n`, 'new_string written as-is');
+      });
       await ctx.check(
         '$ patterns in new_string',
         fc.asyncProperty(plainArb, plainArb, dollarArb, fc.boolean(), async (before, after, newString, twice) => {

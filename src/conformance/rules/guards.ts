@@ -119,6 +119,17 @@ export const guardRules: Rule[] = [
         alias: fc.nat(),
         group: fc.nat(2),
       });
+      await ctx.example('two guarded writes started in the same tick', async () => {
+        const { target, version } = await seedFile(fs, `${ctx.dir()}/f.txt`, 'base\n');
+        const guard: FsWriteIntent = { kind: 'replaceIfVersion', version };
+        const results = await Promise.allSettled([fs.writeText(target, 'first\n', guard), fs.writeText(target, 'second\n', guard)]);
+        const summary = describeSettled(results, ['first', 'second']);
+        equal(results.filter((r) => r.status === 'fulfilled').length, 1, `exactly one must win (${summary})`);
+        const loser = results.find((r) => r.status === 'rejected');
+        ok(loser && isFsErrorLike(loser.reason) && loser.reason.code === 'FS_STALE_VERSION', `the loser must get FS_STALE_VERSION (${summary})`);
+        const winner = results[0]!.status === 'fulfilled' ? 'first\n' : 'second\n';
+        equal((await fs.readText(target)).text, winner, `the file must hold the winner's content (${summary})`);
+      });
       await ctx.check(
         'racing guarded writes, edits and removes',
         fc.asyncProperty(fc.scheduler(), fc.array(opArb, { minLength: 2, maxLength: 5 }), fc.boolean(), async (s, ops, crlf) => {

@@ -56,6 +56,16 @@ export const textRules: Rule[] = [
     title: "inserted line breaks take the matched region's line ending",
     async run(ctx) {
       const { fs } = ctx;
+      await ctx.example('a mixed-ending file', async () => {
+        const { target } = await seedFile(fs, `${ctx.dir()}/f.txt`, 'a\r\nb @K@\r\nc\nd @L@\ne\r\n');
+        await fs.editText(target, { oldString: '@K@', newString: 'one\ntwo' });
+        await fs.editText(target, { oldString: '@L@', newString: 'three\r\nfour' });
+        equal(
+          (await fs.readText(target)).text,
+          'a\r\nb one\r\ntwo\r\nc\nd three\nfour\ne\r\n',
+          'new lines take CRLF in a CRLF line and LF in an LF line; untouched lines keep theirs',
+        );
+      });
       await ctx.check(
         'multi-line new_string in LF, CRLF and mixed files',
         fc.asyncProperty(markedLinesArb, fc.nat(), fc.constantFrom('\n', '\r\n'), lineArb, async (l, at, newEol, tail) => {
