@@ -60,7 +60,9 @@ export function applyEdit(text: string, oldString: string, newString: string, re
     const eol = regionEol(view, s, s + oldN.length);
     const replacement = eol === '\n' ? newN : newN.replaceAll('\n', '\r\n');
     parts.push(kept, replacement);
-    ranges.push({ start: line, end: line + newBreaks });
+    // A replacement ending in a line break ends on the line before the next untouched one.
+    const endsWithBreak = newBreaks > 0 && newN.endsWith('\n');
+    ranges.push({ start: line, end: line + newBreaks - (endsWithBreak ? 1 : 0) });
     line += newBreaks;
     cursor = to;
   }

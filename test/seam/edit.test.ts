@@ -103,6 +103,7 @@ describe('applyEdit', () => {
     const r = ok(applyEdit('a\rb\nc', 'c', 'C'));
     expect(r.text).toBe('a\rb\nC');
     expect(r.lines).toEqual([{ start: 2, end: 2 }]);
+    expect(ok(applyEdit('A\nB\nC\n', 'B\n', 'B1\nB2\n')).lines).toEqual([{ start: 2, end: 3 }]);
     expect(ok(applyEdit('a\rb', 'a\rb', 'z')).text).toBe('z');
   });
 
@@ -114,7 +115,8 @@ describe('applyEdit', () => {
         const lines = r.text.split('\n');
         for (const range of r.lines) {
           expect(range.start).toBeGreaterThanOrEqual(1);
-          expect(range.end - range.start).toBe((rep.match(/\n/g) ?? []).length);
+          const breaks = (rep.match(/\n/g) ?? []).length;
+          expect(range.end - range.start).toBe(breaks > 0 && rep.endsWith('\n') ? breaks - 1 : breaks);
           expect(range.end).toBeLessThanOrEqual(lines.length);
         }
         expect(r.lines.length).toBe(r.replacements);
