@@ -1,4 +1,4 @@
-import { hash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { FsVersion } from './types.js';
 
 /**
@@ -7,4 +7,19 @@ import { FsVersion } from './types.js';
  */
 export function contentVersion(bytes: Uint8Array): FsVersion {
   return FsVersion(`sha256:${hash('sha256', bytes, 'base64url')}`);
+}
+
+export interface ContentHasher {
+  update(chunk: Uint8Array): void;
+  /** The same version `contentVersion` gives for the concatenation of every chunk. */
+  digest(): FsVersion;
+}
+
+/** Incremental `contentVersion`, so a provider can version a large file without holding it in memory. */
+export function contentHasher(): ContentHasher {
+  const h = createHash('sha256');
+  return {
+    update: (chunk) => void h.update(chunk),
+    digest: () => FsVersion(`sha256:${h.digest('base64url')}`),
+  };
 }
