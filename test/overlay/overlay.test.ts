@@ -397,6 +397,8 @@ describe('createOverlayFs arguments', () => {
     const lower = createMemoryFs();
     expect(await codeOf(createOverlayFs({ lower: {} as MemoryFileSystem }))).toBe('FS_INVALID_ARGUMENT');
     expect(await codeOf(createOverlayFs({ lower, upper: createMemoryFs(), stateDir: '/tmp/x' }))).toBe('FS_INVALID_ARGUMENT');
+    expect(await codeOf(createOverlayFs({ lower, upper: lower }))).toBe('FS_INVALID_ARGUMENT');
+    expect(await codeOf(createOverlayFs({ lower, stateDir: '' }))).toBe('FS_INVALID_ARGUMENT');
   });
 
   it('keeps cwd and root of the lower', async () => {

@@ -67,6 +67,9 @@ describe('overlay persistence in a state directory', () => {
     expect(await reopened.changes()).toEqual(await live.changes());
     expect(await reopened.diff()).toBe(await live.diff());
     expect(await viewOf(reopened)).toHaveProperty('/empty');
+    const a = await live.resolve('/src/a.ts');
+    expect((await reopened.stat(a))?.mtimeMs).toBe((await live.stat(a))?.mtimeMs);
+    expect((await live.stat(a))?.mtimeMs).toBeGreaterThan(0);
   });
 
   it('writes a versioned state document and content-addressed blobs, with no temp files left', async () => {

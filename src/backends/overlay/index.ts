@@ -67,6 +67,7 @@ export async function createOverlayFs(options: OverlayFsOptions): Promise<Overla
   const { lower, upper, stateDir } = options;
   if (!isFileSystem(lower)) throw new FsError('FS_INVALID_ARGUMENT', 'lower must be a FileSystem');
   if (upper !== undefined && !isFileSystem(upper)) throw new FsError('FS_INVALID_ARGUMENT', 'upper must be a FileSystem');
+  if (upper === lower) throw new FsError('FS_INVALID_ARGUMENT', 'upper must not be the lower filesystem: the lower is only written by commit');
   if (upper !== undefined && stateDir !== undefined) {
     throw new FsError('FS_INVALID_ARGUMENT', 'give either upper or stateDir, not both');
   }

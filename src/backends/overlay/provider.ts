@@ -18,7 +18,7 @@ import {
   type FsProvider,
   type FsTarget,
 } from '../../seam/index.js';
-import type { UpperEntry, UpperState } from './state.js';
+import type { UpperEntry, UpperFile, UpperState } from './state.js';
 
 /** Held (after the target's own lock) by anything that adds files or directories to the tree. */
 export const TREE_LOCK = '';
@@ -100,25 +100,27 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     const entries = state.entries;
     const out: FsDirEntry[] = [];
     const seen = new Set<string>();
-    const entryFor = (name: string, childKey: string, file: Uint8Array | undefined, type: FsDirEntry['type']): FsDirEntry => ({
+    const entryFor = (name: string, childKey: string, file: UpperFile | undefined): FsDirEntry => ({
       name,
-      type,
+      type: file ? 'file' : 'directory',
       target: { targetKey: FsTargetKey(childKey), displayPath: posix.join(target.displayPath, name) },
-      ...(file ? { size: file.byteLength } : {}),
+      ...(file ? { size: file.bytes.byteLength, mtimeMs: file.mtimeMs } : {}),
     });
 
     for (const e of lowerEntries) {
       seen.add(e.name);
       const childKey = posix.join(key, e.name);
       const child = entries.get(childKey);
-      if (child?.kind === 'file') out.push(entryFor(e.name, childKey, child.bytes, 'file'));
-      else if (state.dirs.has(childKey)) out.push(entryFor(e.name, childKey, undefined, 'directory'));
+      if (child?.kind === 'file') out.push(entryFor(e.name, childKey, child));
+      else if (state.dirs.has(childKey)) out.push(entryFor(e.name, childKey, undefined));
       else if (child) continue; // whited out
       else if (e.target.targetKey !== childKey) {
         // A lower symlink: its type is whatever the view holds at the link's target.
         const linked = entries.get(e.target.targetKey);
         const display = { ...e.target, displayPath: posix.join(target.displayPath, e.name) };
-        if (linked?.kind === 'file') out.push({ name: e.name, type: 'file', target: display, size: linked.bytes.byteLength });
+        if (linked?.kind === 'file') {
+          out.push({ name: e.name, type: 'file', target: display, size: linked.bytes.byteLength, mtimeMs: linked.mtimeMs });
+        }
         else if (state.dirs.has(e.target.targetKey)) out.push({ name: e.name, type: 'directory', target: display });
         else if (linked) out.push({ name: e.name, type: 'other', target: display });
         else out.push({ ...e, target: display });
@@ -131,7 +133,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       const name = childKey.slice(prefix.length);
       if (!seen.has(name)) {
         seen.add(name);
-        out.push(entryFor(name, childKey, child.bytes, 'file'));
+        out.push(entryFor(name, childKey, child));
       }
     }
     for (const dir of state.dirs) {
@@ -139,7 +141,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       const name = dir.slice(prefix.length);
       if (!seen.has(name)) {
         seen.add(name);
-        out.push(entryFor(name, dir, undefined, 'directory'));
+        out.push(entryFor(name, dir, undefined));
       }
     }
     throwIfAborted(signal, what);
@@ -157,7 +159,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     async stat(target, { signal }): Promise<FsInfo | undefined> {
       const key = target.targetKey;
       const entry = state.entries.get(key);
-      if (entry?.kind === 'file') return { type: 'file', version: entry.version, size: entry.bytes.byteLength };
+      if (entry?.kind === 'file') return { type: 'file', version: entry.version, size: entry.bytes.byteLength, mtimeMs: entry.mtimeMs };
       if (state.dirs.has(key)) return { type: 'directory', version: await mergedDirVersion(target, signal) };
       if (entry) return undefined;
       const info = await lowerStat(lower, target, signal);
@@ -212,7 +214,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
         }
         const version = contentVersion(bytes);
         const base = view.entry ? view.entry.base : view.lowerCurrent?.version;
-        await state.apply({ entries: [[key, { kind: 'file', bytes, version, base }]], addDirs });
+        await state.apply({ entries: [[key, { kind: 'file', bytes, version, mtimeMs: Date.now(), base }]], addDirs });
         return { version, created };
       };
       return lock.run(key, async () => {

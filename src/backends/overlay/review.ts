@@ -211,8 +211,8 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     // Concurrently, so a persistent upper saves them as one state document.
     await Promise.all(keys.map((key) => lock.run(key, () => state.apply({ entries: [[key, undefined]] }))));
     await lock.run(TREE_LOCK, async () => {
-      const candidate = (dir: string) => paths === undefined || selected(dir) || keys.some((k) => isWithin(dir, k));
-      const drop = [...state.dirs].filter((dir) => candidate(dir) && !holdsFiles(dir));
+      // Directories the overlay made at or beneath the selection go too; those above it stay.
+      const drop = [...state.dirs].filter((dir) => selected(dir) && !holdsFiles(dir));
       if (drop.length > 0) await state.apply({ dropDirs: drop });
     });
     if (paths === undefined) await state.sweep();

@@ -7,6 +7,8 @@ export interface UpperFile {
   readonly kind: 'file';
   readonly bytes: Uint8Array;
   readonly version: FsVersion;
+  /** When the overlay last wrote it (informational, like any mtime). */
+  readonly mtimeMs: number;
   /** Undefined when the lower had no file there. */
   readonly base: FsVersion | undefined;
 }
@@ -35,7 +37,12 @@ interface StateDocument {
   readonly version: typeof STATE_FORMAT_VERSION;
   /** The lower's root target key; a state is only reopened over the same root. */
   readonly root: string;
-  readonly entries: ReadonlyArray<{ readonly path: string; readonly base: string | null; readonly blob: string | null }>;
+  readonly entries: ReadonlyArray<{
+    readonly path: string;
+    readonly base: string | null;
+    readonly blob: string | null;
+    readonly mtimeMs?: number;
+  }>;
   readonly dirs: readonly string[];
 }
 
@@ -164,6 +171,7 @@ export class UpperState {
           path,
           base: e.base ?? null,
           blob: e.kind === 'file' ? this.#blobId(e.bytes) : null,
+          ...(e.kind === 'file' ? { mtimeMs: e.mtimeMs } : {}),
         })),
       dirs: [...dirs].sort(compareNames),
     };
@@ -202,7 +210,7 @@ export class UpperState {
         }
         this.#ids.set(bytes, id);
         blobs.add(id);
-        entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), base });
+        entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base });
       }
       if (missing !== undefined) {
         if (attempt < 5) continue;
@@ -238,14 +246,15 @@ function parseDocument(raw: Uint8Array, where: string): StateDocument {
   if (d.version !== STATE_FORMAT_VERSION) throw bad(`unsupported format version ${String(d.version)}`);
   if (typeof d.root !== 'string' || !Array.isArray(d.entries) || !Array.isArray(d.dirs)) throw bad('missing fields');
   for (const e of d.entries as unknown[]) {
-    const x = e as { path?: unknown; base?: unknown; blob?: unknown } | null;
+    const x = e as { path?: unknown; base?: unknown; blob?: unknown; mtimeMs?: unknown } | null;
     if (
       typeof x !== 'object' ||
       x === null ||
       typeof x.path !== 'string' ||
       !x.path.startsWith('/') ||
       !(x.base === null || typeof x.base === 'string') ||
-      !(x.blob === null || typeof x.blob === 'string')
+      !(x.blob === null || typeof x.blob === 'string') ||
+      !(x.mtimeMs === undefined || typeof x.mtimeMs === 'number')
     ) {
       throw bad(`bad entry ${JSON.stringify(e)}`);
     }

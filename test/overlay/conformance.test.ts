@@ -1,0 +1,148 @@
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, readFile, realpath, rm, stat, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join, posix } from 'node:path';
+import type { Volume } from 'memfs';
+import { createLocalFs } from '../../src/backends/local/index.js';
+import { createMemoryFs } from '../../src/backends/memory/index.js';
+import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
+import { describeConformance, type ConformanceSubject, type OutOfBandHooks, type SetupHooks } from '../../src/conformance/index.js';
+import { isFsError } from '../../src/seam/index.js';
+
+/**
+ * For an overlay, "outside the seam" is the lower: another process edits the real files. A change
+ * there is seen at once for every path the overlay has not touched. For a path it has touched,
+ * the overlay's own copy wins (that is copy-on-write) and the lower's change surfaces as a
+ * conflict at commit. The suite's out-of-band rules change files it first wrote through the seam,
+ * so these hooks model "the real file changed and the sandbox let go of its copy": discard that
+ * path in the overlay, then change the lower.
+ */
+function overlayHooks(fs: OverlayFileSystem, lower: Required<OutOfBandHooks>): OutOfBandHooks {
+  const letGo = async (path: string) => {
+    try {
+      await fs.discard([path]);
+    } catch (err) {
+      // Paths outside the overlay's root (the suite's "outside" files) have nothing to let go of.
+      if (!isFsError(err, 'FS_OUTSIDE_ROOT')) throw err;
+    }
+  };
+  return {
+    async writeBytes(path, bytes, options) {
+      await letGo(path);
+      await lower.writeBytes(path, bytes, options);
+    },
+    async remove(path) {
+      const below = await lower.readBytes(path);
+      await letGo(path);
+      if (below !== undefined) await lower.remove(path);
+    },
+    readBytes: (path) => lower.readBytes(path),
+  };
+}
+
+function volumeHooks(vol: Volume): { outOfBand: Required<OutOfBandHooks>; setup: SetupHooks } {
+  const lstat = (path: string) => {
+    try {
+      return vol.lstatSync(path);
+    } catch {
+      return undefined;
+    }
+  };
+  return {
+    outOfBand: {
+      async writeBytes(path, bytes, options) {
+        vol.mkdirSync(posix.dirname(path), { recursive: true });
+        const before = options?.keepMtime ? lstat(path) : undefined;
+        vol.writeFileSync(path, Buffer.from(bytes));
+        if (before) vol.utimesSync(path, before.atime, before.mtime);
+      },
+      async remove(path) {
+        vol.unlinkSync(path);
+      },
+      async readBytes(path) {
+        const st = lstat(path);
+        return st?.isFile() ? new Uint8Array(vol.readFileSync(path) as Buffer) : undefined;
+      },
+    },
+    setup: {
+      async mkdir(path) {
+        vol.mkdirSync(path, { recursive: true });
+      },
+      async symlink(target, path) {
+        vol.mkdirSync(posix.dirname(path), { recursive: true });
+        vol.symlinkSync(target, path);
+      },
+    },
+  };
+}
+
+const hostHooks: { outOfBand: Required<OutOfBandHooks>; setup: SetupHooks } = {
+  outOfBand: {
+    async writeBytes(path, bytes, options) {
+      const before = options?.keepMtime ? await stat(path).catch(() => undefined) : undefined;
+      await mkdir(dirname(path), { recursive: true });
+      await writeFile(path, bytes);
+      if (before) await utimes(path, before.atime, before.mtime);
+    },
+    remove: (path) => unlink(path),
+    async readBytes(path) {
+      const buf = await readFile(path).catch(() => undefined);
+      return buf === undefined ? undefined : new Uint8Array(buf);
+    },
+  },
+  setup: {
+    mkdir: async (path) => void (await mkdir(path, { recursive: true })),
+    async symlink(target, path) {
+      await mkdir(dirname(path), { recursive: true });
+      await symlink(target, path);
+    },
+    async mkfifo(path) {
+      // The directory may so far exist only in the overlay.
+      await mkdir(dirname(path), { recursive: true });
+      execFileSync('mkfifo', [path]);
+    },
+  },
+};
+
+const hasMkfifo = (() => {
+  try {
+    execFileSync('mkfifo', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+describeConformance('overlay over memory', async (): Promise<ConformanceSubject> => {
+  const lower = createMemoryFs({ files: { '/work': null } });
+  const fs = await createOverlayFs({ lower });
+  const hooks = volumeHooks(lower.provider.volume);
+  return { fs, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true } };
+});
+
+describeConformance('overlay over memory, upper saved in a filesystem', async (): Promise<ConformanceSubject> => {
+  const lower = createMemoryFs({ files: { '/work': null } });
+  const fs = await createOverlayFs({ lower, upper: createMemoryFs() });
+  const hooks = volumeHooks(lower.provider.volume);
+  return { fs, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true } };
+});
+
+describeConformance('overlay over local', async (): Promise<ConformanceSubject> => {
+  const area = await realpath(await mkdtemp(join(tmpdir(), 'dsh-fs-overlay-')));
+  const root = join(area, 'root');
+  const outsideDir = join(area, 'outside');
+  await mkdir(join(root, 'work'), { recursive: true });
+  await mkdir(outsideDir);
+  const lower = createLocalFs({ root });
+  const fs = await createOverlayFs({ lower });
+  const setup: SetupHooks = hasMkfifo ? hostHooks.setup : { mkdir: hostHooks.setup.mkdir!, symlink: hostHooks.setup.symlink! };
+  return {
+    fs,
+    base: join(root, 'work'),
+    outsideDir,
+    outOfBand: overlayHooks(fs, hostHooks.outOfBand),
+    setup,
+    capabilities: { symlinks: true },
+    cleanup: () => rm(area, { recursive: true, force: true }),
+  };
+});
