@@ -369,6 +369,38 @@ describe('changes, diff, commit, discard', () => {
     expect(result.failed.map((c) => [c.path, c.code])).toEqual([['/a/b', 'FS_NOT_DIRECTORY']]);
   });
 
+  it('a path that now leads elsewhere in the lower is a conflict', async () => {
+    const { lower, fs } = await setup({ '/d/f': 'old', '/e': null });
+    await write(fs, '/d/f', 'new');
+    const vol = lower.provider.volume;
+    vol.unlinkSync('/d/f');
+    vol.rmdirSync('/d');
+    vol.symlinkSync('/e', '/d');
+    const result = await fs.commit();
+    expect(result.conflicts.map((c) => c.path)).toEqual(['/d/f']);
+    expect(result.conflicts[0]!.message).toMatch(/now leads to "\/e\/f"/);
+    expect(vol.readdirSync('/e')).toEqual([]);
+  });
+
+  it('an aborted commit stops with FS_ABORTED and commits nothing more', async () => {
+    const { lower, fs } = await scenario();
+    const controller = new AbortController();
+    const seen: string[] = [];
+    const err = await fs
+      .commit(undefined, {
+        signal: controller.signal,
+        onProgress: (p) => {
+          seen.push(p.path);
+          controller.abort();
+        },
+      })
+      .catch((e: unknown) => e);
+    expect(isFsError(err, 'FS_ABORTED')).toBe(true);
+    expect(seen).toEqual(['/docs/new.md']);
+    expect((await fs.changes()).map((c) => c.path)).toEqual(['/src/a.ts', '/src/b.ts']);
+    expect(await read(lower, '/src/a.ts')).toBe('one\ntwo\nthree\n');
+  });
+
   it('discard drops changes so those paths show the lower again', async () => {
     const { lower, fs } = await scenario();
     await fs.discard(['/src/b.ts']);

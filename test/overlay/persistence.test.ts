@@ -72,6 +72,18 @@ describe('overlay persistence in a state directory', () => {
     expect((await live.stat(a))?.mtimeMs).toBeGreaterThan(0);
   });
 
+  it('a second instance reviews a snapshot while the first keeps working', async () => {
+    const stateDir = await tempDir();
+    const lower = createMemoryFs({ files: seed });
+    const writer = await createOverlayFs({ lower, stateDir });
+    await populate(writer);
+    const reviewer = await createOverlayFs({ lower, stateDir });
+    const reviewed = await reviewer.diff();
+    await writer.writeText(await writer.resolve('/later.txt'), 'later\n');
+    expect(await reviewer.diff()).toBe(reviewed);
+    expect((await (await createOverlayFs({ lower, stateDir })).changes()).map((c) => c.path)).toContain('/later.txt');
+  });
+
   it('writes a versioned state document and content-addressed blobs, with no temp files left', async () => {
     const stateDir = await tempDir();
     const fs = await createOverlayFs({ lower: createMemoryFs({ files: seed }), stateDir });
