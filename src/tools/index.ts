@@ -70,3 +70,30 @@ export { createReadTool, readFooter, readWindow, renderRead, renderReadLine, typ
 export { createWriteTool, renderWrite, type WriteValue } from './write.js';
 export { createEditTool, renderEdit, type EditValue } from './edit.js';
 export { REMEDIES, withRemedy } from './errors.js';
+export {
+  DEFAULT_SEARCH_LIMITS,
+  compareNewestFirst,
+  createGlobSchema,
+  createGlobTool,
+  createGrepSchema,
+  createGrepTool,
+  createSearchTools,
+  globDescription,
+  globSchema,
+  grepDescription,
+  grepSchema,
+  includeProblem,
+  renderGlob,
+  renderGrep,
+  searchToolDefinitions,
+  searchToolLimits,
+  searchTools,
+  type GlobArgs,
+  type GlobValue,
+  type GrepArgs,
+  type GrepLine,
+  type GrepValue,
+  type SearchToolLimits,
+  type SearchToolSuite,
+  type SearchToolsOptions,
+} from './search.js';
