@@ -1,0 +1,107 @@
+import { closeSync, constants, openSync, readlinkSync, promises as fsp } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { posix } from 'node:path';
+import { FsError, isWithin } from '../../seam/index.js';
+
+/**
+ * How an opened directory is pinned and checked:
+ * - `proc` (Linux): the descriptor's real path is read back from `/proc/self/fd/N`, and every
+ *   child operation goes through `/proc/self/fd/N/<name>`, so it acts on the verified directory
+ *   object even if the path is swapped for a symlink a moment later (like openat/renameat).
+ * - `inode` (elsewhere): the descriptor's device and inode are compared with those of the
+ *   realpath of the directory; child operations then use the full path, which leaves a window.
+ */
+export type AnchorMode = 'proc' | 'inode';
+
+const O_NOFOLLOW = constants.O_NOFOLLOW;
+const O_DIRECTORY = constants.O_DIRECTORY;
+
+export const hardenedOpenSupported = (): boolean => typeof O_NOFOLLOW === 'number' && typeof O_DIRECTORY === 'number';
+
+let procProbe: boolean | undefined;
+
+/** Whether `/proc/self/fd` reports real paths of descriptors here (checked once per process). */
+export function procAnchoringAvailable(): boolean {
+  if (procProbe !== undefined) return procProbe;
+  procProbe = false;
+  if (process.platform !== 'linux' || !hardenedOpenSupported()) return procProbe;
+  let fd: number | undefined;
+  try {
+    fd = openSync('/', constants.O_RDONLY | O_DIRECTORY);
+    procProbe = readlinkSync(`/proc/self/fd/${fd}`) === '/';
+  } catch {
+    procProbe = false;
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+  }
+  return procProbe;
+}
+
+/** Raised inside the provider when the path of a target no longer leads where it did at resolve time. */
+export class Moved extends Error {
+  constructor(readonly key: string) {
+    super(`"${key}" changed while in use`);
+  }
+}
+
+/** A verified, open directory inside the root. */
+export class DirAnchor {
+  constructor(
+    readonly handle: FileHandle,
+    /** The directory's real path when it was verified. */
+    readonly path: string,
+    readonly mode: AnchorMode,
+  ) {}
+
+  /** The path through which to operate on the entry `name` of this directory. */
+  child(name: string): string {
+    return this.mode === 'proc' ? `/proc/self/fd/${this.handle.fd}/${name}` : posix.join(this.path, name);
+  }
+
+  /** The path through which to operate on the directory itself (readdir). */
+  get self(): string {
+    return this.mode === 'proc' ? `/proc/self/fd/${this.handle.fd}` : this.path;
+  }
+
+  close(): Promise<void> {
+    return this.handle.close().catch(() => undefined);
+  }
+}
+
+/**
+ * Opens the directory at the real path `dir` and proves that the descriptor is that directory.
+ * A descriptor that landed outside `root` (an ancestor was swapped for a symlink) is refused with
+ * FS_OUTSIDE_ROOT before anything is done through it; one that landed elsewhere inside the root
+ * raises Moved so the caller can resolve again. Node errors (ENOENT, ENOTDIR, EACCES) propagate.
+ */
+export async function openDir(dir: string, root: string, mode: AnchorMode): Promise<DirAnchor> {
+  const handle = await fsp.open(dir, constants.O_RDONLY | O_DIRECTORY);
+  try {
+    const actual = mode === 'proc' ? await fsp.readlink(`/proc/self/fd/${handle.fd}`) : await inodeCheck(handle, dir);
+    if (actual !== dir) {
+      if (actual.endsWith(' (deleted)') && actual.slice(0, -' (deleted)'.length) === dir) {
+        throw Object.assign(new Error(`directory "${dir}" was removed`), { code: 'ENOENT' });
+      }
+      if (!isWithin(root, actual)) {
+        throw new FsError('FS_OUTSIDE_ROOT', `"${dir}" now leads to "${actual}", which is outside the root "${root}"`);
+      }
+      throw new Moved(dir);
+    }
+    return new DirAnchor(handle, dir, mode);
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Portable check: the descriptor and the realpath of `dir` must be the same inode. */
+async function inodeCheck(handle: FileHandle, dir: string): Promise<string> {
+  const opened = await handle.stat({ bigint: true });
+  const real = await fsp.realpath(dir);
+  const named = await fsp.stat(real, { bigint: true });
+  if (named.dev !== opened.dev || named.ino !== opened.ino) {
+    // The path now names another directory: where the descriptor really is cannot be known here.
+    return real === dir ? `${dir}\0` : real;
+  }
+  return real;
+}

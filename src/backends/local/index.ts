@@ -1,0 +1,44 @@
+import { createFs, type FileSystem } from '../../seam/index.js';
+import { createLocalProvider, type LocalProvider, type LocalProviderOptions, type SweepOptions } from './provider.js';
+
+export {
+  createLocalProvider,
+  isTempName,
+  TEMP_NAME_PATTERN,
+  type LocalProvider,
+  type LocalProviderOptions,
+  type SweepOptions,
+} from './provider.js';
+export { procAnchoringAvailable, type AnchorMode } from './anchor.js';
+export {
+  VersionCache,
+  isRacilyClean,
+  sameTuple,
+  DEFAULT_RACY_WINDOW_NS,
+  type StatTuple,
+  type VersionCacheOptions,
+} from './version-cache.js';
+
+export interface LocalFsOptions extends LocalProviderOptions {
+  /** Largest file readText/streamText/editText will load, in bytes (default 256 MiB). */
+  readonly maxTextBytes?: number;
+}
+
+export interface LocalFileSystem extends FileSystem {
+  /** The canonical (realpath) root; every path the filesystem accepts lies beneath it. */
+  readonly root: string;
+  readonly provider: LocalProvider;
+  /** Removes this provider's own stale temp files under the root (see LocalProvider.sweepTemps). */
+  sweepTemps(options?: SweepOptions): Promise<string[]>;
+}
+
+/** A filesystem on local disk, confined to `root`, with atomic durable writes and content versions. */
+export function createLocalFs(options: LocalFsOptions): LocalFileSystem {
+  const provider = createLocalProvider(options);
+  const fs = createFs(provider, options.maxTextBytes === undefined ? {} : { maxTextBytes: options.maxTextBytes });
+  return Object.assign(fs, {
+    root: provider.root,
+    provider,
+    sweepTemps: (sweep?: SweepOptions) => provider.sweepTemps(sweep),
+  });
+}

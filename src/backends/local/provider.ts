@@ -1,0 +1,743 @@
+import { randomBytes } from 'node:crypto';
+import { constants, realpathSync, statSync, promises as fsp, type BigIntStats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { posix, resolve as resolveNative } from 'node:path';
+import {
+  FsError,
+  FsTargetKey,
+  FsVersion,
+  KeyedMutex,
+  canonicalPath,
+  checkWriteIntent,
+  compareNames,
+  contentVersion,
+  isWithin,
+  resolveLinks,
+  throwIfAborted,
+  toFsError,
+  type FsCurrent,
+  type FsDirEntry,
+  type FsInfo,
+  type FsProvider,
+  type FsTarget,
+  type FsVersion as FsVersionType,
+  type FsWriteIntent,
+  type LinkReader,
+  type NodeKind,
+} from '../../seam/index.js';
+import { DirAnchor, Moved, hardenedOpenSupported, openDir, procAnchoringAvailable, type AnchorMode } from './anchor.js';
+import { MAX_BUFFER, hashBounded, readBounded } from './io.js';
+import { VersionCache, isRacilyClean, sameTuple, wallClockNs } from './version-cache.js';
+
+export interface LocalProviderOptions {
+  /** The directory everything is confined to. Made absolute and canonicalised (realpath) once, here. */
+  readonly root: string;
+  /** Default directory for relative paths: absolute inside the root, or relative to it (default: the root). */
+  readonly cwd?: string;
+  /**
+   * fsync the temp file before the rename and the directory after it (default true). Without it,
+   * writes stay atomic for readers but a power loss may lose the latest ones.
+   */
+  readonly durable?: boolean;
+  /** Descriptor verification: `proc` (Linux), `inode` (portable fallback), or `auto` (default). */
+  readonly anchoring?: 'auto' | AnchorMode;
+  /** See VersionCache: how recent a timestamp must be for a cached version to be distrusted (default 2000). */
+  readonly racyWindowMs?: number;
+  /** Wall clock in nanoseconds since the epoch (tests inject one). */
+  readonly clock?: () => bigint;
+}
+
+export interface SweepOptions {
+  /** Only temp files whose mtime is older than this are removed (default 10 minutes). */
+  readonly olderThanMs?: number;
+}
+
+export interface LocalProvider extends FsProvider {
+  readonly root: string;
+  readonly cwd: string;
+  readonly anchoring: AnchorMode;
+  readonly durable: boolean;
+  /**
+   * Removes temp files of this provider's own naming pattern (left by a process killed mid-write)
+   * anywhere under the root; never any other file. Returns the real paths removed.
+   */
+  sweepTemps(options?: SweepOptions): Promise<string[]>;
+}
+
+/** `.<up to 64 bytes of the target name>.<32 hex digits>.dsh-tmp`, in the target's directory. */
+export const TEMP_NAME_PATTERN = /^\..*\.[0-9a-f]{32}\.dsh-tmp$/s;
+const TEMP_SUFFIX = '.dsh-tmp';
+const TEMP_PREFIX_BYTES = 64;
+const MAX_REDIRECTS = 4;
+const READ_ATTEMPTS = 3;
+/** A file may grow this much beyond its fstat size while it is hashed before it counts as changing. */
+const HASH_SLACK = 64 * 1024 * 1024;
+
+const O_NOFOLLOW = constants.O_NOFOLLOW;
+const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
+const O_NOCTTY = constants.O_NOCTTY ?? 0;
+const LEAF_READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
+const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
+
+export function isTempName(name: string): boolean {
+  return name.endsWith(TEMP_SUFFIX) && TEMP_NAME_PATTERN.test(name);
+}
+
+export function tempName(target: string): string {
+  let prefix = '';
+  let bytes = 0;
+  for (const ch of target) {
+    bytes += Buffer.byteLength(ch);
+    if (bytes > TEMP_PREFIX_BYTES) break;
+    prefix += ch;
+  }
+  return `.${prefix}.${randomBytes(16).toString('hex')}${TEMP_SUFFIX}`;
+}
+
+/** A provider for a directory on local disk, confined to it, with atomic durable writes. */
+export function createLocalProvider(options: LocalProviderOptions): LocalProvider {
+  if (typeof options !== 'object' || options === null || typeof options.root !== 'string' || options.root === '') {
+    throw new FsError('FS_INVALID_ARGUMENT', 'createLocalProvider needs a root directory: { root: string }');
+  }
+  if (options.root.includes('\0')) throw new FsError('FS_INVALID_ARGUMENT', 'the root path contains a NUL byte');
+  if (!hardenedOpenSupported()) {
+    throw new FsError('FS_IO_ERROR', 'this platform has no O_NOFOLLOW/O_DIRECTORY, so the local provider cannot confine paths here');
+  }
+  const given = resolveNative(options.root);
+  let root: string;
+  try {
+    root = realpathSync(given);
+    if (!statSync(root).isDirectory()) {
+      throw new FsError('FS_NOT_DIRECTORY', `cannot use root "${options.root}": not a directory`);
+    }
+  } catch (err) {
+    throw toFsError(err, `cannot use root "${options.root}"`);
+  }
+  const cwd = rootCwd(options.cwd, given, root);
+
+  const requested = options.anchoring ?? 'auto';
+  let mode: AnchorMode;
+  if (requested === 'auto') mode = procAnchoringAvailable() ? 'proc' : 'inode';
+  else if (requested === 'proc' || requested === 'inode') mode = requested;
+  else throw new FsError('FS_INVALID_ARGUMENT', `unknown anchoring mode ${JSON.stringify(requested)}`);
+  if (mode === 'proc' && !procAnchoringAvailable()) {
+    throw new FsError('FS_INVALID_ARGUMENT', 'anchoring "proc" needs a Linux /proc that reports descriptor paths');
+  }
+
+  const durable = options.durable ?? true;
+  const clock = options.clock ?? wallClockNs;
+  const racyWindowNs = BigInt(Math.round((options.racyWindowMs ?? 2000) * 1e6));
+  const cache = new VersionCache({ now: clock, racyWindowNs });
+  const lock = new KeyedMutex();
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+
+  // ---------------------------------------------------------------------------------------------
+  // Resolution (P2, P3): every symlink hop is checked; the real path is the target key.
+  // ---------------------------------------------------------------------------------------------
+
+  async function resolveKey(path: string): Promise<string> {
+    const outside = (where: string) =>
+      new FsError('FS_OUTSIDE_ROOT', `"${path}" leads through a symbolic link to "${where}", which is outside the root "${root}"`);
+    const reader: LinkReader = {
+      async kind(p: string): Promise<NodeKind> {
+        // The root was canonicalised at construction: its ancestors are directories, and nothing
+        // else outside it is ever looked at.
+        if (p !== root && isWithin(p, root)) return 'directory';
+        if (!isWithin(root, p)) throw outside(p);
+        try {
+          const st = await fsp.lstat(p);
+          if (st.isSymbolicLink()) return 'link';
+          if (st.isDirectory()) return 'directory';
+          return st.isFile() ? 'file' : 'other';
+        } catch (err) {
+          if (isAbsent(err)) return 'missing';
+          throw err;
+        }
+      },
+      readlink: (p: string) => fsp.readlink(p),
+    };
+    const key = await resolveLinks(path, reader, (resolved) => {
+      if (!isWithin(root, resolved) && !isWithin(resolved, root)) throw outside(resolved);
+    });
+    if (!isWithin(root, key)) throw outside(key);
+    return key;
+  }
+
+  /** Runs `fn` on the key; when the tree changed under it, resolves the key again and retries. */
+  async function withRedirects<T>(key: string, what: string, fn: (key: string) => Promise<T>): Promise<T> {
+    let current = key;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await fn(current);
+      } catch (err) {
+        if (!(err instanceof Moved)) throw err;
+        if (attempt >= MAX_REDIRECTS) {
+          throw new FsError('FS_IO_ERROR', `${what}: the path kept changing (symbolic links or directories were swapped) while in use`);
+        }
+        current = await resolveKey(current);
+      }
+    }
+  }
+
+  async function guard<T>(what: string, fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw mapError(err, what);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Anchored access: every operation acts through a verified directory descriptor.
+  // ---------------------------------------------------------------------------------------------
+
+  async function openParent(key: string): Promise<DirAnchor | undefined> {
+    try {
+      return await openDir(posix.dirname(key), root, mode);
+    } catch (err) {
+      if (isAbsent(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** Opens (creating what is missing, inside the root, anchored) the directory `dir`. */
+  async function ensureDir(dir: string, what: string): Promise<DirAnchor> {
+    try {
+      return await openDir(dir, root, mode);
+    } catch (err) {
+      if (errnoOf(err) === 'ENOTDIR') throw new FsError('FS_NOT_DIRECTORY', `${what}: a parent of the path is not a directory`);
+      if (errnoOf(err) !== 'ENOENT' || dir === root) throw err;
+    }
+    const parent = await ensureDir(posix.dirname(dir), what);
+    const name = posix.basename(dir);
+    try {
+      await fsp.mkdir(parent.child(name));
+    } catch (err) {
+      if (errnoOf(err) !== 'EEXIST') {
+        await parent.close();
+        throw err;
+      }
+      const st = await fsp.lstat(parent.child(name)).finally(() => parent.close());
+      // A link planted after the path was resolved: resolve again rather than follow it blindly.
+      if (st.isSymbolicLink()) throw new Moved(dir);
+      if (!st.isDirectory()) throw new FsError('FS_NOT_DIRECTORY', `${what}: a parent of the path is not a directory`);
+      return openDir(dir, root, mode);
+    }
+    await parent.close();
+    return openDir(dir, root, mode);
+  }
+
+  interface Leaf {
+    readonly handle: FileHandle;
+    readonly st: BigIntStats;
+  }
+
+  /** Opens the regular file `name` in `anchor` without following a link and without blocking. */
+  async function openLeaf(anchor: DirAnchor, name: string, key: string, what: string): Promise<Leaf | undefined> {
+    const path = anchor.child(name);
+    let st: BigIntStats;
+    try {
+      st = await fsp.lstat(path, { bigint: true });
+    } catch (err) {
+      if (isAbsent(err)) return undefined;
+      throw err;
+    }
+    if (st.isSymbolicLink()) throw new Moved(key);
+    // Never open anything but a regular file: opening a device or a FIFO can have effects.
+    if (!st.isFile()) throw notRegular(what, st);
+    let handle: FileHandle;
+    try {
+      handle = await fsp.open(path, LEAF_READ_FLAGS);
+    } catch (err) {
+      const code = errnoOf(err);
+      if (code === 'ENOENT') return undefined;
+      if (code === 'ELOOP') throw new Moved(key);
+      if (code === 'ENXIO' || code === 'EISDIR') throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);
+      throw err;
+    }
+    try {
+      const opened = await handle.stat({ bigint: true });
+      if (!opened.isFile()) throw notRegular(what, opened);
+      if (mode === 'inode') {
+        // Without /proc the name was opened by full path: prove it still names this inode, in a
+        // directory that is still where it was verified.
+        const named = await fsp.lstat(path, { bigint: true });
+        const dirNow = await fsp.realpath(anchor.path);
+        if (dirNow !== anchor.path || named.dev !== opened.dev || named.ino !== opened.ino) throw new Moved(key);
+      }
+      return { handle, st: opened };
+    } catch (err) {
+      await handle.close().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  /** Reads a whole leaf, retrying while it changes underneath; the version is of exactly these bytes. */
+  async function readLeaf(leaf: Leaf, maxBytes: number, what: string): Promise<FsCurrent & { st: BigIntStats }> {
+    let before = leaf.st;
+    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+      if (attempt > 0) before = await leaf.handle.stat({ bigint: true });
+      if (before.size > BigInt(maxBytes)) throw tooLarge(what, before.size, maxBytes);
+      const bytes = await readBounded(leaf.handle, maxBytes, Number(before.size));
+      if (bytes === undefined) throw tooLarge(what, undefined, maxBytes);
+      const after = await leaf.handle.stat({ bigint: true });
+      if (sameTuple(before, after)) return { bytes, version: contentVersion(bytes), st: after };
+    }
+    throw new FsError('FS_IO_ERROR', `${what}: the file kept changing while it was read`);
+  }
+
+  async function hashLeaf(leaf: Leaf, what: string): Promise<{ version: FsVersionType; st: BigIntStats }> {
+    let before = leaf.st;
+    for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+      if (attempt > 0) before = await leaf.handle.stat({ bigint: true });
+      const hashed = await hashBounded(leaf.handle, Number(before.size) + HASH_SLACK);
+      const after = await leaf.handle.stat({ bigint: true });
+      if (hashed !== undefined && sameTuple(before, after)) return { version: hashed.version, st: after };
+    }
+    throw new FsError('FS_IO_ERROR', `${what}: the file kept changing while it was read`);
+  }
+
+  async function listNames(anchor: DirAnchor): Promise<string[]> {
+    const names = await fsp.readdir(anchor.self);
+    return names.filter((n) => !isTempName(n)).sort(compareNames);
+  }
+
+  function dirVersion(names: readonly string[]): FsVersionType {
+    return FsVersion(`dir:${contentVersion(Buffer.from(names.join('\0')))}`);
+  }
+
+  async function dirInfo(key: string): Promise<FsInfo> {
+    const anchor = await openDir(key, root, mode);
+    try {
+      return { type: 'directory', version: dirVersion(await listNames(anchor)) };
+    } finally {
+      await anchor.close();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // Atomic publication (C3): temp in the same directory, exclusive, fsync, rename, fsync(dir).
+  // ---------------------------------------------------------------------------------------------
+
+  interface PublishOptions {
+    readonly before: BigIntStats | undefined;
+    /** No-replace publication: link(tmp, target) fails if a racing creator got there first. */
+    readonly exclusive: boolean;
+    /** Re-check just before the rename that the target still holds this version. */
+    readonly expect: FsVersionType | undefined;
+    readonly signal: AbortSignal | undefined;
+    readonly what: string;
+    readonly key: string;
+  }
+
+  async function publish(anchor: DirAnchor, name: string, bytes: Uint8Array, o: PublishOptions): Promise<BigIntStats> {
+    let tmp = '';
+    let handle: FileHandle | undefined;
+    for (let attempt = 0; handle === undefined; attempt++) {
+      tmp = tempName(name);
+      try {
+        // Exclusive and no-follow: a name planted in advance (even a symlink) is never written through.
+        handle = await fsp.open(anchor.child(tmp), TEMP_FLAGS, o.before ? 0o600 : 0o666);
+      } catch (err) {
+        if (errnoOf(err) !== 'EEXIST' || attempt >= 3) throw err;
+      }
+    }
+    let tmpExists = true;
+    try {
+      await handle.writeFile(bytes);
+      if (o.before) {
+        const mine = await handle.stat({ bigint: true });
+        if (isRoot && (mine.uid !== o.before.uid || mine.gid !== o.before.gid)) {
+          await handle.chown(Number(o.before.uid), Number(o.before.gid)).catch(ignoreErrno('EPERM', 'EINVAL'));
+        }
+        // After chown, which clears set-id bits; the open mode was masked by the umask.
+        await handle.chmod(Number(o.before.mode & 0o7777n));
+      }
+      if (durable) await handle.sync();
+      if (o.expect !== undefined) await recheck(anchor, name, o.before, o.expect, o.what, o.key);
+      throwIfAborted(o.signal, o.what);
+      if (o.exclusive) {
+        try {
+          await fsp.link(anchor.child(tmp), anchor.child(name));
+        } catch (err) {
+          if (errnoOf(err) === 'EEXIST') {
+            throw new FsError('FS_NOT_OBSERVED', `${o.what}: the file was created meanwhile by someone else; read it first`);
+          }
+          throw err;
+        }
+        await fsp.unlink(anchor.child(tmp));
+      } else {
+        await fsp.rename(anchor.child(tmp), anchor.child(name));
+      }
+      tmpExists = false;
+      const st = await handle.stat({ bigint: true });
+      if (durable) await anchor.handle.sync();
+      return st;
+    } catch (err) {
+      if (tmpExists) await fsp.unlink(anchor.child(tmp)).catch(() => undefined);
+      throw err;
+    } finally {
+      await handle.close().catch(() => undefined);
+    }
+  }
+
+  /**
+   * Narrows the window in which a writer that does not take our lock (an editor, another
+   * process) could change the file between the guard check and the rename.
+   */
+  async function recheck(anchor: DirAnchor, name: string, before: BigIntStats | undefined, expect: FsVersionType, what: string, key: string) {
+    let now: BigIntStats | undefined;
+    try {
+      now = await fsp.lstat(anchor.child(name), { bigint: true });
+    } catch (err) {
+      if (!isAbsent(err)) throw err;
+    }
+    const stale = () => new FsError('FS_STALE_VERSION', `${what}: the file changed while it was being written; read it again`);
+    if (now === undefined || before === undefined || !now.isFile()) throw stale();
+    if (sameTuple(now, before) && !isRacilyClean(now, clock(), racyWindowNs)) return;
+    const leaf = await openLeaf(anchor, name, key, what).catch((err: unknown) => {
+      if (err instanceof Moved) throw stale();
+      throw err;
+    });
+    if (leaf === undefined) throw stale();
+    try {
+      const { version } = await hashLeaf(leaf, what);
+      if (version !== expect) throw stale();
+    } finally {
+      await leaf.handle.close().catch(() => undefined);
+    }
+  }
+
+  async function writeLocked(
+    key: string,
+    intent: FsWriteIntent | undefined,
+    produce: (current: FsCurrent | undefined) => Uint8Array,
+    signal: AbortSignal | undefined,
+    what: string,
+  ): Promise<{ version: FsVersionType; created: boolean }> {
+    if (key === root) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: the root is a directory`);
+    throwIfAborted(signal, what);
+    const name = posix.basename(key);
+    // Missing parents are created only once there is something to publish: a refused write or
+    // a failed edit leaves no directory behind.
+    let anchor = await openParent(key);
+    try {
+      const leaf = anchor && (await openLeaf(anchor, name, key, what));
+      let current: (FsCurrent & { st: BigIntStats }) | undefined;
+      if (leaf) {
+        try {
+          current = await readLeaf(leaf, MAX_BUFFER - 1, what);
+        } finally {
+          await leaf.handle.close().catch(() => undefined);
+        }
+      }
+      checkWriteIntent(intent, current, what);
+      // Replacing by rename needs only a writable directory; honour the file's own permission too.
+      if (current && anchor) await fsp.access(anchor.child(name), constants.W_OK);
+      const bytes = produce(current && { bytes: current.bytes, version: current.version });
+      throwIfAborted(signal, what);
+      anchor ??= await ensureDir(posix.dirname(key), what);
+      const st = await publish(anchor, name, bytes, {
+        before: current?.st,
+        exclusive: intent?.kind === 'createIfAbsent',
+        expect: intent?.kind === 'replaceIfVersion' ? intent.version : undefined,
+        signal,
+        what,
+        key,
+      });
+      const version = contentVersion(bytes);
+      cache.record(key, st, version);
+      return { version, created: current === undefined };
+    } finally {
+      await anchor?.close();
+    }
+  }
+
+  // ---------------------------------------------------------------------------------------------
+  // The SPI.
+  // ---------------------------------------------------------------------------------------------
+
+  const provider: LocalProvider = {
+    root,
+    cwd,
+    anchoring: mode,
+    durable,
+
+    resolve(path: string): Promise<FsTarget> {
+      return guard(`cannot resolve "${path}"`, async () => {
+        const key = await resolveKey(path);
+        return { targetKey: FsTargetKey(key), displayPath: path };
+      });
+    },
+
+    stat(target): Promise<FsInfo | undefined> {
+      const what = `cannot stat "${target.displayPath}"`;
+      return guard(what, () =>
+        withRedirects(target.targetKey, what, async (key) => {
+          if (key === root) return dirInfo(key);
+          const anchor = await openParent(key);
+          if (anchor === undefined) return undefined;
+          try {
+            const name = posix.basename(key);
+            let st: BigIntStats;
+            try {
+              st = await fsp.lstat(anchor.child(name), { bigint: true });
+            } catch (err) {
+              if (isAbsent(err)) return undefined;
+              throw err;
+            }
+            if (st.isSymbolicLink()) throw new Moved(key);
+            if (st.isDirectory()) return await dirInfo(key);
+            if (!st.isFile()) return { type: 'other', version: FsVersion('other') };
+            const cached = cache.lookup(key, st);
+            if (cached !== undefined) return { type: 'file', version: cached, size: Number(st.size) };
+            const leaf = await openLeaf(anchor, name, key, what);
+            if (leaf === undefined) return undefined;
+            try {
+              const { version, st: after } = await hashLeaf(leaf, what);
+              cache.record(key, after, version);
+              return { type: 'file', version, size: Number(after.size) };
+            } finally {
+              await leaf.handle.close().catch(() => undefined);
+            }
+          } finally {
+            await anchor.close();
+          }
+        }),
+      );
+    },
+
+    read(target, { maxBytes }): Promise<FsCurrent> {
+      const what = `cannot read "${target.displayPath}"`;
+      return guard(what, () =>
+        withRedirects(target.targetKey, what, async (key) => {
+          if (key === root) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file (a directory)`);
+          const anchor = await openParent(key);
+          if (anchor === undefined) throw notFound(what);
+          try {
+            const leaf = await openLeaf(anchor, posix.basename(key), key, what);
+            if (leaf === undefined) throw notFound(what);
+            try {
+              const { bytes, version, st } = await readLeaf(leaf, maxBytes, what);
+              cache.record(key, st, version);
+              return { bytes, version };
+            } finally {
+              await leaf.handle.close().catch(() => undefined);
+            }
+          } finally {
+            await anchor.close();
+          }
+        }),
+      );
+    },
+
+    write(target, { intent, produce, signal }) {
+      const what = `cannot write "${target.displayPath}"`;
+      return guard(what, () =>
+        withRedirects(target.targetKey, what, (key) => lock.run(key, () => writeLocked(key, intent, produce, signal, what))),
+      );
+    },
+
+    listDir(target): Promise<FsDirEntry[]> {
+      const what = `cannot list "${target.displayPath}"`;
+      return guard(what, () =>
+        withRedirects(target.targetKey, what, async (key) => {
+          let anchor: DirAnchor;
+          try {
+            anchor = await openDir(key, root, mode);
+          } catch (err) {
+            const code = errnoOf(err);
+            if (code === 'ENOENT') throw notFound(what);
+            if (code === 'ENOTDIR') throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
+            throw err;
+          }
+          try {
+            const entries: FsDirEntry[] = [];
+            for (const name of await listNames(anchor)) {
+              const entry = await describeEntry(anchor, key, name, target.displayPath);
+              if (entry !== undefined) entries.push(entry);
+            }
+            return entries;
+          } finally {
+            await anchor.close();
+          }
+        }),
+      );
+    },
+
+    remove(target, { intent }) {
+      const what = `cannot remove "${target.displayPath}"`;
+      return guard(what, () =>
+        withRedirects(target.targetKey, what, (key) =>
+          lock.run(key, async () => {
+            if (key === root) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: the root is a directory`);
+            const anchor = await openParent(key);
+            if (anchor === undefined) {
+              if (intent === undefined) throw notFound(what);
+              checkWriteIntent(intent, undefined, what);
+              return;
+            }
+            try {
+              const name = posix.basename(key);
+              const leaf = await openLeaf(anchor, name, key, what);
+              let current: FsCurrent | undefined;
+              if (leaf) {
+                try {
+                  current = intent === undefined ? { bytes: new Uint8Array(), version: FsVersion('unread') } : await readLeaf(leaf, MAX_BUFFER - 1, what);
+                } finally {
+                  await leaf.handle.close().catch(() => undefined);
+                }
+              }
+              if (current === undefined && intent === undefined) throw notFound(what);
+              checkWriteIntent(intent, current, what);
+              await fsp.unlink(anchor.child(name));
+              cache.delete(key);
+              if (durable) await anchor.handle.sync();
+            } finally {
+              await anchor.close();
+            }
+          }),
+        ),
+      );
+    },
+
+    sweepTemps(sweep: SweepOptions = {}): Promise<string[]> {
+      const olderThanMs = sweep.olderThanMs ?? 10 * 60 * 1000;
+      return guard('cannot sweep temp files', async () => {
+        const cutoff = clock() - BigInt(Math.round(olderThanMs * 1e6));
+        const removed: string[] = [];
+        const pending = [root];
+        while (pending.length > 0) {
+          const dir = pending.pop()!;
+          let anchor: DirAnchor;
+          try {
+            anchor = await openDir(dir, root, mode);
+          } catch (err) {
+            if (isAbsent(err) || err instanceof Moved || errnoOf(err) === 'EACCES') continue;
+            throw err;
+          }
+          try {
+            for (const entry of await fsp.readdir(anchor.self, { withFileTypes: true })) {
+              if (entry.isDirectory()) pending.push(posix.join(dir, entry.name));
+              else if (entry.isFile() && isTempName(entry.name)) {
+                const st = await fsp.lstat(anchor.child(entry.name), { bigint: true }).catch(() => undefined);
+                if (st?.isFile() && st.mtimeNs < cutoff) {
+                  await fsp.unlink(anchor.child(entry.name)).catch(ignoreErrno('ENOENT'));
+                  removed.push(posix.join(dir, entry.name));
+                }
+              }
+            }
+          } finally {
+            await anchor.close();
+          }
+        }
+        return removed.sort(compareNames);
+      });
+    },
+  };
+
+  async function describeEntry(anchor: DirAnchor, dirKey: string, name: string, displayDir: string): Promise<FsDirEntry | undefined> {
+    const displayPath = posix.join(displayDir, name);
+    const lexical = posix.join(dirKey, name);
+    let st: BigIntStats;
+    try {
+      st = await fsp.lstat(anchor.child(name), { bigint: true });
+    } catch (err) {
+      if (isAbsent(err)) return undefined;
+      throw err;
+    }
+    if (!st.isSymbolicLink()) return entryOf(name, lexical, displayPath, st);
+    let key: string;
+    try {
+      key = await resolveKey(lexical);
+    } catch (err) {
+      // A link that leaves the root (or loops) is listed, never followed.
+      if (err instanceof FsError) return { name, type: 'other', target: { targetKey: FsTargetKey(lexical), displayPath } };
+      throw err;
+    }
+    const parent = await openParent(key).catch(() => undefined);
+    let target: BigIntStats | undefined;
+    if (parent) {
+      try {
+        target = await fsp.lstat(parent.child(posix.basename(key)), { bigint: true }).catch(() => undefined);
+      } finally {
+        await parent.close();
+      }
+    } else if (key === root) {
+      target = await fsp.lstat(root, { bigint: true });
+    }
+    if (target === undefined || target.isSymbolicLink()) return { name, type: 'other', target: { targetKey: FsTargetKey(key), displayPath } };
+    return entryOf(name, key, displayPath, target);
+  }
+
+  return provider;
+}
+
+function entryOf(name: string, key: string, displayPath: string, st: BigIntStats): FsDirEntry {
+  const type = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : 'other';
+  return {
+    name,
+    type,
+    target: { targetKey: FsTargetKey(key), displayPath },
+    ...(type === 'file' ? { size: Number(st.size) } : {}),
+  };
+}
+
+/** cwd: relative to the root, or absolute inside it (also inside the root as given, before realpath). */
+function rootCwd(input: string | undefined, given: string, root: string): string {
+  if (input === undefined) return root;
+  let cwd = canonicalPath(input, root);
+  if (!isWithin(root, cwd) && given !== root && isWithin(given, cwd)) {
+    cwd = posix.join(root, posix.relative(given, cwd));
+  }
+  if (!isWithin(root, cwd)) throw new FsError('FS_OUTSIDE_ROOT', `cwd "${input}" is outside the root "${root}"`);
+  return cwd;
+}
+
+function errnoOf(err: unknown): string | undefined {
+  const code = typeof err === 'object' && err !== null ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' ? code : undefined;
+}
+
+function isAbsent(err: unknown): boolean {
+  const code = errnoOf(err);
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+
+function ignoreErrno(...codes: string[]) {
+  return (err: unknown): void => {
+    if (!codes.includes(errnoOf(err) ?? '')) throw err;
+  };
+}
+
+function kindOf(st: BigIntStats): string {
+  if (st.isDirectory()) return 'a directory';
+  if (st.isFIFO()) return 'a FIFO';
+  if (st.isSocket()) return 'a socket';
+  if (st.isCharacterDevice()) return 'a character device';
+  if (st.isBlockDevice()) return 'a block device';
+  if (st.isSymbolicLink()) return 'a symbolic link';
+  return 'not a regular file';
+}
+
+function notRegular(what: string, st: BigIntStats): FsError {
+  return new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file (${kindOf(st)})`);
+}
+
+function notFound(what: string): FsError {
+  return new FsError('FS_NOT_FOUND', `${what}: not found`);
+}
+
+function tooLarge(what: string, size: bigint | undefined, maxBytes: number): FsError {
+  const detail = size === undefined ? 'the file holds more than' : `${size} bytes exceeds`;
+  return new FsError('FS_TOO_LARGE', `${what}: ${detail} the ${maxBytes}-byte limit`);
+}
+
+function mapError(err: unknown, what: string): FsError {
+  if (err instanceof Moved) {
+    return new FsError('FS_IO_ERROR', `${what}: the path changed while in use; resolve it again`, { cause: err });
+  }
+  const code = errnoOf(err);
+  if (code === 'ENXIO') return new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file (ENXIO)`, { cause: err });
+  return toFsError(err, what);
+}
