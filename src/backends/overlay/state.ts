@@ -27,6 +27,8 @@ export interface UpperChange {
   readonly entries?: ReadonlyArray<readonly [string, UpperEntry | undefined]>;
   readonly addDirs?: readonly string[];
   readonly dropDirs?: readonly string[];
+  /** Also delete every stored blob nothing refers to (after the save). */
+  readonly sweep?: boolean;
 }
 
 export const STATE_FORMAT = 'dsh-fs-overlay';
@@ -106,13 +108,9 @@ export class UpperState {
   }
 
   /** Deletes every stored blob no entry refers to (e.g. left by a crash between two saves). */
-  async sweep(): Promise<void> {
-    const store = this.#store;
-    if (!store) return;
-    await this.apply({});
-    for (const id of await store.listBlobs()) {
-      if (!this.#blobs.has(id)) await store.deleteBlob(id);
-    }
+  sweep(): Promise<void> {
+    // Queued like a change, so no save is writing a blob it has not yet referred to meanwhile.
+    return this.#store ? this.apply({ sweep: true }) : Promise.resolve();
   }
 
   #blobId(bytes: Uint8Array): string {
@@ -149,6 +147,13 @@ export class UpperState {
           this.#blobs = blobs;
           // Best effort: a blob left behind is only wasted space (discard sweeps it).
           for (const id of unused) await store.deleteBlob(id).catch(() => {});
+          if (batch.some(({ change }) => change.sweep)) {
+            try {
+              for (const id of await store.listBlobs()) if (!blobs.has(id)) await store.deleteBlob(id);
+            } catch {
+              // The state is saved; stray blobs only waste space until the next sweep.
+            }
+          }
           for (const { resolve } of batch) resolve();
         } catch (err) {
           const error = toFsError(err, `cannot save the overlay state in "${store.where}"`);
