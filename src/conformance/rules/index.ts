@@ -3,8 +3,9 @@ import { editRules } from './edit.js';
 import { guardRules } from './guards.js';
 import { modelRules } from './model.js';
 import { pathRules } from './paths.js';
+import { searchRules } from './search.js';
 import { textRules } from './text.js';
 import { versionRules } from './versions.js';
 
 /** Every rule, in DESIGN §4 order, then the model-based check. */
-export const ALL_RULES: readonly Rule[] = [...versionRules, ...guardRules, ...editRules, ...textRules, ...pathRules, ...modelRules];
+export const ALL_RULES: readonly Rule[] = [...versionRules, ...guardRules, ...editRules, ...textRules, ...pathRules, ...searchRules, ...modelRules];
