@@ -1,0 +1,55 @@
+import { describe, expect, it } from 'vitest';
+import { RULES, runConformance, type ConformanceSubject } from '../../src/conformance/index.js';
+import type { FileSystem, FsTextStream } from '../../src/seam/index.js';
+import { memorySubject } from '../conformance/memory-subject.js';
+
+/** S1 and S2 fail for providers that list, stat or stream wrongly: each mutant is caught. */
+
+const only = (ids: string[]) => ({ skip: RULES.map((r) => r.id).filter((id) => !ids.includes(id)), numRuns: 20 });
+
+function mutant(mutate: (fs: FileSystem) => Partial<FileSystem>): () => ConformanceSubject {
+  return () => {
+    const subject = memorySubject();
+    const fs = subject.fs;
+    return { ...subject, fs: { ...fs, cwd: fs.cwd, ...mutate(fs) } };
+  };
+}
+
+async function statuses(factory: () => ConformanceSubject, ids: string[]) {
+  const results = await runConformance(factory, only(ids));
+  return Object.fromEntries(results.filter((r) => ids.includes(r.id)).map((r) => [r.id, r.status]));
+}
+
+describe('S1 and S2 catch broken providers', () => {
+  it('the memory provider passes both', async () => {
+    expect(await statuses(mutant(() => ({})), ['S1', 'S2'])).toEqual({ S1: 'pass', S2: 'pass' });
+  });
+
+  it('a listing that hides its last entry', async () => {
+    const hiding = mutant((fs) => ({ listDir: async (t, o) => (await fs.listDir(t, o)).slice(0, -1) }));
+    expect(await statuses(hiding, ['S1', 'S2'])).toEqual({ S1: 'fail', S2: 'fail' });
+  });
+
+  it('a listing that reports files as "other"', async () => {
+    const untyped = mutant((fs) => ({
+      listDir: async (t, o) => (await fs.listDir(t, o)).map((e) => (e.type === 'file' ? { ...e, type: 'other' as const } : e)),
+    }));
+    expect(await statuses(untyped, ['S1', 'S2'])).toEqual({ S1: 'fail', S2: 'fail' });
+  });
+
+  it('a stat that does not see files (static patterns)', async () => {
+    const blind = mutant((fs) => ({ stat: async (t, o) => ((await fs.stat(t, o))?.type === 'file' ? undefined : fs.stat(t, o)) }));
+    expect(await statuses(blind, ['S1'])).toEqual({ S1: 'fail' });
+  });
+
+  it('a stream that loses a final line without a line break', async () => {
+    const lossy = mutant((fs) => ({
+      async streamText(t, o): Promise<FsTextStream> {
+        const { text, ...rest } = await fs.readText(t, o);
+        const cut = text.includes('\n') ? text.slice(0, text.lastIndexOf('\n') + 1) : text;
+        return { ...rest, chunks: (async function* () { yield cut; })() };
+      },
+    }));
+    expect(await statuses(lossy, ['S2'])).toEqual({ S2: 'fail' });
+  });
+});
