@@ -343,6 +343,21 @@ describe('changes, diff, commit, discard', () => {
     expect((await fs.changes()).map((c) => c.path)).toEqual(['/docs/new.md', '/src/a.ts']);
   });
 
+  it('a file created and removed here while the lower gained one keeps hiding it, and conflicts', async () => {
+    const { lower, fs } = await setup();
+    await write(fs, '/n.txt', 'mine');
+    await write(lower, '/n.txt', 'theirs');
+    await fs.remove(await fs.resolve('/n.txt'));
+    expect(await read(fs, '/n.txt')).toBeUndefined();
+    expect(await fs.changes()).toEqual([{ path: '/n.txt', kind: 'deleted', baseVersion: undefined }]);
+    const result = await fs.commit();
+    expect(result.conflicts.map((c) => c.path)).toEqual(['/n.txt']);
+    expect(await read(lower, '/n.txt')).toBe('theirs');
+    await lower.remove(await lower.resolve('/n.txt'));
+    expect(await fs.commit()).toEqual({ committed: ['/n.txt'], conflicts: [], failed: [] });
+    expect(await fs.changes()).toEqual([]);
+  });
+
   it('a lower already equal to the overlay is committed, not a conflict', async () => {
     const { lower, fs } = await scenario();
     await write(lower, '/src/a.ts', 'one\nTWO\nthree\n');
