@@ -1,6 +1,6 @@
 import { RuleContext, resolveSettings, type Rule, type Settings } from './harness.js';
 import { ALL_RULES } from './rules/index.js';
-import type { ConformanceFactory, ConformanceOptions, RuleInfo, RuleResult } from './types.js';
+import type { ConformanceFactory, ConformanceOptions, ConformanceSubject, RuleInfo, RuleResult } from './types.js';
 
 /** The rules the suite checks, by id, in order. */
 export const RULES: readonly RuleInfo[] = Object.freeze(ALL_RULES.map(({ id, title }) => Object.freeze({ id, title })));
@@ -9,17 +9,32 @@ export type RuleOutcome = { status: 'pass' } | { status: 'skip'; reason: string 
 
 /** Runs one rule on a fresh subject and always releases it. */
 export async function runRule(rule: Rule, factory: ConformanceFactory, settings: Settings): Promise<RuleOutcome> {
-  const subject = await factory();
+  let subject: ConformanceSubject;
+  try {
+    subject = await factory();
+  } catch (error) {
+    return { status: 'fail', error: new Error(`the conformance factory failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }) };
+  }
+  let outcome: RuleOutcome;
   try {
     const reason = rule.skipIf?.(subject);
-    if (reason !== undefined) return { status: 'skip', reason };
-    await rule.run(new RuleContext(subject, settings, rule.id));
-    return { status: 'pass' };
+    if (reason !== undefined) outcome = { status: 'skip', reason };
+    else {
+      await rule.run(new RuleContext(subject, settings, rule.id));
+      outcome = { status: 'pass' };
+    }
   } catch (error) {
-    return { status: 'fail', error };
-  } finally {
-    await subject.cleanup?.();
+    outcome = { status: 'fail', error };
   }
+  try {
+    await subject.cleanup?.();
+  } catch (error) {
+    // A rule's own failure says more than the cleanup's.
+    if (outcome.status !== 'fail') {
+      outcome = { status: 'fail', error: new Error(`cleanup failed: ${error instanceof Error ? error.message : String(error)}`, { cause: error }) };
+    }
+  }
+  return outcome;
 }
 
 export function checkSkips(options: ConformanceOptions): void {
