@@ -185,6 +185,28 @@ export const mutants: readonly Mutant[] = [
       })),
   },
   {
+    name: 'non-atomic write: publishes the first half, then the rest',
+    rule: 'G5',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async write(target: FsTarget, { intent, produce, signal }) {
+          const opts = signal ? { signal } : {};
+          let bytes: Uint8Array = new Uint8Array();
+          await base.write(target, {
+            ...opts,
+            ...(intent ? { intent } : {}),
+            produce: (current) => {
+              bytes = produce(current);
+              return bytes.subarray(0, bytes.byteLength >> 1);
+            },
+          });
+          await new Promise((resolve) => setImmediate(resolve)); // a reader can land here
+          return base.write(target, { ...opts, produce: () => bytes });
+        },
+      })),
+  },
+  {
     name: 'native edit drops the BOM',
     rule: 'L4',
     subject: () =>

@@ -227,6 +227,23 @@ export const guardRules: Rule[] = [
         group: fc.nat(3),
       });
       const readerArb = fc.record({ kind: fc.constantFrom('text', 'stream', 'bytes'), group: fc.nat(3) });
+      await ctx.example('readers polling while a large write runs', async () => {
+        const big = (letter: string) => `${letter.repeat(1023)}\n`.repeat(192);
+        const { target, version } = await seedFile(fs, `${ctx.dir()}/f.txt`, big('o'));
+        const writing = fs.writeText(target, big('N'));
+        const seen: { text: string; version: string }[] = [];
+        for (let i = 0; i < 8; i++) {
+          // A macrotask between reads, so a write that publishes in steps is caught between them.
+          await new Promise((resolve) => setImmediate(resolve));
+          seen.push(await fs.readText(target));
+        }
+        const written = await writing;
+        for (const [i, read] of seen.entries()) {
+          const state = read.text === big('o') ? version : read.text === big('N') ? written.version : undefined;
+          ok(state !== undefined, `read ${i} during the write saw neither the old nor the new content (${read.text.length} chars)`);
+          equal(read.version as string, state, `read ${i}: the version of the content it saw`);
+        }
+      });
       await ctx.check(
         'readers racing unconditional writers',
         fc.asyncProperty(
