@@ -1,7 +1,8 @@
 import { closeSync, constants, openSync, readlinkSync, promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { FsError, isWithin } from '../../seam/index.js';
+import { FsError } from '../../seam/errors.js';
+import { isWithin } from '../../seam/path.js';
 
 /**
  * How an opened directory is pinned and checked:
@@ -68,16 +69,20 @@ export class DirAnchor {
   }
 }
 
+/** The `fs.promises` functions openDir uses (replaceable for fault injection in tests). */
+export type AnchorIo = Pick<typeof fsp, 'open' | 'readlink' | 'realpath' | 'stat'>;
+
 /**
  * Opens the directory at the real path `dir` and proves that the descriptor is that directory.
  * A descriptor that landed outside `root` (an ancestor was swapped for a symlink) is refused with
  * FS_OUTSIDE_ROOT before anything is done through it; one that landed elsewhere inside the root
  * raises Moved so the caller can resolve again. Node errors (ENOENT, ENOTDIR, EACCES) propagate.
  */
-export async function openDir(dir: string, root: string, mode: AnchorMode): Promise<DirAnchor> {
-  const handle = await fsp.open(dir, constants.O_RDONLY | O_DIRECTORY);
+export async function openDir(dir: string, root: string, mode: AnchorMode, io: AnchorIo = fsp): Promise<DirAnchor> {
+  if (!isWithin(root, dir)) throw new FsError('FS_OUTSIDE_ROOT', `"${dir}" is outside the root "${root}"`);
+  const handle = await io.open(dir, constants.O_RDONLY | O_DIRECTORY);
   try {
-    const actual = mode === 'proc' ? await fsp.readlink(`/proc/self/fd/${handle.fd}`) : await inodeCheck(handle, dir);
+    const actual = mode === 'proc' ? await io.readlink(`/proc/self/fd/${handle.fd}`) : await inodeCheck(handle, dir, io);
     if (actual !== dir) {
       if (actual.endsWith(' (deleted)') && actual.slice(0, -' (deleted)'.length) === dir) {
         throw Object.assign(new Error(`directory "${dir}" was removed`), { code: 'ENOENT' });
@@ -95,10 +100,10 @@ export async function openDir(dir: string, root: string, mode: AnchorMode): Prom
 }
 
 /** Portable check: the descriptor and the realpath of `dir` must be the same inode. */
-async function inodeCheck(handle: FileHandle, dir: string): Promise<string> {
+async function inodeCheck(handle: FileHandle, dir: string, io: AnchorIo): Promise<string> {
   const opened = await handle.stat({ bigint: true });
-  const real = await fsp.realpath(dir);
-  const named = await fsp.stat(real, { bigint: true });
+  const real = await io.realpath(dir);
+  const named = await io.stat(real, { bigint: true });
   if (named.dev !== opened.dev || named.ino !== opened.ino) {
     // The path now names another directory: where the descriptor really is cannot be known here.
     return real === dir ? `${dir}\0` : real;

@@ -1,4 +1,5 @@
-import { createFs, type FileSystem } from '../../seam/index.js';
+import { createFs } from '../../seam/fs.js';
+import type { FileSystem } from '../../seam/types.js';
 import { createLocalProvider, type LocalProvider, type LocalProviderOptions, type SweepOptions } from './provider.js';
 
 export {

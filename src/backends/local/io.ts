@@ -1,6 +1,7 @@
 import { constants as bufferConstants } from 'node:buffer';
 import type { FileHandle } from 'node:fs/promises';
-import { contentHasher, type FsVersion } from '../../seam/index.js';
+import type { FsVersion } from '../../seam/types.js';
+import { contentHasher } from '../../seam/version.js';
 
 const CHUNK = 256 * 1024;
 

@@ -1,20 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { constants, realpathSync, statSync, promises as fsp, type BigIntStats } from 'node:fs';
+import { constants, realpathSync, statSync, promises as nodeFsp, type BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix, resolve as resolveNative } from 'node:path';
+// Individual seam modules rather than its index: the index also loads search (and fast-glob),
+// which a provider does not need and which dominates start-up time.
+import { FsError, throwIfAborted, toFsError } from '../../seam/errors.js';
+import { canonicalPath, isWithin } from '../../seam/path.js';
+import { KeyedMutex } from '../../seam/lock.js';
+import { checkWriteIntent, compareNames, resolveLinks, type LinkReader, type NodeKind } from '../../seam/resolve.js';
 import {
-  FsError,
   FsTargetKey,
   FsVersion,
-  KeyedMutex,
-  canonicalPath,
-  checkWriteIntent,
-  compareNames,
-  contentVersion,
-  isWithin,
-  resolveLinks,
-  throwIfAborted,
-  toFsError,
   type FsCurrent,
   type FsDirEntry,
   type FsInfo,
@@ -22,10 +18,9 @@ import {
   type FsTarget,
   type FsVersion as FsVersionType,
   type FsWriteIntent,
-  type LinkReader,
-  type NodeKind,
-} from '../../seam/index.js';
-import { DirAnchor, Moved, hardenedOpenSupported, openDir, procAnchoringAvailable, type AnchorMode } from './anchor.js';
+} from '../../seam/types.js';
+import { contentVersion } from '../../seam/version.js';
+import { DirAnchor, Moved, hardenedOpenSupported, openDir as openDirWith, procAnchoringAvailable, type AnchorMode } from './anchor.js';
 import { MAX_BUFFER, hashBounded, readBounded } from './io.js';
 import { VersionCache, isRacilyClean, sameTuple, wallClockNs } from './version-cache.js';
 
@@ -45,7 +40,18 @@ export interface LocalProviderOptions {
   readonly racyWindowMs?: number;
   /** Wall clock in nanoseconds since the epoch (tests inject one). */
   readonly clock?: () => bigint;
+  /**
+   * For tests only (fault injection), not a stable API: the `fs.promises` functions every file
+   * operation goes through, including those on the handles its `open` returns. Default: node's.
+   */
+  readonly io?: LocalIo;
 }
+
+/** What the provider calls on `fs.promises` (see `LocalProviderOptions.io`). */
+export type LocalIo = Pick<
+  typeof nodeFsp,
+  'open' | 'lstat' | 'stat' | 'readlink' | 'realpath' | 'readdir' | 'mkdir' | 'link' | 'rename' | 'unlink' | 'access'
+>;
 
 export interface SweepOptions {
   /** Only temp files whose mtime is older than this are removed (default 10 minutes). */
@@ -124,9 +130,15 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     throw new FsError('FS_INVALID_ARGUMENT', 'anchoring "proc" needs a Linux /proc that reports descriptor paths');
   }
 
+  const fsp: LocalIo = options.io ?? nodeFsp;
+  const openDir = (dir: string, root: string, mode: AnchorMode) => openDirWith(dir, root, mode, fsp);
   const durable = options.durable ?? true;
   const clock = options.clock ?? wallClockNs;
-  const racyWindowNs = BigInt(Math.round((options.racyWindowMs ?? 2000) * 1e6));
+  const racyWindowMs = options.racyWindowMs ?? 2000;
+  if (typeof racyWindowMs !== 'number' || !Number.isFinite(racyWindowMs) || racyWindowMs < 0) {
+    throw new FsError('FS_INVALID_ARGUMENT', `racyWindowMs must be a non-negative number, got ${String(racyWindowMs)}`);
+  }
+  const racyWindowNs = BigInt(Math.round(racyWindowMs * 1e6));
   const cache = new VersionCache({ now: clock, racyWindowNs });
   const lock = new KeyedMutex();
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
@@ -309,14 +321,15 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   async function dirInfo(key: string): Promise<FsInfo> {
     const anchor = await openDir(key, root, mode);
     try {
-      return { type: 'directory', version: dirVersion(await listNames(anchor)) };
+      const st = await anchor.handle.stat({ bigint: true });
+      return { type: 'directory', version: dirVersion(await listNames(anchor)), mtimeMs: msOf(st) };
     } finally {
       await anchor.close();
     }
   }
 
   // ---------------------------------------------------------------------------------------------
-  // Atomic publication (C3): temp in the same directory, exclusive, fsync, rename, fsync(dir).
+  // Atomic publication: temp in the same directory, exclusive, fsync, rename, fsync(dir).
   // ---------------------------------------------------------------------------------------------
 
   interface PublishOptions {
@@ -490,13 +503,13 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
             if (st.isDirectory()) return await dirInfo(key);
             if (!st.isFile()) return { type: 'other', version: FsVersion('other') };
             const cached = cache.lookup(key, st);
-            if (cached !== undefined) return { type: 'file', version: cached, size: Number(st.size) };
+            if (cached !== undefined) return { type: 'file', version: cached, size: Number(st.size), mtimeMs: msOf(st) };
             const leaf = await openLeaf(anchor, name, key, what);
             if (leaf === undefined) return undefined;
             try {
               const { version, st: after } = await hashLeaf(leaf, what);
               cache.record(key, after, version);
-              return { type: 'file', version, size: Number(after.size) };
+              return { type: 'file', version, size: Number(after.size), mtimeMs: msOf(after) };
             } finally {
               await leaf.handle.close().catch(() => undefined);
             }
@@ -580,16 +593,13 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
             try {
               const name = posix.basename(key);
               const leaf = await openLeaf(anchor, name, key, what);
-              let current: FsCurrent | undefined;
-              if (leaf) {
-                try {
-                  current = intent === undefined ? { bytes: new Uint8Array(), version: FsVersion('unread') } : await readLeaf(leaf, MAX_BUFFER - 1, what);
-                } finally {
-                  await leaf.handle.close().catch(() => undefined);
-                }
+              if (leaf === undefined && intent === undefined) throw notFound(what);
+              try {
+                // Only a guarded removal needs the current bytes (for their version).
+                if (intent !== undefined) checkWriteIntent(intent, leaf && (await readLeaf(leaf, MAX_BUFFER - 1, what)), what);
+              } finally {
+                await leaf?.handle.close().catch(() => undefined);
               }
-              if (current === undefined && intent === undefined) throw notFound(what);
-              checkWriteIntent(intent, current, what);
               await fsp.unlink(anchor.child(name));
               cache.delete(key);
               if (durable) await anchor.handle.sync();
@@ -604,6 +614,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     sweepTemps(sweep: SweepOptions = {}): Promise<string[]> {
       const olderThanMs = sweep.olderThanMs ?? 10 * 60 * 1000;
       return guard('cannot sweep temp files', async () => {
+        if (typeof olderThanMs !== 'number' || Number.isNaN(olderThanMs)) {
+          throw new FsError('FS_INVALID_ARGUMENT', `olderThanMs must be a number, got ${String(olderThanMs)}`);
+        }
         const cutoff = clock() - BigInt(Math.round(olderThanMs * 1e6));
         const removed: string[] = [];
         const pending = [root];
@@ -613,7 +626,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           try {
             anchor = await openDir(dir, root, mode);
           } catch (err) {
-            if (isAbsent(err) || err instanceof Moved || errnoOf(err) === 'EACCES') continue;
+            // Gone, swapped for a link, or unreadable: nothing of ours can be swept there.
+            if (isAbsent(err) || err instanceof Moved || errnoOf(err) === 'EACCES' || (err instanceof FsError && err.code === 'FS_OUTSIDE_ROOT')) continue;
             throw err;
           }
           try {
@@ -655,16 +669,15 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       if (err instanceof FsError) return { name, type: 'other', target: { targetKey: FsTargetKey(lexical), displayPath } };
       throw err;
     }
-    const parent = await openParent(key).catch(() => undefined);
     let target: BigIntStats | undefined;
-    if (parent) {
+    if (key === root) target = await fsp.lstat(root, { bigint: true });
+    else {
+      const parent = await openParent(key).catch(() => undefined);
       try {
-        target = await fsp.lstat(parent.child(posix.basename(key)), { bigint: true }).catch(() => undefined);
+        target = await fsp.lstat(parent!.child(posix.basename(key)), { bigint: true }).catch(() => undefined);
       } finally {
-        await parent.close();
+        await parent?.close();
       }
-    } else if (key === root) {
-      target = await fsp.lstat(root, { bigint: true });
     }
     if (target === undefined || target.isSymbolicLink()) return { name, type: 'other', target: { targetKey: FsTargetKey(key), displayPath } };
     return entryOf(name, key, displayPath, target);
@@ -680,7 +693,13 @@ function entryOf(name: string, key: string, displayPath: string, st: BigIntStats
     type,
     target: { targetKey: FsTargetKey(key), displayPath },
     ...(type === 'file' ? { size: Number(st.size) } : {}),
+    mtimeMs: msOf(st),
   };
+}
+
+/** Informational only (search orders by it); versions never look at timestamps. */
+function msOf(st: BigIntStats): number {
+  return Number(st.mtimeNs / 1_000_000n);
 }
 
 /** cwd: relative to the root, or absolute inside it (also inside the root as given, before realpath). */

@@ -1,4 +1,4 @@
-import type { FsVersion } from '../../seam/index.js';
+import type { FsVersion } from '../../seam/types.js';
 
 /** The stat fields a cached version is keyed on (nanosecond timestamps, never milliseconds). */
 export interface StatTuple {
