@@ -1,0 +1,208 @@
+import { parseArgs, type ParseArgsConfig } from 'node:util';
+
+/** A mistake in how the command was called: reported with a pointer to --help, exit status 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  constructor(
+    message: string,
+    readonly command?: string,
+  ) {
+    super(message);
+  }
+}
+
+export const EXIT_OK = 0;
+export const EXIT_FAILURE = 1;
+export const EXIT_USAGE = 2;
+
+export const COMMANDS = ['serve', 'status', 'diff', 'commit', 'discard', 'demo'] as const;
+export type Command = (typeof COMMANDS)[number];
+
+export const isCommand = (value: string): value is Command => (COMMANDS as readonly string[]).includes(value);
+
+const STATE_HELP = `  --state DIR   where the sandbox keeps its changes (default: $XDG_STATE_HOME/dsh-fs/<hash of DIR>,
+                or ~/.local/state/dsh-fs/<hash of DIR>); must lie outside --root`;
+
+const PATHS_HELP = `  PATH...       limit the command to these files or directories (each selects everything beneath it);
+                relative to the current directory when it is inside --root, else to --root`;
+
+export const MAIN_HELP = `dsh-fs — read/write/edit tools for AI agents over MCP, on a directory or a reviewable sandbox of it
+
+Usage:
+  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR]
+  dsh-fs status  --root DIR [--state DIR] [--json] [PATH...]
+  dsh-fs diff    --root DIR [--state DIR] [--color auto|always|never] [PATH...]
+  dsh-fs commit  --root DIR [--state DIR] [PATH...]
+  dsh-fs discard --root DIR [--state DIR] [PATH...]
+  dsh-fs demo
+
+Commands:
+  serve     run an MCP server on stdio with the read, write and edit tools
+  status    list the changes an agent made in the sandbox
+  diff      show those changes as a unified diff
+  commit    write the sandbox's changes to the directory, refusing any that conflict
+  discard   drop the sandbox's changes
+  demo      run a scripted agent session on a sample project in a temporary directory
+
+Options:
+  -h, --help      show help (also after a command: dsh-fs serve --help)
+  -v, --version   print the version
+
+Exit status: 0 success, 1 failure or commit conflict, 2 usage error.
+`;
+
+export const HELP: Record<Command, string> = {
+  serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR]
+
+Runs an MCP server on stdin/stdout exposing the tools read, write and edit (and any search tools
+the toolkit provides) confined to DIR, under the observation policy: a session must read a file
+before it overwrites or edits it, and a change made since that read is refused.
+
+Options:
+  --root DIR    the directory the tools work on (required)
+  --mode MODE   sandbox (default): changes go to a copy-on-write sandbox over DIR; DIR itself is
+                only written by "dsh-fs commit". direct: changes are written to DIR.
+${STATE_HELP}
+                (sandbox mode only)
+  -h, --help    show this help
+
+Each MCP session is one agent session for the policy. Only MCP messages go to stdout; logs go to
+stderr. The sandbox is saved after every change, so "dsh-fs status", "diff", "commit" and
+"discard" work from another terminal while the server runs.
+`,
+  status: `Usage: dsh-fs status --root DIR [--state DIR] [--json] [PATH...]
+
+Lists the changes in the sandbox over DIR, one per line: A (added), M (modified) or D (deleted),
+then the path relative to DIR.
+
+Options:
+  --root DIR    the directory the sandbox is over (required)
+${STATE_HELP}
+  --json        print the changes as JSON: [{ "path", "kind", "size"? }]
+${PATHS_HELP}
+  -h, --help    show this help
+`,
+  diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--color auto|always|never] [PATH...]
+
+Prints the sandbox's changes as a git-style unified diff, from DIR as it is now to the sandbox.
+
+Options:
+  --root DIR        the directory the sandbox is over (required)
+${STATE_HELP}
+  --color WHEN      auto (default: coloured on a terminal, unless NO_COLOR is set), always, never
+${PATHS_HELP}
+  -h, --help        show this help
+`,
+  commit: `Usage: dsh-fs commit --root DIR [--state DIR] [PATH...]
+
+Writes the sandbox's changes to DIR. A file that changed in DIR since the sandbox first saw it is
+a conflict: it is reported and left untouched, and stays in the sandbox. Progress goes to stderr.
+Exit status 1 when anything conflicted or failed.
+
+Options:
+  --root DIR    the directory to commit to (required)
+${STATE_HELP}
+${PATHS_HELP}
+  -h, --help    show this help
+`,
+  discard: `Usage: dsh-fs discard --root DIR [--state DIR] [PATH...]
+
+Drops the sandbox's changes: those paths show DIR's content again.
+
+Options:
+  --root DIR    the directory the sandbox is over (required)
+${STATE_HELP}
+${PATHS_HELP}
+  -h, --help    show this help
+`,
+  demo: `Usage: dsh-fs demo
+
+Creates a small sample project in a temporary directory and runs a scripted agent session against
+a sandbox over it, printing each tool call and its result: a read, a refused blind overwrite, a
+refused stale edit after an outside change, an edit of a CRLF file, an ambiguous edit and its fix,
+then the diff and a commit. The temporary directory is removed afterwards.
+
+Options:
+  -h, --help    show this help
+`,
+};
+
+type Options = NonNullable<ParseArgsConfig['options']>;
+
+const COMMON: Options = { help: { type: 'boolean', short: 'h' } };
+
+const OPTIONS: Record<Command, Options> = {
+  serve: { ...COMMON, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' } },
+  status: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
+  diff: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, color: { type: 'string' } },
+  commit: { ...COMMON, root: { type: 'string' }, state: { type: 'string' } },
+  discard: { ...COMMON, root: { type: 'string' }, state: { type: 'string' } },
+  demo: { ...COMMON },
+};
+
+const TAKES_PATHS: Record<Command, boolean> = {
+  serve: false,
+  status: true,
+  diff: true,
+  commit: true,
+  discard: true,
+  demo: false,
+};
+
+export interface Parsed {
+  readonly values: { readonly [name: string]: string | boolean | undefined };
+  readonly positionals: readonly string[];
+}
+
+/** Parses one command's arguments; every mistake is a UsageError naming the command. */
+export function parseCommand(command: Command, argv: readonly string[]): Parsed {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: [...argv], options: OPTIONS[command], allowPositionals: true, strict: true });
+  } catch (err) {
+    throw new UsageError(parseArgsMessage(err), command);
+  }
+  const values = parsed.values as Parsed['values'];
+  if (values.help === true) return { values, positionals: parsed.positionals };
+  if (!TAKES_PATHS[command] && parsed.positionals.length > 0) {
+    throw new UsageError(`unexpected argument "${parsed.positionals[0]}"`, command);
+  }
+  for (const [name, value] of Object.entries(values)) {
+    if (value === '') throw new UsageError(`--${name} needs a non-empty value`, command);
+  }
+  return { values, positionals: parsed.positionals };
+}
+
+export function requireString(parsed: Parsed, name: string, command: Command): string {
+  const value = parsed.values[name];
+  if (typeof value !== 'string') throw new UsageError(`--${name} is required`, command);
+  return value;
+}
+
+export function optionalString(parsed: Parsed, name: string): string | undefined {
+  const value = parsed.values[name];
+  return typeof value === 'string' ? value : undefined;
+}
+
+export function oneOf<T extends string>(value: string | undefined, allowed: readonly T[], name: string, command: Command): T | undefined {
+  if (value === undefined) return undefined;
+  if ((allowed as readonly string[]).includes(value)) return value as T;
+  throw new UsageError(`--${name} must be one of ${allowed.join(', ')}, not "${value}"`, command);
+}
+
+/** node:util's messages, minus the advice that assumes a script rather than a command. */
+function parseArgsMessage(err: unknown): string {
+  const message = err instanceof Error ? err.message : String(err);
+  const code = (err as { code?: unknown }).code;
+  if (code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+    const option = /'([^']+)'/.exec(message)?.[1];
+    return option === undefined ? message.split('. ')[0]! : `unknown option "${option}"`;
+  }
+  if (code === 'ERR_PARSE_ARGS_INVALID_OPTION_VALUE') {
+    const option = /Option '([^']+)'/.exec(message)?.[1]?.split(',').pop()?.trim().split(' ')[0];
+    if (option !== undefined && /does not take/.test(message)) return `${option} does not take a value`;
+    // "argument missing", or "ambiguous" when the next word is another option.
+    if (option !== undefined) return `${option} needs a value`;
+  }
+  return message;
+}

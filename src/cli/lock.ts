@@ -1,0 +1,137 @@
+import { randomBytes } from 'node:crypto';
+import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { hostname } from 'node:os';
+import { dirname, join } from 'node:path';
+import { setTimeout as delay } from 'node:timers/promises';
+import { FsError, throwIfAborted, toFsError } from '../seam/index.js';
+
+export const LOCK_FILE = 'lock';
+
+export interface StateLockOptions {
+  /** Give up after this long (default 120 s): FS_IO_ERROR naming the holder. */
+  readonly timeoutMs?: number;
+  readonly signal?: AbortSignal;
+  /** Called once when the lock is busy, with the holder's pid (e.g. to say "waiting for ..."). */
+  readonly onWait?: (holder: number | undefined) => void;
+}
+
+interface Holder {
+  readonly pid: number;
+  readonly host: string;
+  readonly token: string;
+}
+
+/** A lock file older than this with no readable holder is left over from a crash mid-create. */
+const UNREADABLE_GRACE_MS = 10_000;
+
+/**
+ * Runs `fn` holding the sandbox's cross-process lock: a file created exclusively in the state
+ * directory, naming its holder. A lock whose holder process (on this host) is gone is taken over.
+ * The server holds it for each tool call and the review commands for commit and discard, so the
+ * state document has one writer at a time.
+ */
+export async function withStateLock<T>(stateDir: string, fn: () => Promise<T>, options: StateLockOptions = {}): Promise<T> {
+  const path = join(stateDir, LOCK_FILE);
+  const me: Holder = { pid: process.pid, host: hostname(), token: randomBytes(12).toString('hex') };
+  await acquire(path, me, options);
+  try {
+    return await fn();
+  } finally {
+    await release(path, me);
+  }
+}
+
+async function acquire(path: string, me: Holder, options: StateLockOptions): Promise<void> {
+  const deadline = Date.now() + (options.timeoutMs ?? 120_000);
+  let told = false;
+  let wait = 10;
+  for (;;) {
+    throwIfAborted(options.signal, 'cannot lock the sandbox state');
+    if (await tryCreate(path, me)) return;
+    const holder = await readHolder(path);
+    if (holder === 'gone') continue;
+    if (await isStale(path, holder)) {
+      // A crashed holder; two takers racing here is possible but needs a crash and a tie within microseconds.
+      await rm(path, { force: true }).catch(() => {});
+      continue;
+    }
+    const pid = holder === undefined ? undefined : holder.pid;
+    if (Date.now() >= deadline) {
+      throw new FsError(
+        'FS_IO_ERROR',
+        `the sandbox state in "${dirname(path)}" is locked by ${pid === undefined ? 'another process' : `process ${pid}`}; ` +
+          `try again when it has finished (if no dsh-fs process is running, remove "${path}")`,
+      );
+    }
+    if (!told) {
+      told = true;
+      options.onWait?.(pid);
+    }
+    await delay(wait, undefined, options.signal ? { signal: options.signal } : {}).catch(() => {});
+    wait = Math.min(wait * 2, 200);
+  }
+}
+
+async function tryCreate(path: string, me: Holder): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(path, 'wx', 0o600).catch(async (err: unknown) => {
+      if ((err as { code?: unknown }).code !== 'ENOENT') throw err;
+      // The state directory was removed under a running server: make it again.
+      await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+      return open(path, 'wx', 0o600);
+    });
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'EEXIST') return false;
+    throw toFsError(err, `cannot lock the sandbox state ("${path}")`);
+  }
+  try {
+    await handle.writeFile(`${JSON.stringify(me)}\n`);
+  } finally {
+    await handle.close();
+  }
+  return true;
+}
+
+/** The holder, undefined when the file is unreadable or torn, 'gone' when it vanished meanwhile. */
+async function readHolder(path: string): Promise<Holder | undefined | 'gone'> {
+  let raw: string;
+  try {
+    raw = await readFile(path, 'utf8');
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ENOENT') return 'gone';
+    throw toFsError(err, `cannot read the sandbox lock "${path}"`);
+  }
+  try {
+    const h = JSON.parse(raw) as Partial<Holder>;
+    if (typeof h.pid === 'number' && typeof h.host === 'string' && typeof h.token === 'string') return h as Holder;
+  } catch {
+    // Created but not yet written, or torn by a crash: judged by age below.
+  }
+  return undefined;
+}
+
+async function isStale(path: string, holder: Holder | undefined): Promise<boolean> {
+  if (holder === undefined) {
+    const st = await stat(path).catch(() => undefined);
+    return st !== undefined && Date.now() - st.mtimeMs > UNREADABLE_GRACE_MS;
+  }
+  // A holder on another host (a shared state directory) cannot be checked: wait for it.
+  if (holder.host !== hostname()) return false;
+  return !processAlive(holder.pid);
+}
+
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: unknown }).code === 'EPERM';
+  }
+}
+
+async function release(path: string, me: Holder): Promise<void> {
+  const holder = await readHolder(path).catch(() => undefined);
+  // Never remove a lock someone else took over (after judging us stale).
+  if (typeof holder === 'object' && holder.token === me.token) await rm(path, { force: true }).catch(() => {});
+}
