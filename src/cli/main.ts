@@ -1,0 +1,136 @@
+#!/usr/bin/env node
+import { readFileSync, realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { isFsError } from '../seam/index.js';
+import {
+  EXIT_FAILURE,
+  EXIT_OK,
+  EXIT_USAGE,
+  HELP,
+  MAIN_HELP,
+  UsageError,
+  isCommand,
+  oneOf,
+  optionalString,
+  parseCommand,
+  requireString,
+  type Parsed,
+} from './args.js';
+import { demo } from './demo.js';
+import { commit, diff, discard, status, type Io } from './review.js';
+import { createDshFsMcpServer } from './serve.js';
+import { openWorkspace, resolveRoot, resolveStateDir, type Mode } from './workspace.js';
+
+export function packageVersion(): string {
+  // src/cli and dist/cli both sit two levels below package.json.
+  const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version?: unknown };
+  return typeof pkg.version === 'string' ? pkg.version : '0.0.0';
+}
+
+/** Runs one invocation; resolves to the exit status. Never rejects. */
+export async function main(argv: readonly string[], io: Io): Promise<number> {
+  const [first, ...rest] = argv;
+  try {
+    if (first === undefined) {
+      io.stderr.write(MAIN_HELP);
+      return EXIT_USAGE;
+    }
+    if (first === '--help' || first === '-h' || first === 'help') {
+      const topic = rest[0];
+      io.stdout.write(topic !== undefined && isCommand(topic) ? HELP[topic] : MAIN_HELP);
+      return EXIT_OK;
+    }
+    if (first === '--version' || first === '-v') {
+      io.stdout.write(`${packageVersion()}\n`);
+      return EXIT_OK;
+    }
+    if (!isCommand(first)) {
+      throw new UsageError(first.startsWith('-') ? `unknown option "${first}"` : `unknown command "${first}"`);
+    }
+    const parsed = parseCommand(first, rest);
+    if (parsed.values.help === true) {
+      io.stdout.write(HELP[first]);
+      return EXIT_OK;
+    }
+    switch (first) {
+      case 'serve':
+        return await serve(parsed, io);
+      case 'status':
+        return await status(parsed, io);
+      case 'diff':
+        return await diff(parsed, io);
+      case 'commit':
+        return await commit(parsed, io);
+      case 'discard':
+        return await discard(parsed, io);
+      case 'demo':
+        return await demo(io);
+    }
+  } catch (err) {
+    if (err instanceof UsageError) {
+      const where = err.command === undefined ? '' : ` ${err.command}`;
+      io.stderr.write(`dsh-fs${where}: ${err.message}\nRun "dsh-fs${where} --help" for usage.\n`);
+      return EXIT_USAGE;
+    }
+    const message = isFsError(err) ? `${err.message} (${err.code})` : err instanceof Error ? err.message : String(err);
+    io.stderr.write(`dsh-fs: ${message}\n`);
+    return EXIT_FAILURE;
+  }
+}
+
+async function serve(parsed: Parsed, io: Io): Promise<number> {
+  const mode = oneOf<Mode>(optionalString(parsed, 'mode'), ['sandbox', 'direct'], 'mode', 'serve') ?? 'sandbox';
+  const root = await resolveRoot(requireString(parsed, 'root', 'serve'));
+  const stateOption = optionalString(parsed, 'state');
+  if (mode === 'direct' && stateOption !== undefined) throw new UsageError('--state applies to --mode sandbox only', 'serve');
+  const stateDir = mode === 'sandbox' ? await resolveStateDir(root, stateOption, io.env) : undefined;
+
+  // stdout carries MCP messages only: anything a library prints goes to stderr instead.
+  const toStderr = (...args: unknown[]) => console.error(...args);
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+
+  const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
+  const workspace = await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
+  const version = packageVersion();
+  const { server, idle } = await createDshFsMcpServer(workspace, { version, log });
+
+  const stopped = new Promise<string>((resolve) => {
+    process.stdin.once('end', () => resolve('the client closed stdin'));
+    process.stdin.once('close', () => resolve('the client closed stdin'));
+    process.stdout.on('error', () => resolve('stdout is closed'));
+    process.once('SIGINT', () => resolve('SIGINT'));
+    process.once('SIGTERM', () => resolve('SIGTERM'));
+  });
+  await server.connect(new StdioServerTransport());
+  log(
+    `${version} serving ${root} (${mode}${stateDir === undefined ? ', writes go to the directory' : `; sandbox state in ${stateDir}`})`,
+  );
+  const why = await stopped;
+  // Let calls that started finish, so a mutation is never cut between the write and its record.
+  await idle();
+  await server.close().catch(() => {});
+  log(`stopped: ${why}`);
+  if (process.stdout.writableNeedDrain) await new Promise((resolve) => process.stdout.once('drain', resolve));
+  return EXIT_OK;
+}
+
+function isMainModule(): boolean {
+  const entry = process.argv[1];
+  if (entry === undefined) return false;
+  try {
+    return realpathSync(entry) === realpathSync(fileURLToPath(import.meta.url));
+  } catch {
+    return false;
+  }
+}
+
+if (isMainModule()) {
+  const io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  const code = await main(process.argv.slice(2), io);
+  // Exit naturally, so piped output is flushed; a stream left open (a server's stdin) ends it after a moment.
+  process.exitCode = code;
+  setTimeout(() => process.exit(code), 500).unref();
+}

@@ -1,0 +1,195 @@
+import { realpathSync } from 'node:fs';
+import { isAbsolute, relative, resolve } from 'node:path';
+import type { OverlayChange, OverlayChangeKind, OverlayCommitProgress, OverlayFileSystem } from '../backends/overlay/index.js';
+import { UsageError, type Command, type Parsed, EXIT_FAILURE, EXIT_OK, oneOf, optionalString, requireString } from './args.js';
+import { colorDiff, colorsFor, type ColorMode } from './color.js';
+import { withStateLock } from './lock.js';
+import { hasSandboxState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
+
+/** Where the command's output goes; the CLI passes the process streams, tests may pass others. */
+export interface Io {
+  readonly stdout: NodeJS.WritableStream & { readonly isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream & { readonly isTTY?: boolean };
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+}
+
+interface Located {
+  readonly root: string;
+  readonly stateDir: string;
+  /** The PATH arguments, relative to the root ('.' for the root itself); undefined for all. */
+  readonly paths: string[] | undefined;
+}
+
+async function locate(command: Command, parsed: Parsed, io: Io): Promise<Located> {
+  const given = requireString(parsed, 'root', command);
+  const root = await resolveRoot(given);
+  const stateDir = await resolveStateDir(root, optionalString(parsed, 'state'), io.env);
+  const paths = parsed.positionals.length === 0 ? undefined : parsed.positionals.map((p) => rootRelative(p, given, root, io.cwd, command));
+  return { root, stateDir, paths };
+}
+
+/**
+ * A PATH argument as a path relative to the root. Relative paths start from the current
+ * directory when it lies inside the root (as in git), else from the root.
+ */
+export function rootRelative(path: string, givenRoot: string, root: string, cwd: string, command: Command): string {
+  const roots = [root, resolve(cwd, givenRoot)];
+  const inside = (base: string, p: string) => {
+    const rel = relative(base, p);
+    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel)) ? rel : undefined;
+  };
+  const realCwd = safeRealpath(cwd);
+  const cwdInside = roots.some((r) => inside(r, cwd) !== undefined || inside(r, realCwd) !== undefined);
+  const candidates = isAbsolute(path) ? [path] : cwdInside ? [resolve(cwd, path), resolve(realCwd, path)] : [resolve(root, path)];
+  for (const abs of candidates) {
+    for (const base of roots) {
+      const rel = inside(base, abs);
+      if (rel !== undefined) return rel === '' ? '.' : rel;
+    }
+  }
+  throw new UsageError(`"${path}" is outside --root "${givenRoot}"`, command);
+}
+
+function safeRealpath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
+}
+
+const LETTER: Record<OverlayChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D' };
+
+function display(root: string, key: string): string {
+  const rel = relative(root, key);
+  return rel === '' || rel.startsWith('..') ? key : rel;
+}
+
+async function openExisting(located: Located): Promise<OverlayFileSystem | undefined> {
+  // Review commands never create a state directory: no state means no changes.
+  if (!(await hasSandboxState(located.stateDir))) return undefined;
+  return openSandbox(openLower(located.root), located.stateDir);
+}
+
+export async function status(parsed: Parsed, io: Io): Promise<number> {
+  const located = await locate('status', parsed, io);
+  const overlay = await openExisting(located);
+  const changes = overlay ? await overlay.changes(located.paths) : [];
+  if (parsed.values.json === true) {
+    const out = changes.map((c) => ({ path: display(located.root, c.path), kind: c.kind, ...(c.size === undefined ? {} : { size: c.size }) }));
+    io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return EXIT_OK;
+  }
+  if (changes.length === 0) {
+    io.stdout.write('No changes.\n');
+    return EXIT_OK;
+  }
+  const c = colorsFor(io.stdout, 'auto', io.env);
+  const paint = { added: c.green, modified: c.yellow, deleted: c.red } as const;
+  for (const change of changes) io.stdout.write(`${paint[change.kind](LETTER[change.kind])} ${display(located.root, change.path)}\n`);
+  return EXIT_OK;
+}
+
+export async function diff(parsed: Parsed, io: Io): Promise<number> {
+  const mode = oneOf<ColorMode>(optionalString(parsed, 'color'), ['auto', 'always', 'never'], 'color', 'diff') ?? 'auto';
+  const located = await locate('diff', parsed, io);
+  const overlay = await openExisting(located);
+  const text = overlay ? await overlay.diff(located.paths) : '';
+  io.stdout.write(colorDiff(text, colorsFor(io.stdout, mode, io.env)));
+  return EXIT_OK;
+}
+
+export async function commit(parsed: Parsed, io: Io): Promise<number> {
+  const located = await locate('commit', parsed, io);
+  if (!(await hasSandboxState(located.stateDir))) {
+    io.stdout.write('Nothing to commit.\n');
+    return EXIT_OK;
+  }
+  return withStateLock(
+    located.stateDir,
+    async () => {
+      const overlay = (await openExisting(located))!;
+      const todo = await overlay.changes(located.paths);
+      if (todo.length === 0) {
+        io.stdout.write('Nothing to commit.\n');
+        return EXIT_OK;
+      }
+      const kinds = new Map(todo.map((c) => [c.path, c] as const));
+      const progress = progressLine(io, located.root);
+      let result;
+      try {
+        result = await overlay.commit(located.paths, { onProgress: progress.update });
+      } finally {
+        progress.done();
+      }
+      const c = colorsFor(io.stdout, 'auto', io.env);
+      const line = (change: OverlayChange | undefined, path: string) =>
+        `  ${change ? LETTER[change.kind] : '?'} ${display(located.root, path)}\n`;
+      if (result.committed.length > 0) {
+        const n = result.committed.length;
+        io.stdout.write(`${c.green(`Committed ${n} change${n === 1 ? '' : 's'}`)} to ${located.root}:\n`);
+        for (const path of result.committed) io.stdout.write(line(kinds.get(path), path));
+      }
+      if (result.conflicts.length > 0) {
+        const n = result.conflicts.length;
+        io.stdout.write(
+          `${c.red(`${n} conflict${n === 1 ? '' : 's'}`)}: changed in ${located.root} since the sandbox first saw ${n === 1 ? 'it' : 'them'}; ` +
+            'left untouched there and kept in the sandbox:\n',
+        );
+        for (const p of result.conflicts) io.stdout.write(`${line(kinds.get(p.path), p.path)}      ${p.message}\n`);
+      }
+      if (result.failed.length > 0) {
+        const n = result.failed.length;
+        io.stdout.write(`${c.red(`${n} failed`)} (kept in the sandbox):\n`);
+        for (const p of result.failed) io.stdout.write(`${line(kinds.get(p.path), p.path)}      ${p.code}: ${p.message}\n`);
+      }
+      return result.conflicts.length + result.failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
+    },
+    { onWait: (pid) => waiting(io, pid) },
+  );
+}
+
+export async function discard(parsed: Parsed, io: Io): Promise<number> {
+  const located = await locate('discard', parsed, io);
+  if (!(await hasSandboxState(located.stateDir))) {
+    io.stdout.write('Nothing to discard.\n');
+    return EXIT_OK;
+  }
+  return withStateLock(
+    located.stateDir,
+    async () => {
+      const overlay = (await openExisting(located))!;
+      const todo = await overlay.changes(located.paths);
+      await overlay.discard(located.paths);
+      const n = todo.length;
+      io.stdout.write(n === 0 ? 'Nothing to discard.\n' : `Discarded ${n} change${n === 1 ? '' : 's'}.\n`);
+      return EXIT_OK;
+    },
+    { onWait: (pid) => waiting(io, pid) },
+  );
+}
+
+function waiting(io: Io, pid: number | undefined): void {
+  io.stderr.write(`dsh-fs: waiting for ${pid === undefined ? 'another process' : `process ${pid}`}, which is using the sandbox…\n`);
+}
+
+/** On a terminal one line that updates in place; otherwise one line per file. Always on stderr. */
+function progressLine(io: Io, root: string) {
+  const tty = io.stderr.isTTY === true;
+  let shown = false;
+  return {
+    update(p: OverlayCommitProgress) {
+      const text = `[${p.index}/${p.total}] ${p.outcome} ${display(root, p.path)}`;
+      if (tty) {
+        io.stderr.write(`\r\x1b[2K${text}`);
+        shown = true;
+      } else {
+        io.stderr.write(`${text}\n`);
+      }
+    },
+    done() {
+      if (shown) io.stderr.write('\r\x1b[2K');
+    },
+  };
+}
