@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { existsSync, promises as fsp, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import { join } from 'node:path';
@@ -11,6 +11,7 @@ import {
   isTempName,
   type LocalFileSystem,
 } from '../../src/backends/local/index.js';
+import { tempName } from '../../src/backends/local/provider.js';
 import { FsTargetKey, contentVersion, type FsTarget } from '../../src/seam/index.js';
 import { ageAtimes, buildForChildren, findTemps, makeArea, treeDigest, writeOutOfBand, type Area } from './helpers.js';
 
@@ -218,7 +219,6 @@ describe('atomic, durable writes', () => {
   });
 
   test('temp names follow the documented pattern and never exceed NAME_MAX', async () => {
-    const { tempName } = await import('../../src/backends/local/provider.js');
     fc.assert(
       fc.property(fc.string({ minLength: 1, maxLength: 255, unit: 'grapheme' }), (name) => {
         const tmp = tempName(name);
@@ -389,7 +389,6 @@ describe('special files never block (T2) and reads are bounded', () => {
   test('a file that keeps growing while read never yields more than maxBytes', async () => {
     const path = at('growing.log');
     await fsp.writeFile(path, '');
-    const { spawn } = await import('node:child_process');
     const child = spawn(process.execPath, [
       '-e',
       `const fs=require('fs');const fd=fs.openSync(${JSON.stringify(path)},'a');const b=Buffer.alloc(65536,120);for(;;)fs.writeSync(fd,b);`,
@@ -412,7 +411,6 @@ describe('errors are FsErrors with a clear code', () => {
     await fsp.symlink('loop-b', at('loop-a'));
     await fsp.symlink('loop-a', at('loop-b'));
     expect(await codeOf(resolve('loop-a'))).toBe('FS_IO_ERROR');
-    expect(await codeOf(resolve('loop-a')).then(() => 'x')).toBe('x');
     const longName = 'n'.repeat(300);
     expect(await codeOf(resolve(longName).then((t) => fs.writeText(t, 'x')))).toBe('FS_INVALID_ARGUMENT');
     expect(await codeOf(resolve(longName).then((t) => fs.readText(t)))).toBe('FS_INVALID_ARGUMENT');

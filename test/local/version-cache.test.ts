@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { FsVersion } from '../../src/seam/index.js';
+import { FsVersion, contentHasher, contentVersion } from '../../src/seam/index.js';
 import { VersionCache, isRacilyClean, type StatTuple } from '../../src/backends/local/index.js';
 
 const SEC = 1_000_000_000n;
@@ -121,7 +121,6 @@ describe('VersionCache (racy-clean rule)', () => {
 
 describe('contentHasher (seam)', () => {
   test('hashing in chunks gives the same version as contentVersion of the whole', async () => {
-    const { contentHasher, contentVersion } = await import('../../src/seam/index.js');
     fc.assert(
       fc.property(fc.array(fc.uint8Array({ maxLength: 64 }), { maxLength: 8 }), (chunks) => {
         const h = contentHasher();
