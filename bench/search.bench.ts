@@ -1,0 +1,213 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { join, posix } from 'node:path';
+import fg from 'fast-glob';
+import { createLocalFs } from '../src/backends/local/index.js';
+import { createMemoryFs } from '../src/backends/memory/index.js';
+import { glob, grep, type FileSystem } from '../src/seam/index.js';
+import { interleave, reps, row, tempDir, type BenchRow, type Timing } from './lib.js';
+
+/**
+ * Search on the seam against its baselines. glob: fast-glob over the contract (local provider)
+ * vs fast-glob straight on the same tree on disk, and over the memory provider vs fast-glob
+ * straight on the same memfs volume. grep: ours vs a naive loop (walk, read whole file, split,
+ * test each line) on disk and through the contract.
+ *
+ * DSH_FS_BENCH_SEARCH_FILES sets the tree size (default 100,000 files). The memory provider
+ * holds one tenth of it, and grep on disk searches one tenth unless DSH_FS_BENCH_SEARCH_GREP_ALL=1
+ * (every file is read and versioned).
+ */
+
+const SECTION = 'search';
+
+/** The shape the search benchmark reports; also a BenchRow for the shared table. */
+export interface SearchBenchRow extends BenchRow {
+  readonly name: string;
+  readonly ours_ms: number;
+  readonly baseline_ms: number;
+  readonly ratio: number;
+  readonly note: string;
+}
+
+interface Tree {
+  readonly files: number;
+  /** Relative path → content. */
+  readonly entries: readonly (readonly [string, string])[];
+  readonly needles: number;
+}
+
+const EXTENSIONS = ['ts', 'md', 'json'] as const;
+
+/** 10 × 10 × 10 directories of `files / 1000` files each; one file in 97 holds the needle. */
+function makeTree(files: number): Tree {
+  const perLeaf = Math.max(1, Math.round(files / 1000));
+  const entries: [string, string][] = [];
+  let needles = 0;
+  let n = 0;
+  for (let a = 0; a < 10; a++) {
+    for (let b = 0; b < 10; b++) {
+      for (let c = 0; c < 10; c++) {
+        for (let f = 0; f < perLeaf; f++, n++) {
+          const ext = EXTENSIONS[n % EXTENSIONS.length]!;
+          const hit = n % 97 === 0;
+          if (hit) needles++;
+          const body = [`// file ${n}`, 'export const value = 1;', hit ? 'const needle = true;' : 'const other = false;', ''].join('\n');
+          entries.push([`d${a}/e${b}/f${c}/file${n}.${ext}`, body]);
+        }
+      }
+    }
+  }
+  return { files: entries.length, entries, needles };
+}
+
+async function writeTree(root: string, tree: Tree): Promise<void> {
+  const dirs = new Set(tree.entries.map(([p]) => posix.dirname(p)));
+  for (const d of dirs) await mkdir(join(root, d), { recursive: true });
+  const batch = 256;
+  for (let i = 0; i < tree.entries.length; i += batch) {
+    await Promise.all(tree.entries.slice(i, i + batch).map(([p, body]) => writeFile(join(root, p), body)));
+  }
+}
+
+/** Every file under `dir` through resolve + listDir, and nothing else. */
+async function contractWalk(fs: FileSystem, dir: string): Promise<number> {
+  let n = 0;
+  const walk = async (d: string): Promise<void> => {
+    for (const e of await fs.listDir(await fs.resolve(d))) {
+      if (e.type === 'directory') await walk(posix.join(d, e.name));
+      else if (e.type === 'file') n++;
+    }
+  };
+  await walk(dir);
+  return n;
+}
+
+/** The naive grep on disk: recursive readdir, whole-file read, split, test. */
+async function naiveDiskGrep(dir: string, re: RegExp): Promise<number> {
+  let hits = 0;
+  const walk = async (d: string): Promise<void> => {
+    for (const e of await readdir(d, { withFileTypes: true })) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile()) {
+        for (const line of (await readFile(p, 'utf8')).split('\n')) if (re.test(line)) hits++;
+      }
+    }
+  };
+  await walk(dir);
+  return hits;
+}
+
+/** The naive grep through the contract: listDir walk, readText, split, test. */
+async function naiveContractGrep(fs: FileSystem, dir: string, re: RegExp): Promise<number> {
+  let hits = 0;
+  const walk = async (d: string): Promise<void> => {
+    for (const e of await fs.listDir(await fs.resolve(d))) {
+      if (e.type === 'directory') await walk(posix.join(d, e.name));
+      else if (e.type === 'file') {
+        for (const line of (await fs.readText(e.target)).text.split('\n')) if (re.test(line)) hits++;
+      }
+    }
+  };
+  await walk(dir);
+  return hits;
+}
+
+function searchRow(name: string, kase: string, subject: string, ours: Timing, baselineName: string, baseline: Timing, note: string): SearchBenchRow {
+  const base = row({ section: SECTION, case: kase, subject, unit: 'ms', note }, ours, { name: baselineName, timing: baseline });
+  return {
+    ...base,
+    name,
+    ours_ms: ours.median,
+    baseline_ms: baseline.median,
+    ratio: baseline.median === 0 ? Number.NaN : ours.median / baseline.median,
+    note,
+  };
+}
+
+function expectCount(what: string, got: number, want: number): void {
+  if (got !== want) throw new Error(`search bench: ${what} found ${got}, expected ${want}`);
+}
+
+export async function runSearchBench(): Promise<SearchBenchRow[]> {
+  const files = Number(process.env.DSH_FS_BENCH_SEARCH_FILES ?? 100_000);
+  if (!Number.isSafeInteger(files) || files < 1000) throw new RangeError('DSH_FS_BENCH_SEARCH_FILES must be an integer of at least 1000');
+  const tree = makeTree(files);
+  const tsCount = tree.entries.filter(([p]) => p.endsWith('.ts')).length;
+  const rows: SearchBenchRow[] = [];
+  const { dir, cleanup } = await tempDir('search');
+  try {
+    const root = join(dir, 'tree');
+    await writeTree(root, tree);
+    const local = createLocalFs({ root });
+    // The memory provider gets one tenth of the tree: its listDir costs ~0.2 ms per entry.
+    const tenth = tree.entries.filter(([p]) => p.startsWith('d0/'));
+    const memory = createMemoryFs({ cwd: '/tree', files: Object.fromEntries(tenth) });
+    const vol = memory.provider.volume;
+    const memTs = tenth.filter(([p]) => p.endsWith('.ts')).length;
+    const size = `${tree.files.toLocaleString('en')} files`;
+    const memSize = `${tenth.length.toLocaleString('en')} files`;
+
+    // glob, whole tree. The contract walk (resolve + listDir per directory, nothing else) shows
+    // how much of the cost is the provider's listing rather than the search.
+    const heavy = files >= 50_000;
+    const globReps = { reps: reps(heavy ? 2 : 3), warmup: heavy ? 0 : 1 };
+    const g = await interleave(
+      {
+        ours: async () => expectCount('glob (local)', (await glob(local, '**/*.ts', { cwd: root, limit: files })).matches.length, tsCount),
+        fastGlob: async () => expectCount('fast-glob (disk)', (await fg('**/*.ts', { cwd: root, dot: true })).length, tsCount),
+        walk: async () => expectCount('contract walk (local)', await contractWalk(local, root), tree.files),
+      },
+      globReps,
+    );
+    const matches = `${tsCount.toLocaleString('en')} matches`;
+    rows.push(searchRow('glob **/*.ts, local', `${size} on disk, **/*.ts`, 'glob over the contract (local)', g.ours, 'fast-glob on disk', g.fastGlob, matches));
+    rows.push(
+      searchRow('glob **/*.ts, local, vs listing', `${size} on disk, **/*.ts`, 'glob over the contract (local)', g.ours, 'listDir walk over the contract (local)', g.walk, `${matches}; the baseline is the provider's listing alone`),
+    );
+
+    const m = await interleave(
+      {
+        ours: async () => expectCount('glob (memory)', (await glob(memory, '**/*.ts', { cwd: '/tree', limit: files })).matches.length, memTs),
+        fastGlob: async () =>
+          expectCount('fast-glob (memfs)', (await fg('**/*.ts', { cwd: '/tree', dot: true, fs: vol as unknown as fg.FileSystemAdapter })).length, memTs),
+        walk: async () => expectCount('contract walk (memory)', await contractWalk(memory, '/tree'), tenth.length),
+      },
+      { reps: reps(3), warmup: 1 },
+    );
+    const memMatches = `${memTs.toLocaleString('en')} matches`;
+    rows.push(searchRow('glob **/*.ts, memory', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory)', m.ours, 'fast-glob on the memfs volume', m.fastGlob, memMatches));
+    rows.push(
+      searchRow('glob **/*.ts, memory, vs listing', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory)', m.ours, 'listDir walk over the contract (memory)', m.walk, `${memMatches}; the baseline is the provider's listing alone`),
+    );
+
+    // grep: one tenth of the tree unless asked for all of it (every file is read and versioned).
+    const all = process.env.DSH_FS_BENCH_SEARCH_GREP_ALL === '1';
+    const sub = all ? '' : 'd0';
+    const subFiles = all ? tree.entries : tree.entries.filter(([p]) => p.startsWith('d0/'));
+    const needles = subFiles.filter(([, body]) => body.includes('needle')).length;
+    const re = /needle/;
+    const memNeedles = tenth.filter(([, body]) => body.includes('needle')).length;
+    const grepCase = `${subFiles.length.toLocaleString('en')} files, /needle/`;
+    const d = await interleave(
+      {
+        ours: async () =>
+          expectCount('grep (local)', (await grep(local, re, { path: join(root, sub), gitignore: false, maxMatches: files })).matches.length, needles),
+        naive: async () => expectCount('naive grep (disk)', await naiveDiskGrep(join(root, sub), re), needles),
+      },
+      { reps: reps(3), warmup: 1 },
+    );
+    rows.push(searchRow('grep /needle/, local', `${grepCase} on disk`, 'grep over the contract (local)', d.ours, 'naive loop on node:fs', d.naive, `${needles} matches`));
+
+    const c = await interleave(
+      {
+        ours: async () => expectCount('grep (memory)', (await grep(memory, re, { path: '/tree', gitignore: false, maxMatches: files })).matches.length, memNeedles),
+        naive: async () => expectCount('naive grep (memory contract)', await naiveContractGrep(memory, '/tree', re), memNeedles),
+      },
+      { reps: reps(3), warmup: 1 },
+    );
+    rows.push(searchRow('grep /needle/, memory', `${memSize}, /needle/ in memory`, 'grep over the contract (memory)', c.ours, 'naive loop over the contract', c.naive, `${memNeedles} matches`));
+  } finally {
+    await cleanup();
+  }
+  return rows;
+}
