@@ -388,6 +388,7 @@ export async function glob(fs: FileSystem, pattern: string | readonly string[], 
   throwIfAborted(signal, what);
   if (truncated === false && walker.exceeded) truncated = 'entries';
   matches.sort((a, b) => comparePaths(a.path, b.path));
+  walker.skipped.sort((a, b) => comparePaths(a.path, b.path));
   return {
     cwd: dir,
     matches,
@@ -776,6 +777,7 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   throwIfAborted(userSignal, what);
   if (truncated === 'matches') filesSearched -= window.length;
   matches.sort((a, b) => comparePaths(a.path, b.path) || a.line - b.line);
+  skipped.sort((a, b) => comparePaths(a.path, b.path));
   return { path: rootPath, matches, truncated, filesSearched, skippedCounts: counts, skipped };
 }
 

@@ -1,5 +1,9 @@
+import { mkdir, mkdtemp, realpath, rm, utimes, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { createLocalFs } from '../../src/backends/local/index.js';
 import { createMemoryFs, type MemoryFileSystem, type MemoryTree } from '../../src/backends/memory/index.js';
 import { createHarness } from '../../src/harness/index.js';
 import { fsTools, renderGlob, renderGrep, searchToolDefinitions, searchTools } from '../../src/tools/index.js';
@@ -106,6 +110,31 @@ describe('glob tool', () => {
     const ac = new AbortController();
     ac.abort();
     expect(await run(ctx, 'glob', { pattern: '*' }, ac.signal)).toMatchObject({ isError: true, error: { code: 'FS_ABORTED' } });
+  });
+
+  it('orders newest first on local disk too, and respects .gitignore only in grep', async () => {
+    const root = await realpath(await mkdtemp(join(tmpdir(), 'dsh-fs-search-')));
+    try {
+      const files: [string, string, number][] = [
+        ['a.ts', 'foo', 1_000],
+        ['src/b.ts', 'foo', 3_000],
+        ['gen/c.ts', 'foo', 2_000],
+        ['.gitignore', 'gen/\n', 500],
+      ];
+      for (const [rel, body, s] of files) {
+        await mkdir(dirname(join(root, rel)), { recursive: true });
+        await writeFile(join(root, rel), body);
+        await utimes(join(root, rel), s, s);
+      }
+      const ctx = createHarness({ fs: createLocalFs({ root }), plugins: [searchTools()] });
+      expect((await run(ctx, 'glob', { pattern: '*.ts' })).text).toBe('src/b.ts\ngen/c.ts\na.ts');
+      expect((await run(ctx, 'grep', { pattern: 'foo' })).text).toBe('Found 2 matches in 2 files\n\na.ts\nLine 1: foo\n\nsrc/b.ts\nLine 1: foo');
+      expect(await run(ctx, 'glob', { pattern: '*', path: '..' })).toMatchObject({ isError: true, error: { code: 'FS_OUTSIDE_ROOT' } });
+      expect(await run(ctx, 'grep', { pattern: 'x', path: '/etc' })).toMatchObject({ isError: true, error: { code: 'FS_OUTSIDE_ROOT' } });
+      expect(await run(ctx, 'glob', { pattern: '../*' })).toMatchObject({ isError: true, error: { code: 'FS_OUTSIDE_ROOT' } });
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 
   it('orders by path when the provider reports no modification times', () => {
