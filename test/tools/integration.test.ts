@@ -122,7 +122,7 @@ describe.each(SUBJECTS)('tools over $name', (factory) => {
     const r = await alice.read(p('a.txt'), { offset: 9, limit: 1 });
     expect(expectOk(r).lines).toEqual([{ number: 9, text: 'line 9' }]);
     const e = await alice.edit(p('a.txt'), 'line 2\n', 'second\n');
-    expect(expectOk(e)).toMatchObject({ replacements: 1, lines: [{ start: 2, end: 3 }] });
+    expect(expectOk(e)).toMatchObject({ replacements: 1, lines: [{ start: 2, end: 2 }] });
     expect(text(await s.read(p('a.txt')))).toContain('line 1\nsecond\nline 3\n');
   });
 
