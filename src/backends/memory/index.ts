@@ -59,7 +59,7 @@ export function createMemoryFs(options: MemoryFsOptions = {}): MemoryFileSystem 
 export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string } = {}): MemoryProvider {
   const cwd = canonicalPath(options.cwd ?? '/', '/');
   // Never memfs's global volume, and never a relative path (memfs resolves those against process.cwd()).
-  const vol = new Volume();
+  const vol = Volume.fromJSON({}, '/', { process: volumeProcess() });
   const lock = new KeyedMutex();
 
   const lstat = (p: string) => {
@@ -160,7 +160,8 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
         const before = current(key, what);
         checkWriteIntent(intent, before, what);
         const bytes = produce(before);
-        vol.mkdirSync(posix.dirname(key), { recursive: true });
+        // An existing file's directory exists.
+        if (before === undefined) vol.mkdirSync(posix.dirname(key), { recursive: true });
         vol.writeFileSync(key, bytes);
         return { version: contentVersion(bytes), created: before === undefined };
       });
@@ -172,11 +173,15 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
       if (!st.isDirectory()) throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
       const names = (vol.readdirSync(target.targetKey) as string[]).sort(compareNames);
+      // While the directory's key is still its real path, only a child that is a link needs resolving.
+      const canonical = (await resolveLinks(target.targetKey, reader)) === target.targetKey;
       const entries: FsDirEntry[] = [];
       for (const name of names) {
         const displayPath = posix.join(target.displayPath, name);
-        const key = await resolveLinks(posix.join(target.targetKey, name), reader);
-        const child = follow(key);
+        const lexical = posix.join(target.targetKey, name);
+        const own = canonical ? lstat(lexical) : undefined;
+        const key = own && !own.isSymbolicLink() ? lexical : await resolveLinks(lexical, reader);
+        const child = own && !own.isSymbolicLink() ? own : follow(key);
         const type = !child ? 'other' : child.isFile() ? 'file' : child.isDirectory() ? 'directory' : 'other';
         entries.push({
           name,
@@ -224,6 +229,23 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
     },
   };
   return provider;
+}
+
+/**
+ * The process view memfs consults for a volume. memfs asks for the uid and gid on every path
+ * walk, a system call each time (slow on some virtual machines); they are read once here.
+ */
+function volumeProcess() {
+  const uid = process.getuid?.() ?? 0;
+  const gid = process.getgid?.() ?? 0;
+  return {
+    cwd: () => '/',
+    platform: process.platform,
+    env: {},
+    emitWarning: (message: string, type: string) => process.emitWarning(message, type),
+    getuid: () => uid,
+    getgid: () => gid,
+  };
 }
 
 function isAbsentError(err: unknown): boolean {

@@ -1,0 +1,99 @@
+import fc from 'fast-check';
+import { posix } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createMemoryFs, type MemoryEntry } from '../../src/backends/memory/index.js';
+
+describe('memory provider: per-call cost', () => {
+  afterEach(() => {
+    vi.restoreAllMocks();
+  });
+
+  it('resolve asks the operating system for no uid or gid, and listDir for none per entry', async () => {
+    const names = Array.from({ length: 30 }, (_, i) => `f${String(i).padStart(2, '0')}.txt`);
+    const fs = createMemoryFs({
+      files: { '/a/b/c/small/one.txt': 'x', ...Object.fromEntries(names.map((n) => [`/a/b/c/big/${n}`, n])) },
+    });
+    const uid = vi.spyOn(process, 'getuid');
+    const gid = vi.spyOn(process, 'getgid');
+    await fs.resolve('/a/b/c/big/f00.txt');
+    expect(uid).not.toHaveBeenCalled();
+    expect(gid).not.toHaveBeenCalled();
+    expect(await fs.listDir(await fs.resolve('/a/b/c/small'))).toHaveLength(1);
+    const perListing = uid.mock.calls.length + gid.mock.calls.length;
+    uid.mockClear();
+    gid.mockClear();
+    expect(await fs.listDir(await fs.resolve('/a/b/c/big'))).toHaveLength(30);
+    expect(uid.mock.calls.length + gid.mock.calls.length).toBe(perListing);
+  });
+});
+
+const NAMES = ['a', 'b', 'c', 'd'] as const;
+const DIRS = ['/w', '/w/x', '/w/x/y', '/v'] as const;
+
+/** A small tree of files, directories and links (relative, absolute, dangling, chained, to directories). */
+const treeArb = fc
+  .array(
+    fc.tuple(
+      fc.constantFrom(...DIRS),
+      fc.constantFrom(...NAMES),
+      fc.oneof(
+        fc.constant<MemoryEntry>('text'),
+        fc.constant<MemoryEntry>(null),
+        fc.constantFrom(...DIRS, '/w/x/a', '../a', 'b', '/missing', 'y').map((to): MemoryEntry => ({ symlink: to })),
+      ),
+    ),
+    { maxLength: 14 },
+  )
+  .map((items) => {
+    const files: Record<string, MemoryEntry> = {};
+    for (const d of DIRS) files[d] = null;
+    for (const [dir, name, entry] of items) {
+      // A later entry must not sit under a path that is already a file or a link.
+      if (Object.keys(files).some((p) => files[p] !== null && (dir === p || dir.startsWith(`${p}/`)))) continue;
+      if (posix.join(dir, name) in files) continue;
+      files[posix.join(dir, name)] = entry;
+    }
+    return files;
+  });
+
+describe('memory provider: listDir agrees with resolve and stat', () => {
+  it('every entry has the target key resolve gives its path, and the type stat gives that key', async () => {
+    await fc.assert(
+      fc.asyncProperty(treeArb, fc.constantFrom(...DIRS), async (files, listed) => {
+        const fs = createMemoryFs({ files });
+        let entries;
+        try {
+          entries = await fs.listDir(await fs.resolve(listed));
+        } catch (err) {
+          // A link loop among the children fails the listing, as it fails resolving that child.
+          expect((err as { code?: string }).code).toBe('FS_IO_ERROR');
+          const names = (fs.provider.volume.readdirSync(listed) as string[]).map((n) => posix.join(listed, n));
+          const codes = await Promise.all(names.map((p) => fs.resolve(p).then(() => 'ok', (e: { code?: string }) => e.code)));
+          expect(codes).toContain('FS_IO_ERROR');
+          return;
+        }
+        for (const e of entries) {
+          const target = await fs.resolve(posix.join(listed, e.name));
+          expect(e.target.targetKey).toBe(target.targetKey);
+          const info = await fs.stat(target);
+          expect(e.type).toBe(info?.type ?? 'other');
+          if (e.type === 'file') expect(e.size).toBe(info?.size);
+        }
+      }),
+      { numRuns: 150 },
+    );
+  });
+
+  it('a directory swapped for a link after it was resolved lists children under their real paths', async () => {
+    const fs = createMemoryFs({ files: { '/real/d/f.txt': 'x', '/other/f.txt': 'y', '/other/g.txt': 'z' } });
+    const stale = await fs.resolve('/real/d');
+    const vol = fs.provider.volume;
+    vol.renameSync('/real', '/moved');
+    vol.symlinkSync('/other', '/real');
+    // The key "/real/d" now leads through the link "/real" → "/other", which has no "d".
+    vol.mkdirSync('/other/d');
+    vol.writeFileSync('/other/d/h.txt', 'h');
+    const entries = await fs.listDir(stale);
+    expect(entries.map((e) => [e.name, e.target.targetKey])).toEqual([['h.txt', '/other/d/h.txt']]);
+  });
+});
