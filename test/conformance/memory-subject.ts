@@ -1,10 +1,14 @@
 import { posix } from 'node:path';
 import type { Volume } from 'memfs';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
-import type { ConformanceSubject } from '../../src/conformance/index.js';
+import type { ConformanceCapabilities, ConformanceSubject, OutOfBandHooks, SetupHooks } from '../../src/conformance/index.js';
 
 /** Out-of-band and setup hooks that act on a memfs Volume directly, behind the seam's back. */
-export function volumeHooks(vol: Volume): Pick<ConformanceSubject, 'outOfBand' | 'setup' | 'capabilities'> {
+export function volumeHooks(vol: Volume): {
+  outOfBand: Required<OutOfBandHooks>;
+  setup: SetupHooks;
+  capabilities: ConformanceCapabilities;
+} {
   const lstat = (path: string) => {
     try {
       return vol.lstatSync(path);
@@ -24,8 +28,8 @@ export function volumeHooks(vol: Volume): Pick<ConformanceSubject, 'outOfBand' |
         vol.unlinkSync(path);
       },
       async readBytes(path) {
-        if (!lstat(path)) return undefined;
-        return new Uint8Array(vol.readFileSync(path) as Buffer);
+        const st = lstat(path);
+        return st?.isFile() ? new Uint8Array(vol.readFileSync(path) as Buffer) : undefined;
       },
     },
     setup: {

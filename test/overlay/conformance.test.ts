@@ -1,13 +1,13 @@
 import { execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, readFile, realpath, rm, stat, symlink, unlink, utimes, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { dirname, join, posix } from 'node:path';
-import type { Volume } from 'memfs';
+import { dirname, join } from 'node:path';
 import { createLocalFs } from '../../src/backends/local/index.js';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
 import { describeConformance, type ConformanceSubject, type OutOfBandHooks, type SetupHooks } from '../../src/conformance/index.js';
 import { isFsError } from '../../src/seam/index.js';
+import { volumeHooks } from '../conformance/memory-subject.js';
 
 /**
  * For an overlay, "outside the seam" is the lower: another process edits the real files. A change
@@ -37,42 +37,6 @@ function overlayHooks(fs: OverlayFileSystem, lower: Required<OutOfBandHooks>): O
       if (below !== undefined) await lower.remove(path);
     },
     readBytes: (path) => lower.readBytes(path),
-  };
-}
-
-function volumeHooks(vol: Volume): { outOfBand: Required<OutOfBandHooks>; setup: SetupHooks } {
-  const lstat = (path: string) => {
-    try {
-      return vol.lstatSync(path);
-    } catch {
-      return undefined;
-    }
-  };
-  return {
-    outOfBand: {
-      async writeBytes(path, bytes, options) {
-        vol.mkdirSync(posix.dirname(path), { recursive: true });
-        const before = options?.keepMtime ? lstat(path) : undefined;
-        vol.writeFileSync(path, Buffer.from(bytes));
-        if (before) vol.utimesSync(path, before.atime, before.mtime);
-      },
-      async remove(path) {
-        vol.unlinkSync(path);
-      },
-      async readBytes(path) {
-        const st = lstat(path);
-        return st?.isFile() ? new Uint8Array(vol.readFileSync(path) as Buffer) : undefined;
-      },
-    },
-    setup: {
-      async mkdir(path) {
-        vol.mkdirSync(path, { recursive: true });
-      },
-      async symlink(target, path) {
-        vol.mkdirSync(posix.dirname(path), { recursive: true });
-        vol.symlinkSync(target, path);
-      },
-    },
   };
 }
 
