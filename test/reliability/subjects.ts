@@ -1,0 +1,56 @@
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createHarness, type FileSystem, type HarnessContext, type HarnessPlugin } from '../../src/index.js';
+import { createObservationPolicy } from '../../src/policy/index.js';
+import { fsTools } from '../../src/tools/index.js';
+
+/** A fresh temp directory (canonical), removed by `cleanup`. */
+export async function tempDir(label: string): Promise<{ dir: string; cleanup(): Promise<void> }> {
+  const dir = await realpath(await mkdtemp(join(tmpdir(), `dsh-fs-rel-${label}-`)));
+  return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * The harness an agent runtime builds: the observation policy and the read/write/edit tools.
+ * `listenerErrors` collects failures of fs/observed listeners (the policy's recorder), which the
+ * gate would otherwise only log.
+ */
+export function agentHarness(
+  fs: FileSystem,
+  cwd: string,
+  extra: readonly HarnessPlugin[] = [],
+): HarnessContext & { readonly listenerErrors: unknown[] } {
+  const listenerErrors: unknown[] = [];
+  const ctx = createHarness({
+    fs,
+    cwd,
+    plugins: [createObservationPolicy(), fsTools(), ...extra],
+    onListenerError: (err) => listenerErrors.push(err),
+  });
+  return Object.assign(ctx, { listenerErrors });
+}
+
+/**
+ * A view of `obj` whose listed async methods pass through `point` before they start and after
+ * they settle, so a scheduler decides what runs in between. Other properties read through.
+ */
+export function withPoints<T extends object>(obj: T, methods: readonly string[], point: (label: string) => Promise<unknown>): T {
+  const out = Object.create(obj) as Record<string, unknown>;
+  for (const name of methods) {
+    const fn = (obj as Record<string, unknown>)[name];
+    if (typeof fn !== 'function') continue;
+    out[name] = async (...args: unknown[]) => {
+      await point(`${name} ▶`);
+      try {
+        return await (fn as (...a: unknown[]) => Promise<unknown>).apply(obj, args);
+      } finally {
+        await point(`${name} ◀`);
+      }
+    };
+  }
+  return out as T;
+}
+
+export const FS_METHODS = ['resolve', 'stat', 'readText', 'streamText', 'readBytes', 'listDir', 'writeText', 'writeBytes', 'editText', 'remove'] as const;
+export const PROVIDER_METHODS = ['resolve', 'stat', 'read', 'write', 'listDir', 'remove'] as const;
