@@ -1,8 +1,7 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Volume } from 'memfs';
 import { createLocalFs } from '../../src/backends/local/index.js';
-import { createMemoryFs } from '../../src/backends/memory/index.js';
+import { createMemoryFs, createMemoryProvider } from '../../src/backends/memory/index.js';
 import { interleave, reps, row, tempDir, usedBytes, type BenchRow } from '../lib.js';
 
 const SECTION = 'scale';
@@ -29,7 +28,8 @@ export async function runScaleBench(): Promise<BenchRow[]> {
   const held: unknown[] = [];
   let before = usedBytes();
   let t0 = performance.now();
-  const vol = new Volume();
+  // A volume set up as the provider sets up its own, holding nothing but the files.
+  const vol = createMemoryProvider().volume;
   held.push(vol);
   for (let d = 0; d * PER_DIR < files; d++) vol.mkdirSync(`/data/d${String(d).padStart(3, '0')}`, { recursive: true });
   for (let i = 0; i < files; i++) vol.writeFileSync(pathOf(i), contentOf(i));

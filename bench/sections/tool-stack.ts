@@ -1,6 +1,5 @@
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Volume } from 'memfs';
 import { createLocalFs } from '../../src/backends/local/index.js';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { interleave, reps, row, tempDir, type BenchRow } from '../lib.js';
@@ -19,11 +18,8 @@ const pathOf = (i: number) => `/w/src/f${String(i).padStart(4, '0')}.ts`;
  */
 export async function runToolStackBench(): Promise<BenchRow[]> {
   const seed = Object.fromEntries(Array.from({ length: FILES }, (_, i) => [pathOf(i), smallFile(i)]));
-  const raw = new Volume();
-  for (const [p, text] of Object.entries(seed)) {
-    raw.mkdirSync('/w/src', { recursive: true });
-    raw.writeFileSync(p, text);
-  }
+  // The raw baseline works on a volume set up exactly as the provider sets up its own.
+  const raw = createMemoryFs({ files: seed }).provider.volume;
   const seamFs = createMemoryFs({ files: seed });
   const toolFs = createMemoryFs({ files: seed });
   const ctx = toolHarness(toolFs);
