@@ -1,5 +1,6 @@
 import { afterAll } from 'vitest';
 import { describeConcurrency } from './concurrency.js';
+import { describeFaults } from './faults.js';
 import { summary } from './tally.js';
 
 /**
@@ -8,6 +9,7 @@ import { summary } from './tally.js';
  */
 
 describeConcurrency();
+describeFaults();
 
 afterAll(() => {
   console.log(summary());
