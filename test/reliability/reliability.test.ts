@@ -1,6 +1,7 @@
 import { afterAll } from 'vitest';
 import { describeConcurrency } from './concurrency.js';
 import { describeFaults } from './faults.js';
+import { describeOutOfBand } from './out-of-band.js';
 import { summary } from './tally.js';
 
 /**
@@ -9,6 +10,7 @@ import { summary } from './tally.js';
  */
 
 describeConcurrency();
+describeOutOfBand();
 describeFaults();
 
 afterAll(() => {
