@@ -1,7 +1,7 @@
 import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { applyEdit } from './edit.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
-import { assertWritableText, crlfToLf, decodeText, encodeText, textForWrite } from './text.js';
+import { assertWritableText, checkText, crlfToLf, decodeText, encodeText, textForWrite, validUtf8Chunks } from './text.js';
 import type {
   FileSystem,
   FsBytesRead,
@@ -27,6 +27,7 @@ export interface CreateFsOptions {
 }
 
 export const DEFAULT_MAX_TEXT_BYTES = 256 * 1024 * 1024;
+/** Bytes of the file per streamText chunk. */
 const STREAM_CHUNK = 64 * 1024;
 
 /**
@@ -93,19 +94,21 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     readText: (target, opts) => readChecked(target, 'read', opts),
 
     async streamText(target: FsTarget, opts?: FsOpOptions): Promise<FsTextStream> {
-      const { text, bom, version, size } = await readChecked(target, 'read', opts);
+      checkTarget(target);
+      const what = `cannot read "${target.displayPath}"`;
       const signal = opts?.signal;
+      const current = await call(what, signal, () => provider.read(target, { maxBytes: maxTextBytes, signal }));
+      throwIfAborted(signal, what);
+      // Checked whole (T1) before the first chunk, then decoded a chunk at a time, so no string
+      // of the whole file is ever built.
+      const { body, bom } = checkText(current.bytes, what);
       async function* chunks(): AsyncGenerator<string> {
-        for (let i = 0; i < text.length; ) {
-          let end = Math.min(text.length, i + STREAM_CHUNK);
-          // Never split a surrogate pair across chunks.
-          if (end < text.length && isHighSurrogate(text.charCodeAt(end - 1))) end++;
-          throwIfAborted(signal, `cannot read "${target.displayPath}"`);
-          yield text.slice(i, end);
-          i = end;
+        for (const chunk of validUtf8Chunks(body, STREAM_CHUNK)) {
+          throwIfAborted(signal, what);
+          yield chunk;
         }
       }
-      return { version, bom, size, chunks: chunks() };
+      return { version: current.version, bom, size: current.bytes.byteLength, chunks: chunks() };
     },
 
     async readBytes(target: FsTarget, opts: FsOpOptions & { maxBytes: number }): Promise<FsBytesRead> {
@@ -220,10 +223,6 @@ function encodeEdited(text: string, bom: boolean): Uint8Array {
   out.set([0xef, 0xbb, 0xbf], 0);
   out.set(body, 3);
   return out;
-}
-
-function isHighSurrogate(code: number): boolean {
-  return code >= 0xd800 && code <= 0xdbff;
 }
 
 function checkTarget(target: unknown): asserts target is FsTarget {

@@ -26,17 +26,40 @@ export function textProblem(bytes: Uint8Array): string | undefined {
 }
 
 const fatalDecoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+// Only for bytes already proven valid; keeps a U+FEFF that starts a later chunk.
+const validDecoder = new TextDecoder('utf-8', { ignoreBOM: true });
+
+/**
+ * T1 without decoding: the same check and FS_NOT_TEXT message as decodeText. Returns the bytes
+ * after any UTF-8 BOM.
+ */
+export function checkText(bytes: Uint8Array, what: string): { readonly body: Uint8Array; readonly bom: boolean } {
+  const problem = textProblem(bytes);
+  if (problem !== undefined) throw new FsError('FS_NOT_TEXT', `${what}: not a UTF-8 text file: found ${problem}`);
+  const bom = hasUtf8Bom(bytes);
+  return { body: bom ? bytes.subarray(3) : bytes, bom };
+}
 
 /**
  * T1: the one decoder used by read and edit alike. Valid UTF-8 without NUL bytes is text;
  * anything else is FS_NOT_TEXT with a message saying what was found. A UTF-8 BOM is split off.
  */
 export function decodeText(bytes: Uint8Array, what: string): DecodedText {
-  const problem = textProblem(bytes);
-  if (problem !== undefined) throw new FsError('FS_NOT_TEXT', `${what}: not a UTF-8 text file: found ${problem}`);
-  const bom = hasUtf8Bom(bytes);
-  const text = fatalDecoder.decode(bom ? bytes.subarray(3) : bytes);
-  return { text, bom };
+  const { body, bom } = checkText(bytes, what);
+  return { text: fatalDecoder.decode(body), bom };
+}
+
+/**
+ * Decodes valid UTF-8 (from checkText) a piece at a time: each piece is at most `maxBytes`
+ * bytes (at least 4) and never splits a sequence, so never a surrogate pair.
+ */
+export function* validUtf8Chunks(body: Uint8Array, maxBytes: number): Generator<string> {
+  for (let start = 0; start < body.length; ) {
+    let end = Math.min(body.length, start + Math.max(4, maxBytes));
+    while (end < body.length && (body[end]! & 0xc0) === 0x80) end--;
+    yield validDecoder.decode(body.subarray(start, end));
+    start = end;
+  }
 }
 
 /** Encodes text as UTF-8, prefixing a BOM when asked and the text does not already start with one. */
