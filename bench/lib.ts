@@ -28,6 +28,8 @@ export interface BenchRow {
   readonly ratio?: number;
   /** value − baselineValue, for goals stated as an added cost. */
   readonly delta?: number;
+  /** min / the baseline's min: on a busy machine the fastest runs show the intrinsic cost best. */
+  readonly minRatio?: number;
   /** The goal as stated ("≤ 1.5× safe baseline", "≤ 20 µs overhead"), and whether it was met. */
   readonly goal?: string;
   readonly met?: boolean;
@@ -104,6 +106,8 @@ export function row(
   const s = typeof subject === 'number' ? { median: subject } : subject;
   const b = baseline === undefined ? undefined : typeof baseline.timing === 'number' ? baseline.timing : baseline.timing.median;
   const ratio = b === undefined || b === 0 ? undefined : s.median / b;
+  const bMin = baseline === undefined || typeof baseline.timing === 'number' ? undefined : baseline.timing.min;
+  const minRatio = 'min' in s && bMin !== undefined && bMin > 0 ? s.min / bMin : undefined;
   const delta = goal?.maxDelta !== undefined && b !== undefined ? s.median - b : undefined;
   let met: boolean | undefined;
   if (goal?.maxRatio !== undefined && ratio !== undefined) met = ratio <= goal.maxRatio;
@@ -115,6 +119,7 @@ export function row(
     ...(baseline === undefined ? {} : { baseline: baseline.name, baselineValue: b }),
     ...(ratio === undefined ? {} : { ratio }),
     ...(delta === undefined ? {} : { delta }),
+    ...(minRatio === undefined ? {} : { minRatio }),
     ...(goal === undefined ? {} : { goal: goal.text }),
     ...(met === undefined ? {} : { met }),
   };
@@ -129,7 +134,7 @@ export function formatValue(value: number, unit: BenchRow['unit']): string {
   return `${value.toFixed(digits)} ${unit}`;
 }
 
-const COLUMNS = ['section', 'case', 'subject', 'median', 'baseline', 'baseline median', 'ratio', 'goal'] as const;
+const COLUMNS = ['section', 'case', 'subject', 'median', 'baseline', 'baseline median', 'ratio', 'ratio of mins', 'goal'] as const;
 
 function cells(r: BenchRow): string[] {
   const goal = r.goal === undefined ? '' : `${r.met === undefined ? '' : r.met ? 'met' : 'MISSED'}: ${r.goal}`;
@@ -141,6 +146,7 @@ function cells(r: BenchRow): string[] {
     r.baseline ?? '',
     r.baselineValue === undefined ? '' : formatValue(r.baselineValue, r.unit),
     (r.ratio === undefined ? '' : `${r.ratio.toFixed(2)}×`) + (r.delta === undefined ? '' : ` (${r.delta >= 0 ? '+' : '−'}${formatValue(Math.abs(r.delta), r.unit)})`),
+    r.minRatio === undefined ? '' : `${r.minRatio.toFixed(2)}×`,
     goal,
   ];
 }

@@ -66,6 +66,8 @@ describe('row', () => {
     expect(r.delta).toBe(20);
     expect(r.met).toBe(true);
     expect(r.reps).toBe(3);
+    expect(r.minRatio).toBe(2);
+    expect(row(f, 46, { name: 'raw', timing: summarise([20]) }).minRatio).toBeUndefined();
     expect(row(f, 46, { name: 'raw', timing: 25 }, { text: '≤ +20', maxDelta: 20 }).met).toBe(false);
   });
 });
