@@ -8,7 +8,7 @@ import { FS_ERROR_CODES, contentVersion, isFsError, type FileSystem, type FsErro
 import { findTemps } from '../local/helpers.js';
 import { ERRNOS, FaultyIo, type Errno } from './faulty-io.js';
 import { tempDir } from './subjects.js';
-import { settleWithin, tally } from './tally.js';
+import { HEAVY, settleWithin, tally } from './tally.js';
 
 /**
  * Fault injection (SQLite-style): the local provider's every filesystem call goes through a
@@ -142,14 +142,18 @@ async function noLeftovers(f: FaultyIo, dir: string, where: string): Promise<voi
 
 export function describeFaults(): void {
   describe('fault injection: the N-th underlying filesystem call fails', () => {
-    for (const c of LOCAL_CASES) {
-      test(`local: ${c.name}`, async () => {
+    // The heavy mode also runs the portable anchoring (no /proc) and non-durable writes.
+    const variants: { label: string; options: { anchoring?: 'inode'; durable?: boolean } }[] = HEAVY
+      ? [{ label: '', options: {} }, { label: ' [inode anchoring]', options: { anchoring: 'inode' } }, { label: ' [not durable]', options: { durable: false } }]
+      : [{ label: '', options: {} }];
+    for (const [c, variant] of LOCAL_CASES.flatMap((c) => variants.map((v) => [c, v] as const))) {
+      test(`local: ${c.name}${variant.label}`, async () => {
         const { dir, cleanup } = await tempDir('fault');
         try {
           const root = join(dir, 'root');
           mkdirSync(root);
           const f = new FaultyIo();
-          const fs = createLocalFs({ root, io: f.io });
+          const fs = createLocalFs({ root, io: f.io, ...variant.options });
           const path = join(root, c.file);
           resetLocal(root, c);
           const target = await fs.resolve(c.file);
@@ -179,7 +183,7 @@ export function describeFaults(): void {
               await noLeftovers(f, dir, `${where}, then the next write`);
             }
           }
-          console.log(`fault injection, local ${c.name}: ${total} calls × ${ERRNOS.length} errnos; parents left empty by a failed create: ${emptyDirs}`);
+          console.log(`fault injection, local ${c.name}${variant.label}: ${total} calls × ${ERRNOS.length} errnos; parents left empty by a failed create: ${emptyDirs}`);
         } finally {
           await cleanup();
         }

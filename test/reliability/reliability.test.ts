@@ -1,7 +1,10 @@
 import { afterAll } from 'vitest';
+import { describeBadInput } from './bad-input.js';
 import { describeConcurrency } from './concurrency.js';
 import { describeFaults } from './faults.js';
+import { describeLimits } from './limits.js';
 import { describeOutOfBand } from './out-of-band.js';
+import { describePermissions } from './permissions.js';
 import { summary } from './tally.js';
 
 /**
@@ -12,6 +15,9 @@ import { summary } from './tally.js';
 describeConcurrency();
 describeOutOfBand();
 describeFaults();
+describeBadInput();
+describePermissions();
+describeLimits();
 
 afterAll(() => {
   console.log(summary());

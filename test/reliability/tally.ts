@@ -64,7 +64,7 @@ export function summary(): string {
     `${n(t.rewrites)} out-of-band rewrites (${n(t.changedRewrites)} changed, ${n(t.identicalRewrites)} identical, ${n(t.midWriteRewrites)} mid-write)`,
     `${n(t.missedStale)} missed stale writes`,
     `${n(t.falseStale)} false stale results`,
-    `${n(t.faults)} injected faults (target old ${n(t.faultsOldContent)}, new ${n(t.faultsNewContent)}, of which failure reported after publication ${n(t.faultsReportedAfterPublish)}; overlay states saved but reported failed ${n(t.overlaySavedButFailed)})`,
+    `${n(t.faults)} injected faults (targets left old ${n(t.faultsOldContent)}, new ${n(t.faultsNewContent)}; failures reported after publication ${n(t.faultsReportedAfterPublish)}; overlay states saved but reported failed ${n(t.overlaySavedButFailed)})`,
     `${n(t.tornFiles)} torn files`,
     `${n(t.tempsLeft)} temp files left`,
     `${n(t.leakedHandles)} leaked descriptors`,
