@@ -50,7 +50,7 @@ export async function runLargeFileBench(): Promise<BenchRow[]> {
               }
             : {}),
         };
-        const t = await interleave(variants, { reps: n, warmup: size.warmup, before: collect });
+        const t = await interleave(variants, { reps: n, warmup: size.warmup, ...(size.collectFirst ? { before: collect } : {}) });
         if (shown === 0) throw new Error('the read tool showed nothing');
         const c = `${size.label}, ${WINDOW}-line window at ${where}`;
         const base = { name: 'readFile + split', timing: t['naive']! };
@@ -79,7 +79,7 @@ export async function runLargeFileBench(): Promise<BenchRow[]> {
           naive: () => naiveEdit(paths.naive, ...next('naive')),
           safe: () => safeEdit(paths.safe, ...next('safe')),
         },
-        { reps: n, warmup: size.warmup, before: collect },
+        { reps: n, warmup: size.warmup, ...(size.collectFirst ? { before: collect } : {}) },
       );
       const c = `${size.label}, unique mid-file match`;
       rows.push(
