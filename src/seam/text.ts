@@ -55,11 +55,22 @@ export function decodeText(bytes: Uint8Array, what: string): DecodedText {
  */
 export function* validUtf8Chunks(body: Uint8Array, maxBytes: number): Generator<string> {
   for (let start = 0; start < body.length; ) {
-    let end = Math.min(body.length, start + Math.max(4, maxBytes));
-    while (end < body.length && (body[end]! & 0xc0) === 0x80) end--;
+    const end = validUtf8ChunkEnd(body, start, maxBytes);
     yield validDecoder.decode(body.subarray(start, end));
     start = end;
   }
+}
+
+/** Where the validUtf8Chunks piece that begins at `start` ends. */
+export function validUtf8ChunkEnd(body: Uint8Array, start: number, maxBytes: number): number {
+  let end = Math.min(body.length, start + Math.max(4, maxBytes));
+  while (end < body.length && (body[end]! & 0xc0) === 0x80) end--;
+  return end;
+}
+
+/** Decodes bytes already proven valid UTF-8 (from checkText), keeping any U+FEFF as text. */
+export function decodeValidUtf8(bytes: Uint8Array): string {
+  return validDecoder.decode(bytes);
 }
 
 /** Encodes text as UTF-8, prefixing a BOM when asked and the text does not already start with one. */
