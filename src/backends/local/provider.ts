@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants, realpathSync, statSync, promises as nodeFsp, type BigIntStats } from 'node:fs';
+import { constants, lstatSync, realpathSync, statSync, promises as nodeFsp, type BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix, resolve as resolveNative } from 'node:path';
 // Individual seam modules rather than its index: the index also loads search (and fast-glob),
@@ -76,6 +76,8 @@ const TEMP_SUFFIX = '.dsh-tmp';
 const TEMP_PREFIX_BYTES = 64;
 const MAX_REDIRECTS = 4;
 const READ_ATTEMPTS = 3;
+/** listDir entries between two turns of the event loop. */
+const LIST_YIELD_EVERY = 256;
 /** A file may grow this much beyond its fstat size while it is hashed before it counts as changing. */
 const HASH_SLACK = 64 * 1024 * 1024;
 
@@ -131,6 +133,10 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   }
 
   const fsp: LocalIo = options.io ?? nodeFsp;
+  // listDir lstats its entries synchronously (through the same anchored paths): an async lstat is
+  // a thread-pool round trip each, which made a listing 60-100x readdir. An injected io keeps the
+  // async calls, so that every call still goes through it.
+  const entryLstat = options.io === undefined ? (path: string) => lstatSync(path, { bigint: true }) : undefined;
   const openDir = (dir: string, root: string, mode: AnchorMode) => openDirWith(dir, root, mode, fsp);
   const durable = options.durable ?? true;
   const clock = options.clock ?? wallClockNs;
@@ -566,8 +572,11 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           }
           try {
             const entries: FsDirEntry[] = [];
-            for (const name of await listNames(anchor)) {
-              const entry = await describeEntry(anchor, key, name, target.displayPath);
+            const names = await listNames(anchor);
+            for (let i = 0; i < names.length; i++) {
+              // Synchronous lstats would otherwise hold the event loop for a whole large directory.
+              if (i > 0 && i % LIST_YIELD_EVERY === 0) await new Promise((done) => setImmediate(done));
+              const entry = await describeEntry(anchor, key, names[i]!, target.displayPath);
               if (entry !== undefined) entries.push(entry);
             }
             return entries;
@@ -655,7 +664,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     const lexical = posix.join(dirKey, name);
     let st: BigIntStats;
     try {
-      st = await fsp.lstat(anchor.child(name), { bigint: true });
+      st = entryLstat ? entryLstat(anchor.child(name)) : await fsp.lstat(anchor.child(name), { bigint: true });
     } catch (err) {
       if (isAbsent(err)) return undefined;
       throw err;
