@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { posix } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createMemoryFs, type MemoryEntry } from '../../src/backends/memory/index.js';
+import { resolveLinks, type NodeKind } from '../../src/seam/index.js';
 
 describe('memory provider: per-call cost', () => {
   afterEach(() => {
@@ -95,5 +96,41 @@ describe('memory provider: listDir agrees with resolve and stat', () => {
     vol.writeFileSync('/other/d/h.txt', 'h');
     const entries = await fs.listDir(stale);
     expect(entries.map((e) => [e.name, e.target.targetKey])).toEqual([['h.txt', '/other/d/h.txt']]);
+  });
+});
+
+describe('memory provider: resolve', () => {
+  it('gives the key resolveLinks gives over lstat and readlink, or the same error', async () => {
+    const paths = fc.constantFrom(...DIRS, '/', '/missing').chain((dir) =>
+      fc.array(fc.constantFrom(...NAMES, 'z'), { maxLength: 3 }).map((rest) => posix.join(dir, ...rest)),
+    );
+    await fc.assert(
+      fc.asyncProperty(treeArb, paths, async (files, path) => {
+        const fs = createMemoryFs({ files });
+        const vol = fs.provider.volume;
+        const reader = {
+          kind(p: string): NodeKind {
+            let st;
+            try {
+              st = vol.lstatSync(p);
+            } catch {
+              return 'missing';
+            }
+            return st.isSymbolicLink() ? 'link' : st.isDirectory() ? 'directory' : st.isFile() ? 'file' : 'other';
+          },
+          readlink: (p: string) => String(vol.readlinkSync(p)),
+        };
+        const expected = await resolveLinks(path, reader).then(
+          (key) => ({ key }),
+          (err: { code?: string }) => ({ code: err.code }),
+        );
+        const actual = await fs.resolve(path).then(
+          (t) => ({ key: t.targetKey as string }),
+          (err: { code?: string }) => ({ code: err.code }),
+        );
+        expect(actual).toEqual(expected);
+      }),
+      { numRuns: 400 },
+    );
   });
 });

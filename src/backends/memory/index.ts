@@ -89,6 +89,19 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
     readlink: (p: string) => String(vol.readlinkSync(p)),
   };
 
+  /**
+   * When every component of `path` exists, memfs's realpath gives what resolveLinks would (the
+   * same hop limit, links relative to their directory) in one walk instead of one per component.
+   * Anything else (missing, dangling, looping, refused) goes the long way.
+   */
+  const realKey = (path: string): string | undefined => {
+    try {
+      return String(vol.realpathSync(path));
+    } catch {
+      return undefined;
+    }
+  };
+
   const readFile = (key: string): Uint8Array => {
     const buf = vol.readFileSync(key) as Buffer;
     return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -123,7 +136,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
     volume: vol,
 
     async resolve(path: string): Promise<FsTarget> {
-      const key = await resolveLinks(path, reader);
+      const key = realKey(path) ?? (await resolveLinks(path, reader));
       return { targetKey: FsTargetKey(key), displayPath: path };
     },
 
