@@ -107,8 +107,32 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
     return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
   };
 
+  /**
+   * The bytes of the regular file at `key` (up to `maxBytes`) through one descriptor, so one path
+   * walk instead of a stat and a read. Undefined when that does not plainly succeed (absent, not a
+   * file, refused, too large): the caller then takes the stat-first path for its exact answer.
+   */
+  const quickRead = (key: string, maxBytes: number): Uint8Array | undefined => {
+    let fd: number;
+    try {
+      fd = vol.openSync(key, 'r');
+    } catch {
+      return undefined;
+    }
+    try {
+      const st = vol.fstatSync(fd);
+      if (!st.isFile() || Number(st.size) > maxBytes) return undefined;
+      const buf = vol.readFileSync(fd) as Buffer;
+      return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    } finally {
+      vol.closeSync(fd);
+    }
+  };
+
   /** The current file at `key`, or undefined; anything but a regular file is refused. */
   const current = (key: string, what: string): FsCurrent | undefined => {
+    const quick = quickRead(key, Infinity);
+    if (quick !== undefined) return { bytes: quick, version: contentVersion(quick) };
     const st = follow(key);
     if (!st) return undefined;
     if (!st.isFile()) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);
@@ -155,6 +179,8 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
     },
 
     async read(target, { maxBytes }) {
+      const quick = quickRead(target.targetKey, maxBytes);
+      if (quick !== undefined) return { bytes: quick, version: contentVersion(quick) };
       const what = `cannot read "${target.displayPath}"`;
       const st = follow(target.targetKey);
       if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
