@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { REPO, type ChildResult } from '../local/helpers.js';
@@ -52,6 +52,13 @@ export function buildPackageForChildren(): PackageBuild {
       renameSync(work, dir);
     } catch {
       rmSync(work, { recursive: true, force: true }); // another worker published the same build
+    }
+    // Builds of older sources go once they are an hour old.
+    for (const name of readdirSync(cache)) {
+      const p = join(cache, name);
+      if (p !== dir && Date.now() - (statSync(p, { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 3_600_000) {
+        rmSync(p, { recursive: true, force: true });
+      }
     }
   }
   return { url };
