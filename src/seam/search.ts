@@ -507,6 +507,14 @@ export function compileSearchPattern(pattern: string): RegExp {
     flags = [...new Set(inline[1])].join('');
     source = source.slice(inline[0].length);
   }
+  const nested = nestedQuantifier(source);
+  if (nested !== undefined) {
+    throw new FsError(
+      'FS_INVALID_ARGUMENT',
+      `pattern ${JSON.stringify(pattern.length > 200 ? `${pattern.slice(0, 200)}…` : pattern)} repeats a group that itself repeats (${nested}); ` +
+        'such patterns can take exponential time on a single line. Simplify it, e.g. "(a+)+" to "a+"',
+    );
+  }
   try {
     return new RegExp(source, `${flags}u`);
   } catch {
@@ -517,6 +525,45 @@ export function compileSearchPattern(pattern: string): RegExp {
       throw new FsError('FS_INVALID_ARGUMENT', `invalid regular expression ${JSON.stringify(pattern)}: ${detail}`);
     }
   }
+}
+
+/**
+ * Star height above one — a repeated group that contains a repetition, such as `(a+)+` or
+ * `(\w*\s?)*` — is the usual shape of catastrophic backtracking, and JavaScript regexes cannot be
+ * interrupted once they run. Returns the offending group, or undefined. Overlapping alternation
+ * (`(a|a)*`) is not detected.
+ */
+export function nestedQuantifier(source: string): string | undefined {
+  const open: Array<{ start: number; repeats: boolean }> = [];
+  const isUnbounded = (at: number): boolean => {
+    const c = source[at];
+    if (c === '*' || c === '+') return true;
+    if (c !== '{') return false;
+    const m = /^\{(\d*)(,(\d*))?\}/.exec(source.slice(at));
+    return m !== null && m[2] !== undefined && (m[3] === '' || Number(m[3]) > 1);
+  };
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (c === '[') {
+      // Skip a character class; quantifier characters inside it are literal.
+      for (i++; i < source.length && source[i] !== ']'; i++) if (source[i] === '\\') i++;
+      continue;
+    }
+    if (c === '(') open.push({ start: i, repeats: false });
+    else if (c === ')') {
+      const group = open.pop();
+      if (group === undefined) continue;
+      if (isUnbounded(i + 1)) {
+        if (group.repeats) return source.slice(group.start, i + 2);
+        if (open.length > 0) open[open.length - 1]!.repeats = true;
+      } else if (group.repeats && open.length > 0) open[open.length - 1]!.repeats = true;
+    } else if (isUnbounded(i) && open.length > 0) open[open.length - 1]!.repeats = true;
+  }
+  return undefined;
 }
 
 /** Cuts `text` to at most `maxBytes` UTF-8 bytes, never inside a character. */
