@@ -870,7 +870,13 @@ function checkPattern(pattern: unknown, name: string): asserts pattern is string
   if (typeof pattern !== 'string') throw new FsError('FS_INVALID_ARGUMENT', `${name} must be a string, got ${describeType(pattern)}`);
   if (pattern.length === 0) throw new FsError('FS_INVALID_ARGUMENT', `${name} must be a non-empty glob`);
   if (pattern.includes('\0')) throw new FsError('FS_INVALID_ARGUMENT', `${name} ${JSON.stringify(pattern)} contains a NUL byte`);
+  // The matcher below refuses long patterns with a plain Error; say so as an argument error first.
+  if (pattern.length > MAX_GLOB_CHARS) {
+    throw new FsError('FS_INVALID_ARGUMENT', `${name} is ${pattern.length} characters long; the limit is ${MAX_GLOB_CHARS}`);
+  }
 }
+
+const MAX_GLOB_CHARS = 4096;
 
 function positiveInteger(value: unknown, fallback: number, name: string): number {
   if (value === undefined) return fallback;

@@ -19,3 +19,14 @@ describe('grep refuses patterns with nested repetition (catastrophic backtrackin
     await expect(grep(fs, '(a+)+$', { path: '/w' })).rejects.toMatchObject({ code: 'FS_INVALID_ARGUMENT' });
   });
 });
+
+describe('oversized glob patterns', () => {
+  it('are argument errors (FS_INVALID_ARGUMENT), not I/O errors, for glob patterns and grep include', async () => {
+    const { glob } = await import('../../src/seam/index.js');
+    const fs = createMemoryFs({ files: { '/w/a.txt': 'x\n' }, cwd: '/w' });
+    const huge = `${'a'.repeat(70_000)}*`;
+    await expect(glob(fs, huge, { cwd: '/w' })).rejects.toMatchObject({ code: 'FS_INVALID_ARGUMENT' });
+    await expect(grep(fs, 'x', { path: '/w', include: huge })).rejects.toMatchObject({ code: 'FS_INVALID_ARGUMENT' });
+    expect((await glob(fs, '*.txt', { cwd: '/w' })).matches.map((m) => m.path)).toHaveLength(1);
+  });
+});
