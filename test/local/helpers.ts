@@ -134,24 +134,29 @@ function setTimesNs(path: string, atimeNs: bigint, mtimeNs: bigint): boolean {
 export interface Build {
   /** file URL of the compiled `src/backends/local/index.js`. */
   readonly localUrl: string;
+  /** file URL of the compiled module for a source path such as `src/tools/index.ts`. */
+  url(source: string): string;
   readonly dir: string;
 }
 
 /**
- * Compiles the local provider (and the seam it imports) once per source state: the output
+ * Compiles the given entry points (and what they import) once per source state: the output
  * directory is named by a digest of the sources, so test files and runs share it, and a build
- * is published by an atomic rename so concurrent workers never see half of one.
+ * is published by an atomic rename so concurrent workers never see half of one. When the repo
+ * is not reachable by other users (a clone in a 0700 directory) and we are root, the build and
+ * node_modules are mirrored under the temp directory so a child running as another uid can load them.
  */
-export function buildForChildren(): Build {
-  const sources = ['src/seam', 'src/backends/local'].flatMap((d) => listTs(join(REPO, d))).sort();
+export function buildForChildren(entries: readonly string[] = ['src/backends/local/index.ts']): Build {
+  const sources = listTs(join(REPO, 'src')).sort();
   const digest = createHash('sha256');
-  for (const f of [...sources, join(REPO, 'tsconfig.json'), join(REPO, 'tsconfig.build.json')]) {
-    digest.update(f).update('\0').update(readFileSync(f)).update('\0');
+  for (const f of [...entries, ...sources, join(REPO, 'tsconfig.json'), join(REPO, 'tsconfig.build.json')]) {
+    digest.update(f).update('\0').update(existsSync(f) ? readFileSync(f) : '').update('\0');
   }
+  const id = digest.digest('hex').slice(0, 16);
   const cache = join(REPO, 'node_modules', '.cache', 'dsh-fs-test-build');
-  const dir = join(cache, digest.digest('hex').slice(0, 16));
-  const entry = join(dir, 'out/backends/local/index.js');
-  if (!existsSync(entry)) {
+  let dir = join(cache, id);
+  const compiled = (base: string, source: string) => join(base, 'out', source.replace(/^src\//, '').replace(/\.ts$/, '.js'));
+  if (!entries.every((e) => existsSync(compiled(dir, e)))) {
     const work = `${dir}.${process.pid}.${Date.now()}.tmp`;
     mkdirSync(work, { recursive: true });
     const tsconfig = join(work, 'tsconfig.json');
@@ -161,16 +166,16 @@ export function buildForChildren(): Build {
         extends: join(REPO, 'tsconfig.build.json'),
         compilerOptions: { rootDir: join(REPO, 'src'), outDir: join(work, 'out'), declaration: false, sourceMap: false, noCheck: true },
         include: [],
-        files: [join(REPO, 'src/backends/local/index.ts')],
+        files: entries.map((e) => join(REPO, e)),
       }),
     );
     try {
       execFileSync(process.execPath, [join(REPO, 'node_modules/typescript/bin/tsc'), '-p', tsconfig], { stdio: 'pipe' });
     } catch (err) {
-      if (!existsSync(join(work, 'out/backends/local/index.js'))) {
+      if (!entries.every((e) => existsSync(compiled(work, e)))) {
         const out = (err as { stdout?: Buffer }).stdout?.toString() ?? String(err);
         rmSync(work, { recursive: true, force: true });
-        throw new Error(`could not compile the local provider for child processes:\n${out}`);
+        throw new Error(`could not compile ${entries.join(', ')} for child processes:\n${out}`);
       }
     }
     try {
@@ -180,7 +185,40 @@ export function buildForChildren(): Build {
     }
     pruneBuilds(cache, dir);
   }
-  return { localUrl: pathToFileURL(entry).href, dir };
+  if (process.getuid?.() === 0 && !reachableByOthers(dir)) dir = mirrorForOthers(dir, id);
+  const url = (source: string) => pathToFileURL(compiled(dir, source)).href;
+  return { localUrl: url('src/backends/local/index.ts'), url, dir };
+}
+
+/** Every ancestor directory lets other users pass through. */
+function reachableByOthers(path: string): boolean {
+  for (let p = path; ; p = dirname(p)) {
+    if ((statSync(p).mode & 0o001) === 0) return false;
+    if (p === dirname(p)) return true;
+  }
+}
+
+/** A world-traversable copy of a build plus the repo's node_modules (hard links where possible). */
+function mirrorForOthers(build: string, id: string): string {
+  const mirror = join(tmpdir(), `dsh-fs-child-build-${id}`);
+  if (existsSync(join(mirror, 'ready'))) return mirror;
+  const work = `${mirror}.${process.pid}.${Date.now()}.tmp`;
+  mkdirSync(work, { recursive: true, mode: 0o755 });
+  execFileSync('cp', ['-r', join(build, 'out'), join(work, 'out')]);
+  try {
+    execFileSync('cp', ['-al', join(REPO, 'node_modules'), join(work, 'node_modules')], { stdio: 'pipe' });
+  } catch {
+    rmSync(join(work, 'node_modules'), { recursive: true, force: true });
+    execFileSync('cp', ['-r', join(REPO, 'node_modules'), join(work, 'node_modules')]);
+  }
+  execFileSync('chmod', ['-R', 'o+rX', work]);
+  writeFileSync(join(work, 'ready'), '');
+  try {
+    renameSync(work, mirror);
+  } catch {
+    rmSync(work, { recursive: true, force: true }); // another worker published the same mirror
+  }
+  return mirror;
 }
 
 function listTs(dir: string): string[] {
