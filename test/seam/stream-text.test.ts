@@ -102,6 +102,8 @@ describe('validUtf8Chunks', () => {
   it('splits only between UTF-8 sequences, whatever the chunk size', () => {
     fc.assert(
       fc.property(fc.string({ unit: 'grapheme', maxLength: 200 }), fc.integer({ min: 1, max: 12 }), (text, max) => {
+        // A replacement character in the input would make the no-U+FFFD check below meaningless.
+        fc.pre(!text.includes('\uFFFD'));
         const bytes = new Uint8Array(Buffer.from(text, 'utf8'));
         const chunks = [...validUtf8Chunks(bytes, max)];
         expect(chunks.join('')).toBe(text);
