@@ -184,6 +184,8 @@ export function describeFaults(): void {
             }
           }
           console.log(`fault injection, local ${c.name}${variant.label}: ${total} calls × ${ERRNOS.length} errnos; parents left empty by a failed create: ${emptyDirs}`);
+          // A failed write removes the directories it made.
+          expect(emptyDirs, 'parent directories left behind by failed creates').toBe(0);
         } finally {
           await cleanup();
         }

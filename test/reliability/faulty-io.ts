@@ -18,7 +18,7 @@ export interface IoCall {
   readonly flags?: number;
 }
 
-const IO_FUNCTIONS = ['open', 'lstat', 'stat', 'readlink', 'realpath', 'readdir', 'mkdir', 'link', 'rename', 'unlink', 'access'] as const;
+const IO_FUNCTIONS = ['open', 'lstat', 'stat', 'readlink', 'realpath', 'readdir', 'mkdir', 'rmdir', 'link', 'rename', 'unlink', 'access'] as const;
 
 /**
  * A `LocalIo` that counts every call the local provider makes, through `fs.promises` and through

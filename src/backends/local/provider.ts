@@ -50,7 +50,7 @@ export interface LocalProviderOptions {
 /** What the provider calls on `fs.promises` (see `LocalProviderOptions.io`). */
 export type LocalIo = Pick<
   typeof nodeFsp,
-  'open' | 'lstat' | 'stat' | 'readlink' | 'realpath' | 'readdir' | 'mkdir' | 'link' | 'rename' | 'unlink' | 'access'
+  'open' | 'lstat' | 'stat' | 'readlink' | 'realpath' | 'readdir' | 'mkdir' | 'rmdir' | 'link' | 'rename' | 'unlink' | 'access'
 >;
 
 export interface SweepOptions {
@@ -219,17 +219,18 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   }
 
   /** Opens (creating what is missing, inside the root, anchored) the directory `dir`. */
-  async function ensureDir(dir: string, what: string): Promise<DirAnchor> {
+  async function ensureDir(dir: string, what: string, made: string[] = []): Promise<DirAnchor> {
     try {
       return await openDir(dir, root, mode);
     } catch (err) {
       if (errnoOf(err) === 'ENOTDIR') throw new FsError('FS_NOT_DIRECTORY', `${what}: a parent of the path is not a directory`);
       if (errnoOf(err) !== 'ENOENT' || dir === root) throw err;
     }
-    const parent = await ensureDir(posix.dirname(dir), what);
+    const parent = await ensureDir(posix.dirname(dir), what, made);
     const name = posix.basename(dir);
     try {
       await fsp.mkdir(parent.child(name));
+      made.push(dir);
     } catch (err) {
       if (errnoOf(err) !== 'EEXIST') {
         await parent.close();
@@ -243,6 +244,21 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     }
     await parent.close();
     return openDir(dir, root, mode);
+  }
+
+  async function removeMade(made: readonly string[]): Promise<void> {
+    for (const dir of [...made].reverse()) {
+      try {
+        const parent = await openDir(posix.dirname(dir), root, mode);
+        try {
+          await fsp.rmdir(parent.child(posix.basename(dir)));
+        } finally {
+          await parent.close();
+        }
+      } catch {
+        return; // best effort: something else now lives there, or the disk is failing
+      }
+    }
   }
 
   interface Leaf {
@@ -455,15 +471,23 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       if (current && anchor) await fsp.access(anchor.child(name), constants.W_OK);
       const bytes = produce(current && { bytes: current.bytes, version: current.version });
       throwIfAborted(signal, what);
-      anchor ??= await ensureDir(posix.dirname(key), what);
-      const st = await publish(anchor, name, bytes, {
-        before: current?.st,
-        exclusive: intent?.kind === 'createIfAbsent',
-        expect: intent?.kind === 'replaceIfVersion' ? intent.version : undefined,
-        signal,
-        what,
-        key,
-      });
+      const made: string[] = [];
+      let st: BigIntStats;
+      try {
+        anchor ??= await ensureDir(posix.dirname(key), what, made);
+        st = await publish(anchor, name, bytes, {
+          before: current?.st,
+          exclusive: intent?.kind === 'createIfAbsent',
+          expect: intent?.kind === 'replaceIfVersion' ? intent.version : undefined,
+          signal,
+          what,
+          key,
+        });
+      } catch (err) {
+        // A failed write leaves no trace: drop the directories it made (rmdir refuses non-empty ones).
+        await removeMade(made);
+        throw err;
+      }
       const version = contentVersion(bytes);
       cache.record(key, st, version);
       return { version, created: current === undefined };
