@@ -533,13 +533,16 @@ export function compileSearchPattern(pattern: string): RegExp {
  * interrupted once they run. Returns the offending group, or undefined. Overlapping alternation
  * (`(a|a)*`) is not detected.
  */
+const BRACES = /\{(\d*)(,(\d*))?\}/y;
+
 export function nestedQuantifier(source: string): string | undefined {
   const open: Array<{ start: number; repeats: boolean }> = [];
   const isUnbounded = (at: number): boolean => {
     const c = source[at];
     if (c === '*' || c === '+') return true;
     if (c !== '{') return false;
-    const m = /^\{(\d*)(,(\d*))?\}/.exec(source.slice(at));
+    BRACES.lastIndex = at;
+    const m = BRACES.exec(source);
     return m !== null && m[2] !== undefined && (m[3] === '' || Number(m[3]) > 1);
   };
   for (let i = 0; i < source.length; i++) {
