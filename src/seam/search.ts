@@ -400,29 +400,49 @@ export async function glob(fs: FileSystem, pattern: string | readonly string[], 
 
 /**
  * fast-glob takes the leading segments that its glob test does not flag as the static base
- * directory, and that test misses a bare `?`: `?/*` or `src/v?/x.ts` search a directory literally
- * named `?` (or `v?`) and find nothing. In those leading segments `?` becomes the equivalent
- * class, which the test does flag: `[!/]`, or `[!/.]` at the start of a name when dot files
- * are excluded (a class is not subject to the leading-dot rule, `?` is).
+ * directory, and that test misses a bare `?`: `?/*`, `src/v?/x.ts`, or `{a,c}/?/*` once the
+ * braces are expanded, search a directory literally named `?` and find nothing. So every `?`
+ * (outside a class and not opening an extglob) becomes the equivalent class, which the test
+ * does flag: `[!/]`, or `[!/.]` at the start of a name when dot files are excluded (a class is
+ * not subject to the leading-dot rule, `?` is).
  */
 export function baseSafePattern(pattern: string, dot: boolean): string {
   if (pattern.startsWith('!') || !pattern.includes('?')) return pattern;
-  const segments = pattern.split('/');
-  for (let s = 0; s < segments.length - 1; s++) {
-    const seg = segments[s]!;
-    if (/[*[{(]/.test(seg.replace(/\\./g, ''))) break;
-    let out = '';
-    for (let i = 0; i < seg.length; i++) {
-      const ch = seg[i]!;
-      if (ch === '\\') {
-        out += seg.slice(i, i + 2);
-        i++;
-      } else if (ch === '?') out += i === 0 && !dot ? '[!/.]' : '[!/]';
-      else out += ch;
+  let out = '';
+  let braces = 0;
+  for (let i = 0; i < pattern.length; i++) {
+    const ch = pattern[i]!;
+    if (ch === '\\') {
+      out += pattern.slice(i, i + 2);
+      i++;
+    } else if (ch === '[') {
+      const close = classEnd(pattern, i);
+      out += pattern.slice(i, close + 1);
+      i = close;
+    } else if (ch === '?' && pattern[i + 1] !== '(') {
+      const prev = pattern[i - 1];
+      const startOfName = i === 0 || prev === '/' || prev === '{' || (prev === ',' && braces > 0);
+      out += startOfName && !dot ? '[!/.]' : '[!/]';
+    } else {
+      if (ch === '{') braces++;
+      else if (ch === '}' && braces > 0) braces--;
+      out += ch;
     }
-    segments[s] = out;
   }
-  return segments.join('/');
+  return out;
+}
+
+/** Index of the `]` closing the class opened at `open`, or `open` when it is a literal `[`. */
+function classEnd(pattern: string, open: number): number {
+  let i = open + 1;
+  if (pattern[i] === '!' || pattern[i] === '^') i++;
+  if (pattern[i] === ']') i++;
+  for (; i < pattern.length; i++) {
+    if (pattern[i] === '\\') i++;
+    else if (pattern[i] === '/') return open;
+    else if (pattern[i] === ']') return i;
+  }
+  return open;
 }
 
 function globMatch(path: string, info: Partial<EntryInfo> & { target: FsTarget; type: FsEntryType }): GlobMatch {
