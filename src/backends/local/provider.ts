@@ -365,7 +365,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     readonly key: string;
   }
 
-  async function publish(anchor: DirAnchor, name: string, bytes: Uint8Array, o: PublishOptions): Promise<BigIntStats> {
+  async function publish(anchor: DirAnchor, name: string, bytes: Uint8Array, o: PublishOptions): Promise<BigIntStats | undefined> {
     let tmp = '';
     let handle: FileHandle | undefined;
     for (let attempt = 0; handle === undefined; attempt++) {
@@ -400,20 +400,37 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           }
           throw err;
         }
-        await fsp.unlink(anchor.child(tmp));
       } else {
         await fsp.rename(anchor.child(tmp), anchor.child(name));
+        tmpExists = false;
       }
-      tmpExists = false;
-      const st = await handle.stat({ bigint: true });
-      if (durable) await anchor.handle.sync();
-      return st;
     } catch (err) {
       if (tmpExists) await fsp.unlink(anchor.child(tmp)).catch(() => undefined);
+      await handle.close().catch(() => undefined);
       throw err;
+    }
+    // Published: the new bytes are what readers see, so from here nothing reports the write as
+    // failed unless it really is in doubt. A link's temp name is housekeeping (sweepTemps finds
+    // a leftover); a failed fstat only costs the version cache its entry.
+    try {
+      if (tmpExists) await unlinkTemp(anchor.child(tmp));
+      const st = await handle.stat({ bigint: true }).catch(() => undefined);
+      if (durable) {
+        try {
+          await anchor.handle.sync();
+        } catch (err) {
+          throw toFsError(err, `${o.what}: the new content is in place, but its directory could not be flushed to disk, so it may not survive a crash`);
+        }
+      }
+      return st;
     } finally {
       await handle.close().catch(() => undefined);
     }
+  }
+
+  async function unlinkTemp(path: string): Promise<void> {
+    // One retry: a transient failure should not leave a second name for the published file.
+    await fsp.unlink(path).catch(() => fsp.unlink(path)).catch(() => undefined);
   }
 
   /**
@@ -472,7 +489,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const bytes = produce(current && { bytes: current.bytes, version: current.version });
       throwIfAborted(signal, what);
       const made: string[] = [];
-      let st: BigIntStats;
+      let st: BigIntStats | undefined;
       try {
         anchor ??= await ensureDir(posix.dirname(key), what, made);
         st = await publish(anchor, name, bytes, {
@@ -489,7 +506,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         throw err;
       }
       const version = contentVersion(bytes);
-      cache.record(key, st, version);
+      if (st) cache.record(key, st, version);
       return { version, created: current === undefined };
     } finally {
       await anchor?.close();

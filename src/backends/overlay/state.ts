@@ -140,7 +140,20 @@ export class UpperState {
             blobs.add(id);
             if (!this.#blobs.has(id)) await store.writeBlob(id, entry.bytes);
           }
-          await store.writeState(this.#serialize(entries, dirs));
+          const doc = this.#serialize(entries, dirs);
+          let saveError: unknown;
+          try {
+            await store.writeState(doc);
+          } catch (err) {
+            // A failure after the document was renamed into place (flushing its directory): the
+            // save landed, so the live view must show it too, and the caller still hears why.
+            const landed = await store.readState().then(
+              (now) => now !== undefined && Buffer.compare(now, doc) === 0,
+              () => false,
+            );
+            if (!landed) throw err;
+            saveError = err;
+          }
           const unused = [...this.#blobs].filter((id) => !blobs.has(id));
           this.#entries = entries;
           this.#dirs = dirs;
@@ -154,7 +167,11 @@ export class UpperState {
               // The state is saved; stray blobs only waste space until the next sweep.
             }
           }
-          for (const { resolve } of batch) resolve();
+          if (saveError === undefined) for (const { resolve } of batch) resolve();
+          else {
+            const error = toFsError(saveError, `cannot save the overlay state in "${store.where}"`);
+            for (const { reject } of batch) reject(error);
+          }
         } catch (err) {
           const error = toFsError(err, `cannot save the overlay state in "${store.where}"`);
           for (const { reject } of batch) reject(error);

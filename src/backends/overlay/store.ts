@@ -68,7 +68,11 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
       await rm(temp, { force: true }).catch(() => {});
       throw err;
     }
-    await syncDir(dirPath);
+    try {
+      await syncDir(dirPath);
+    } catch (err) {
+      throw toFsError(err, `"${join(dirPath, name)}" is in place, but its directory could not be flushed to disk, so it may not survive a crash`);
+    }
   };
 
   const readOrUndefined = async (path: string): Promise<Uint8Array | undefined> => {
