@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import fg from 'fast-glob';
+import { nestedQuantifier, overlappingAlternation } from './regex-safety.js';
 import { FsError, isFsError, throwIfAborted, toFsError, type FsErrorCode } from './errors.js';
 import { comparePaths, globToRegExp, isIgnored, parseGitignore, type IgnoreRule } from './glob-match.js';
 import { canonicalPath, describeType } from './path.js';
@@ -527,66 +528,35 @@ export function compileSearchPattern(pattern: string): RegExp {
     flags = [...new Set(inline[1])].join('');
     source = source.slice(inline[0].length);
   }
+  const quote = JSON.stringify(pattern.length > 200 ? `${pattern.slice(0, 200)}…` : pattern);
   const nested = nestedQuantifier(source);
   if (nested !== undefined) {
     throw new FsError(
       'FS_INVALID_ARGUMENT',
-      `pattern ${JSON.stringify(pattern.length > 200 ? `${pattern.slice(0, 200)}…` : pattern)} repeats a group that itself repeats (${nested}); ` +
+      `pattern ${quote} repeats a group that itself repeats (${nested}); ` +
         'such patterns can take exponential time on a single line. Simplify it, e.g. "(a+)+" to "a+"',
     );
   }
+  let regex: RegExp;
   try {
-    return new RegExp(source, `${flags}u`);
+    regex = new RegExp(source, `${flags}u`);
   } catch {
     try {
-      return new RegExp(source, flags);
+      regex = new RegExp(source, flags);
     } catch (err) {
       const detail = err instanceof Error ? err.message : String(err);
       throw new FsError('FS_INVALID_ARGUMENT', `invalid regular expression ${JSON.stringify(pattern)}: ${detail}`);
     }
   }
-}
-
-/**
- * Star height above one — a repeated group that contains a repetition, such as `(a+)+` or
- * `(\w*\s?)*` — is the usual shape of catastrophic backtracking, and JavaScript regexes cannot be
- * interrupted once they run. Returns the offending group, or undefined. Overlapping alternation
- * (`(a|a)*`) is not detected.
- */
-const BRACES = /\{(\d*)(,(\d*))?\}/y;
-
-export function nestedQuantifier(source: string): string | undefined {
-  const open: Array<{ start: number; repeats: boolean }> = [];
-  const isUnbounded = (at: number): boolean => {
-    const c = source[at];
-    if (c === '*' || c === '+') return true;
-    if (c !== '{') return false;
-    BRACES.lastIndex = at;
-    const m = BRACES.exec(source);
-    return m !== null && m[2] !== undefined && (m[3] === '' || Number(m[3]) > 1);
-  };
-  for (let i = 0; i < source.length; i++) {
-    const c = source[i];
-    if (c === '\\') {
-      i++;
-      continue;
-    }
-    if (c === '[') {
-      // Skip a character class; quantifier characters inside it are literal.
-      for (i++; i < source.length && source[i] !== ']'; i++) if (source[i] === '\\') i++;
-      continue;
-    }
-    if (c === '(') open.push({ start: i, repeats: false });
-    else if (c === ')') {
-      const group = open.pop();
-      if (group === undefined) continue;
-      if (isUnbounded(i + 1)) {
-        if (group.repeats) return source.slice(group.start, i + 2);
-        if (open.length > 0) open[open.length - 1]!.repeats = true;
-      } else if (group.repeats && open.length > 0) open[open.length - 1]!.repeats = true;
-    } else if (isUnbounded(i) && open.length > 0) open[open.length - 1]!.repeats = true;
+  const overlapping = overlappingAlternation(source, regex.flags);
+  if (overlapping !== undefined) {
+    throw new FsError(
+      'FS_INVALID_ARGUMENT',
+      `pattern ${quote} repeats a choice whose alternatives can start with the same character (${overlapping}); ` +
+        'such patterns can take exponential time on a single line. Make the alternatives distinct, e.g. "(\\w|_)+" to "\\w+"',
+    );
   }
-  return undefined;
+  return regex;
 }
 
 /** Cuts `text` to at most `maxBytes` UTF-8 bytes, never inside a character. */
