@@ -133,19 +133,31 @@ export function errorResult(err: unknown, what = 'tool call failed'): ToolResult
 /** Messages quote the caller's arguments, which can be megabytes long: the model sees at most this many characters. */
 const MAX_ERROR_MESSAGE_CHARS = 2000;
 
-/** Keeps the start and the end (where remedies are) of a long message, never splitting a surrogate pair. */
 function clipMessage(message: string): string {
-  if (message.length <= MAX_ERROR_MESSAGE_CHARS) return message;
+  return clipMiddle(message, MAX_ERROR_MESSAGE_CHARS);
+}
+
+/**
+ * Keeps the start and the end of a text longer than `max` characters (where an error's remedy or
+ * a path's file name is), never splitting a surrogate pair.
+ */
+export function clipMiddle(text: string, max: number): string {
+  if (text.length <= max) return text;
   const pairAt = (i: number) => {
-    const low = message.charCodeAt(i);
-    const high = message.charCodeAt(i - 1);
+    const low = text.charCodeAt(i);
+    const high = text.charCodeAt(i - 1);
     return low >= 0xdc00 && low <= 0xdfff && high >= 0xd800 && high <= 0xdbff;
   };
-  let head = Math.floor(MAX_ERROR_MESSAGE_CHARS * 0.7);
-  let tail = message.length - Math.floor(MAX_ERROR_MESSAGE_CHARS * 0.25);
+  let head = Math.floor(max * 0.7);
+  let tail = text.length - Math.floor(max * 0.25);
   if (pairAt(head)) head--;
   if (pairAt(tail)) tail++;
-  return `${message.slice(0, head)} … (${tail - head} characters omitted) … ${message.slice(tail)}`;
+  return `${text.slice(0, head)} … (${tail - head} characters omitted) … ${text.slice(tail)}`;
+}
+
+/** A path as success texts quote it: the caller's own spelling, clipped like error messages. */
+export function shownPath(path: string): string {
+  return clipMiddle(path, MAX_ERROR_MESSAGE_CHARS);
 }
 
 function toCall(exec: ToolExec, context: { fs: FileSystem; events: FsEventGate; cwd: string }): ToolCall {

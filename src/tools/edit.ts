@@ -1,5 +1,6 @@
 import { FsError, crlfToLf, isFsError, type FsLineRange, type FsVersion } from '../seam/index.js';
 import type { Tool } from '../harness/index.js';
+import { shownPath } from '../harness/tools.js';
 import { EDIT_DESCRIPTION, createEditSchema, type EditArgs } from './schemas.js';
 import { withRemedy } from './errors.js';
 
@@ -21,7 +22,7 @@ export function renderEdit(value: EditValue): string {
   const more = value.lines.length > MAX_LISTED_RANGES ? `, … (${value.lines.length - MAX_LISTED_RANGES} more)` : '';
   const single = value.lines.length === 1 && value.lines[0]!.start === value.lines[0]!.end;
   const where = `${single ? 'line' : 'lines'} ${ranges.join(', ')}${more}`;
-  return `Edited "${value.path}": ${n} replacement${n === 1 ? '' : 's'}; changed ${where}.`;
+  return `Edited "${shownPath(value.path)}": ${n} replacement${n === 1 ? '' : 's'}; changed ${where}.`;
 }
 
 /** Guard failures surface from the provider's write; name the operation the model asked for. */

@@ -1,5 +1,6 @@
 import { FsError, isFsError, type FsVersion } from '../seam/index.js';
 import type { Tool } from '../harness/index.js';
+import { shownPath } from '../harness/tools.js';
 import {
   DEFAULT_TOOL_LIMITS,
   createReadSchema,
@@ -309,7 +310,7 @@ export function readFooter(value: ReadValue): string {
  */
 export function renderRead(value: ReadValue): string {
   const body = value.lines.length === 0 ? readFooter(value) : `${value.lines.map(renderReadLine).join('\n')}\n\n${readFooter(value)}`;
-  return `<path>${value.path}</path>\n<type>file</type>\n<content>\n${body}\n</content>`;
+  return `<path>${shownPath(value.path)}</path>\n<type>file</type>\n<content>\n${body}\n</content>`;
 }
 
 export function createReadTool(limits: FsToolLimits = DEFAULT_TOOL_LIMITS): Tool<ReadArgs, ReadValue> {

@@ -1,5 +1,6 @@
 import { FsError, isFsError, type FsVersion } from '../seam/index.js';
 import type { Tool } from '../harness/index.js';
+import { shownPath } from '../harness/tools.js';
 import { WRITE_DESCRIPTION, createWriteSchema, type WriteArgs } from './schemas.js';
 import { withRemedy } from './errors.js';
 
@@ -14,7 +15,7 @@ export interface WriteValue {
 
 export function renderWrite(value: WriteValue): string {
   const verb = value.operation === 'create' ? 'Created' : 'Updated';
-  return `${verb} "${value.path}" (${value.bytes} byte${value.bytes === 1 ? '' : 's'}).`;
+  return `${verb} "${shownPath(value.path)}" (${value.bytes} byte${value.bytes === 1 ? '' : 's'}).`;
 }
 
 export function createWriteTool(): Tool<WriteArgs, WriteValue> {

@@ -436,7 +436,7 @@ export function describeBadInput(): void {
       }
     }, 600_000);
 
-    test('a megabyte argument does not come back as a megabyte of error text', async () => {
+    test('a megabyte argument does not come back as a megabyte of text, in an error or a success', async () => {
       const fs = createMemoryFs({ cwd: '/w', files: { '/w/a.txt': 'one\n' } });
       const ctx = agentHarness(fs, '/w', [searchTools()]);
       const big = 'x'.repeat(MiB);
@@ -457,6 +457,19 @@ export function describeBadInput(): void {
       // The end of a long message, where the remedy is, is kept.
       const r = await ctx.tools.execute('write', { file_path: `/w/${emoji}`, content: 'x' }, { owner: 'agent' });
       expect(r.isError).toBe(false);
+      // Success texts quote the path clipped the same way, keeping its file name's end.
+      expect(r.text.length).toBeLessThan(2100);
+      expect(r.text).toMatch(/^Created "\/w\/😀+ … \(\d+ characters omitted\) … 😀+" \(1 byte\)\.$/u);
+      expect(r.text.isWellFormed()).toBe(true);
+      for (const [tool, args] of [
+        ['read', { file_path: `/w/${emoji}` }],
+        ['edit', { file_path: `/w/${emoji}`, old_string: 'x', new_string: 'z' }],
+      ] as const) {
+        const ok = await ctx.tools.execute(tool, args, { owner: 'agent' });
+        expect(ok.isError, tool).toBe(false);
+        expect(ok.text.length, tool).toBeLessThan(2200);
+        expect(ok.text, tool).toContain('characters omitted');
+      }
       const again = await ctx.tools.execute('write', { file_path: `/w/${emoji}`, content: 'y' }, { owner: 'other' });
       expect(again.error?.code).toBe('FS_NOT_OBSERVED');
       expect(again.text).toMatch(/characters omitted\) … .*read the file first, then retry$/s);
