@@ -1,4 +1,4 @@
-import { FsError, throwIfAborted, toFsError } from './errors.js';
+import { FsError, isFsError, throwIfAborted, toFsError } from './errors.js';
 import { applyEdit } from './edit.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
 import {
@@ -179,30 +179,18 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       if (guard !== undefined) checkIntent({ kind: 'replaceIfVersion', version: guard?.version }, false);
       const what = `cannot edit "${target.displayPath}"`;
       const signal = opts?.signal;
+      // Guard failures come from the provider's write and name it; say what the caller asked for.
+      const asEdit = (fn: () => Promise<FsEditOutcome>) =>
+        fn().catch((err: unknown) => {
+          const prefix = `cannot write "${target.displayPath}"`;
+          if (!isFsError(err) || !err.message.startsWith(prefix)) throw err;
+          throw new FsError(err.code, `${what}${err.message.slice(prefix.length)}`, { cause: err });
+        });
       if (provider.editText) {
         const native = provider.editText.bind(provider);
-        return call(what, signal, () => native(target, request, guard, { signal }));
+        return asEdit(() => call(what, signal, () => native(target, request, guard, { signal })));
       }
-      let outcome: Omit<FsEditOutcome, 'version'> | undefined;
-      const done = await call(what, signal, () =>
-        provider.write(target, {
-          ...(guard ? { intent: { kind: 'replaceIfVersion', version: guard.version } } : {}),
-          signal,
-          produce: (current) => {
-            if (current === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-            if (current.bytes.byteLength > maxTextBytes) {
-              throw new FsError('FS_TOO_LARGE', `${what}: ${current.bytes.byteLength} bytes exceeds the ${maxTextBytes}-byte text limit`);
-            }
-            const decoded = decodeText(current.bytes, what);
-            const result = applyEdit(decoded.text, request.oldString, request.newString, request.replaceAll);
-            if (!result.ok) throw new FsError(result.error.code, `${what}: ${result.error.message}`);
-            outcome = { replacements: result.replacements, lines: result.lines };
-            return encodeEdited(result.text, decoded.bom);
-          },
-        }),
-      );
-      if (outcome === undefined) throw new FsError('FS_IO_ERROR', `${what}: the provider did not apply the edit`);
-      return { version: done.version, ...outcome };
+      return asEdit(() => editByWrite(target, request, guard, what, signal));
     },
 
     async remove(target: FsTarget, intent?: FsWriteIntent, opts?: FsOpOptions): Promise<void> {
@@ -212,6 +200,36 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       await call(what, opts?.signal, () => provider.remove(target, { ...(intent ? { intent } : {}), signal: opts?.signal }));
     },
   };
+
+  /** The seam's edit over the provider's one mutating primitive. */
+  async function editByWrite(
+    target: FsTarget,
+    request: FsEditRequest,
+    guard: { readonly version: FsVersion } | undefined,
+    what: string,
+    signal: AbortSignal | undefined,
+  ): Promise<FsEditOutcome> {
+    let outcome: Omit<FsEditOutcome, 'version'> | undefined;
+    const done = await call(what, signal, () =>
+      provider.write(target, {
+        ...(guard ? { intent: { kind: 'replaceIfVersion', version: guard.version } } : {}),
+        signal,
+        produce: (current) => {
+          if (current === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+          if (current.bytes.byteLength > maxTextBytes) {
+            throw new FsError('FS_TOO_LARGE', `${what}: ${current.bytes.byteLength} bytes exceeds the ${maxTextBytes}-byte text limit`);
+          }
+          const decoded = decodeText(current.bytes, what);
+          const result = applyEdit(decoded.text, request.oldString, request.newString, request.replaceAll);
+          if (!result.ok) throw new FsError(result.error.code, `${what}: ${result.error.message}`);
+          outcome = { replacements: result.replacements, lines: result.lines };
+          return encodeEdited(result.text, decoded.bom);
+        },
+      }),
+    );
+    if (outcome === undefined) throw new FsError('FS_IO_ERROR', `${what}: the provider did not apply the edit`);
+    return { version: done.version, ...outcome };
+  }
   return fs;
 }
 

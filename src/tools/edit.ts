@@ -1,4 +1,4 @@
-import { FsError, crlfToLf, isFsError, type FsLineRange, type FsVersion } from '../seam/index.js';
+import { FsError, crlfToLf, type FsLineRange, type FsVersion } from '../seam/index.js';
 import type { Tool } from '../harness/index.js';
 import { shownPath } from '../harness/tools.js';
 import { EDIT_DESCRIPTION, createEditSchema, type EditArgs } from './schemas.js';
@@ -25,13 +25,6 @@ export function renderEdit(value: EditValue): string {
   return `Edited "${shownPath(value.path)}": ${n} replacement${n === 1 ? '' : 's'}; changed ${where}.`;
 }
 
-/** Guard failures surface from the provider's write; name the operation the model asked for. */
-function asEdit(err: unknown, displayPath: string): unknown {
-  const prefix = `cannot write "${displayPath}"`;
-  if (!isFsError(err) || !err.message.startsWith(prefix)) return err;
-  return new FsError(err.code, `cannot edit "${displayPath}"${err.message.slice(prefix.length)}`, { cause: err });
-}
-
 export function createEditTool(): Tool<EditArgs, EditValue> {
   return {
     name: 'edit',
@@ -47,17 +40,12 @@ export function createEditTool(): Tool<EditArgs, EditValue> {
         const { signal } = call;
         const target = await call.fs.resolve(args.file_path, { cwd: call.cwd, ...(signal ? { signal } : {}) });
         const guard = await call.events.editIntent(target, call.owner);
-        let outcome;
-        try {
-          outcome = await call.fs.editText(
-            target,
-            { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all },
-            guard,
-            signal ? { signal } : {},
-          );
-        } catch (err) {
-          throw asEdit(err, target.displayPath);
-        }
+        const outcome = await call.fs.editText(
+          target,
+          { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all },
+          guard,
+          signal ? { signal } : {},
+        );
         call.events.observed(target, { kind: 'present', version: outcome.version }, call.owner);
         return {
           path: target.displayPath,

@@ -145,3 +145,21 @@ describe('nearMatchHint (E6)', () => {
   });
 });
 
+
+describe('editText errors name the edit', () => {
+  it('a stale or unmet guard says "cannot edit", on the seam edit and on a native one alike', async () => {
+    const { createMemoryFs } = await import('../../src/backends/memory/index.js');
+    const { createFs, contentVersion } = await import('../../src/seam/index.js');
+    const memory = createMemoryFs({ files: { '/w/a.txt': 'one\n' }, cwd: '/w' });
+    const stale = { version: contentVersion(new TextEncoder().encode('other\n')) };
+    const edit = { oldString: 'one', newString: 'two' };
+    const seamOnly = createFs({ ...memory.provider, editText: undefined });
+    for (const fs of [memory, seamOnly]) {
+      const target = await fs.resolve('a.txt');
+      await expect(fs.editText(target, edit, stale)).rejects.toMatchObject({
+        code: 'FS_STALE_VERSION',
+        message: expect.stringMatching(/^cannot edit "\/w\/a\.txt": /),
+      });
+    }
+  });
+});
