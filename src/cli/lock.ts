@@ -51,8 +51,7 @@ async function acquire(path: string, me: Holder, options: StateLockOptions): Pro
     const holder = await readHolder(path);
     if (holder === 'gone') continue;
     if (await isStale(path, holder)) {
-      // A crashed holder; two takers racing here is possible but needs a crash and a tie within microseconds.
-      await rm(path, { force: true }).catch(() => {});
+      await takeOver(path, holder);
       continue;
     }
     const pid = holder === undefined ? undefined : holder.pid;
@@ -69,6 +68,34 @@ async function acquire(path: string, me: Holder, options: StateLockOptions): Pro
     }
     await delay(wait, undefined, options.signal ? { signal: options.signal } : {}).catch(() => {});
     wait = Math.min(wait * 2, 200);
+  }
+}
+
+/**
+ * Removes a stale lock, but only the one judged stale: another taker may have replaced it since
+ * with a live one. Takers go one at a time, through a second exclusively created file, and
+ * re-read the holder before removing; nothing else can replace a lock that exists.
+ */
+async function takeOver(path: string, stale: Holder | undefined): Promise<void> {
+  const guard = `${path}.takeover`;
+  try {
+    await (await open(guard, 'wx', 0o600)).close();
+  } catch (err) {
+    const code = (err as { code?: unknown }).code;
+    if (code === 'ENOENT') return;
+    if (code !== 'EEXIST') throw toFsError(err, `cannot take over the sandbox lock "${path}"`);
+    // Another taker is at it. A guard left by a taker that crashed in between is cleared by age.
+    const st = await stat(guard).catch(() => undefined);
+    if (st !== undefined && Date.now() - st.mtimeMs > UNREADABLE_GRACE_MS) await rm(guard, { force: true }).catch(() => {});
+    else await delay(5);
+    return;
+  }
+  try {
+    const now = await readHolder(path);
+    const same = stale === undefined ? now === undefined : typeof now === 'object' && now.token === stale.token;
+    if (same) await rm(path, { force: true });
+  } finally {
+    await rm(guard, { force: true }).catch(() => {});
   }
 }
 

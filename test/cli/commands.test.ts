@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile, realpath, symlink, writeFile } from 'node:fs/promises';
+import { readFile, readdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -271,6 +271,33 @@ describe('state directory, paths and the lock', () => {
     await writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: Number(dead.stdout), host: hostname(), token: 'y' }));
     expect(await withStateLock(dir, async () => 'ran', { timeoutMs: 5_000 })).toBe('ran');
     expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+  });
+
+  it('withStateLock: many takers of one dead holder\'s lock still run one at a time (regression: two could win)', async () => {
+    const dir = await tempDir();
+    const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    for (let round = 0; round < 6; round++) {
+      await writeFile(join(dir, LOCK_FILE), JSON.stringify({ pid: Number(dead.stdout), host: hostname(), token: `dead${round}` }));
+      let active = 0;
+      let most = 0;
+      // Staggered starts, so that some takers judge the dead lock while others have replaced it.
+      const taker = async (_: unknown, i: number) => {
+        await new Promise((r) => setTimeout(r, i % 4));
+        return withStateLock(
+          dir,
+          async () => {
+            most = Math.max(most, ++active);
+            await new Promise((r) => setTimeout(r, 5));
+            active--;
+          },
+          { timeoutMs: 30_000 },
+        );
+      };
+      await Promise.all(Array.from({ length: 10 }, taker));
+      expect(most, `round ${round}: holders at once`).toBe(1);
+      expect(existsSync(join(dir, LOCK_FILE))).toBe(false);
+      expect((await readdir(dir)).filter((n) => n !== LOCK_FILE), 'nothing left beside the lock').toEqual([]);
+    }
   });
 
   it('colours only terminals, and never with NO_COLOR or TERM=dumb unless forced', () => {
