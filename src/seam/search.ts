@@ -680,13 +680,18 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   async function ancestorRules(dir: string): Promise<IgnoreRule[]> {
     if (!useGitignore) return [];
     const chain: string[] = [];
+    let repository: string | undefined;
     // Up to the repository root (a directory holding `.git`) or the filesystem's root.
     for (let d = dir; ; d = posix.dirname(d)) {
       if (d !== dir) chain.unshift(d);
-      if (await exists(posix.join(d, '.git'))) break;
+      if (await exists(posix.join(d, '.git'))) {
+        repository = d;
+        break;
+      }
       if (d === '/' || (fs.root !== undefined && d === fs.root)) break;
     }
-    const rules: IgnoreRule[] = [];
+    // The repository's own exclude file comes first: every .gitignore rule overrides it.
+    const rules: IgnoreRule[] = repository === undefined ? [] : await readRules(repository, undefined, '.git/info/exclude');
     for (const d of chain) rules.push(...(await readRules(d)));
     return rules;
   }
@@ -700,8 +705,9 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
     }
   }
 
-  async function readRules(dir: string, target?: FsTarget): Promise<IgnoreRule[]> {
-    const path = posix.join(dir, '.gitignore');
+  /** The rules of an ignore file (`.gitignore` in `dir` unless named), anchored at `dir`. */
+  async function readRules(dir: string, target?: FsTarget, file = '.gitignore'): Promise<IgnoreRule[]> {
+    const path = posix.join(dir, file);
     try {
       const t = target ?? (await fs.resolve(path, { signal }));
       if (target === undefined && (await fs.stat(t, { signal }))?.type !== 'file') return [];

@@ -254,6 +254,25 @@ describe('grep over the contract', () => {
     expect(r.matches.map((m) => m.path)).toEqual(['/r/sub/a.txt']);
   });
 
+  it("applies the repository's .git/info/exclude, which every .gitignore overrides", async () => {
+    const repo = memory(
+      {
+        '/r/.git/info/exclude': '# local\n*.tmp\nsub/private/\n',
+        '/r/sub/.gitignore': '!keep.tmp\n',
+        '/r/sub/a.tmp': 'foo',
+        '/r/sub/keep.tmp': 'foo',
+        '/r/sub/private/b.txt': 'foo',
+        '/r/sub/c.txt': 'foo',
+      },
+      '/r',
+    );
+    for (const path of ['/r', 'sub']) {
+      const r = await grep(repo, 'foo', { path });
+      expect(r.matches.map((m) => m.path), path).toEqual(['/r/sub/c.txt', '/r/sub/keep.tmp']);
+    }
+    expect((await grep(repo, 'foo', { path: 'sub', gitignore: false })).matches).toHaveLength(4);
+  });
+
   it('include selects files by name, or by relative path when it has a "/"', async () => {
     expect((await grep(fs, 'foo', { include: '*.ts' })).matches.map((m) => m.path)).toEqual(['/p/dir/b.ts', '/p/dir/b.ts']);
     expect((await grep(fs, 'foo', { include: 'dir/*.{ts,log}' })).matches.map((m) => m.path)).toEqual([
