@@ -32,7 +32,7 @@ Usage:
   dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR]
   dsh-fs status  --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs diff    --root DIR [--state DIR] [--color auto|always|never] [PATH...]
-  dsh-fs commit  --root DIR [--state DIR] [PATH...]
+  dsh-fs commit  --root DIR [--state DIR] [--force] [PATH...]
   dsh-fs discard --root DIR [--state DIR] [PATH...]
   dsh-fs demo
 
@@ -93,15 +93,19 @@ ${STATE_HELP}
 ${PATHS_HELP}
   -h, --help        show this help
 `,
-  commit: `Usage: dsh-fs commit --root DIR [--state DIR] [PATH...]
+  commit: `Usage: dsh-fs commit --root DIR [--state DIR] [--force] [PATH...]
 
 Writes the sandbox's changes to DIR. A file that changed in DIR since the sandbox first saw it is
-a conflict: it is reported and left untouched, and stays in the sandbox. Progress goes to stderr.
-Exit status 1 when anything conflicted or failed.
+a conflict: it is reported and left untouched, and stays in the sandbox. Look at it with
+"dsh-fs diff PATH", then keep the sandbox's version with "dsh-fs commit --force PATH" or DIR's
+with "dsh-fs discard PATH". Progress goes to stderr. Exit status 1 when anything conflicted or
+failed.
 
 Options:
   --root DIR    the directory to commit to (required)
 ${STATE_HELP}
+  --force       commit conflicting files too, replacing what DIR holds now (a path that now
+                leads elsewhere through a symlink is still refused)
 ${PATHS_HELP}
   -h, --help    show this help
 `,
@@ -135,7 +139,7 @@ const OPTIONS: Record<Command, Options> = {
   serve: { ...COMMON, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' } },
   status: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
   diff: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, color: { type: 'string' } },
-  commit: { ...COMMON, root: { type: 'string' }, state: { type: 'string' } },
+  commit: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' } },
   discard: { ...COMMON, root: { type: 'string' }, state: { type: 'string' } },
   demo: { ...COMMON },
 };

@@ -119,7 +119,7 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
       const progress = progressLine(io, located.root);
       let result;
       try {
-        result = await overlay.commit(located.paths, { onProgress: progress.update });
+        result = await overlay.commit(located.paths, { onProgress: progress.update, force: parsed.values.force === true });
       } finally {
         progress.done();
       }
@@ -129,7 +129,11 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
       if (result.committed.length > 0) {
         const n = result.committed.length;
         io.stdout.write(`${c.green(`Committed ${n} change${n === 1 ? '' : 's'}`)} to ${located.root}:\n`);
-        for (const path of result.committed) io.stdout.write(line(kinds.get(path), path));
+        const overwritten = new Set(result.overwritten);
+        for (const path of result.committed) {
+          const note = overwritten.has(path) ? `      ${c.yellow('forced')}: replaced a change made in ${located.root} since the sandbox first saw it\n` : '';
+          io.stdout.write(line(kinds.get(path), path) + note);
+        }
       }
       if (result.conflicts.length > 0) {
         const n = result.conflicts.length;
@@ -138,6 +142,7 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
             'left untouched there and kept in the sandbox:\n',
         );
         for (const p of result.conflicts) io.stdout.write(`${line(kinds.get(p.path), p.path)}      ${p.message}\n`);
+        io.stdout.write('Review with "dsh-fs diff PATH"; then "dsh-fs commit --force PATH" keeps the sandbox\'s version, "dsh-fs discard PATH" the directory\'s.\n');
       }
       if (result.failed.length > 0) {
         const n = result.failed.length;

@@ -238,6 +238,15 @@ describe('dsh-fs commit conflicts', () => {
     expect(await readFile(join(root, 'notes.txt'), 'utf8')).toBe('someone else\n');
     expect(await readFile(join(root, 'added.txt'), 'utf8')).toBe('new\n');
     expect((await runCli(['status', '--root', root, '--state', state])).stdout).toBe('M notes.txt\n');
+    expect(commit.stdout).toContain('"dsh-fs commit --force PATH" keeps the sandbox\'s version');
+
+    // After review, --force keeps the sandbox's version and says what it replaced.
+    const forced = await runCli(['commit', '--root', root, '--state', state, '--force', 'notes.txt']);
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toMatch(/Committed 1 change to .*:\n  M notes\.txt\n {6}forced: replaced a change made in /);
+    expect(await readFile(join(root, 'notes.txt'), 'utf8')).not.toBe('someone else\n');
+    expect(await readFile(join(root, 'notes.txt'), 'utf8')).toContain('sandbox');
+    expect((await runCli(['status', '--root', root, '--state', state])).stdout).toBe('No changes.\n');
   });
 });
 

@@ -112,7 +112,7 @@ describe('overlay view', () => {
       ['/a/b', 'added'],
     ]);
     const result = await fs.commit();
-    expect(result).toEqual({ committed: ['/a', '/a/b'], conflicts: [], failed: [] });
+    expect(result).toEqual({ committed: ['/a', '/a/b'], overwritten: [], conflicts: [], failed: [] });
     expect(await read(lower, '/a/b')).toBe('under a');
     expect(await fs.changes()).toEqual([]);
   });
@@ -310,7 +310,7 @@ describe('changes, diff, commit, discard', () => {
     const { lower, fs } = await scenario();
     const progress: string[] = [];
     const result = await fs.commit(undefined, { onProgress: (p) => progress.push(`${p.index}/${p.total} ${p.path} ${p.outcome}`) });
-    expect(result).toEqual({ committed: ['/docs/new.md', '/src/a.ts', '/src/b.ts'], conflicts: [], failed: [] });
+    expect(result).toEqual({ committed: ['/docs/new.md', '/src/a.ts', '/src/b.ts'], overwritten: [], conflicts: [], failed: [] });
     expect(progress).toEqual(['1/3 /docs/new.md committed', '2/3 /src/a.ts committed', '3/3 /src/b.ts committed']);
     expect(await read(lower, '/src/a.ts')).toBe('one\nTWO\nthree\n');
     expect(await read(lower, '/docs/new.md')).toBe('# new\n');
@@ -319,7 +319,7 @@ describe('changes, diff, commit, discard', () => {
     expect(await read(fs, '/src/a.ts')).toBe('one\nTWO\nthree\n');
     expect(await read(fs, '/src/b.ts')).toBeUndefined();
     // Idempotent: nothing left to do.
-    expect(await fs.commit()).toEqual({ committed: [], conflicts: [], failed: [] });
+    expect(await fs.commit()).toEqual({ committed: [], overwritten: [], conflicts: [], failed: [] });
   });
 
   it('reports a conflict for a lower file changed underneath and does not overwrite it', async () => {
@@ -343,6 +343,34 @@ describe('changes, diff, commit, discard', () => {
     expect((await fs.changes()).map((c) => c.path)).toEqual(['/docs/new.md', '/src/a.ts']);
   });
 
+  it('force commits the conflicting paths over what the lower holds now, and says which', async () => {
+    const { lower, fs } = await scenario();
+    await write(lower, '/src/a.ts', 'someone else\n');
+    await write(lower, '/src/b.ts', 'b changed below\n');
+    await write(lower, '/docs/new.md', 'also created below\n');
+    expect((await fs.commit()).conflicts.map((c) => c.path)).toEqual(['/docs/new.md', '/src/a.ts', '/src/b.ts']);
+    const result = await fs.commit(['/src'], { force: true });
+    expect(result).toEqual({ committed: ['/src/a.ts', '/src/b.ts'], overwritten: ['/src/a.ts', '/src/b.ts'], conflicts: [], failed: [] });
+    expect(await read(lower, '/src/a.ts')).toBe('one\nTWO\nthree\n');
+    expect(await read(lower, '/src/b.ts')).toBeUndefined();
+    // Outside the selection, the conflict stands.
+    expect(await read(lower, '/docs/new.md')).toBe('also created below\n');
+    expect((await fs.changes()).map((c) => c.path)).toEqual(['/docs/new.md']);
+  });
+
+  it('force still refuses a path that now leads elsewhere in the lower', async () => {
+    const { lower, fs } = await setup({ '/d/f': 'old', '/e': null });
+    await write(fs, '/d/f', 'new');
+    const vol = lower.provider.volume;
+    vol.unlinkSync('/d/f');
+    vol.rmdirSync('/d');
+    vol.symlinkSync('/e', '/d');
+    const result = await fs.commit(undefined, { force: true });
+    expect(result.conflicts.map((c) => c.path)).toEqual(['/d/f']);
+    expect(result.overwritten).toEqual([]);
+    expect(vol.readdirSync('/e')).toEqual([]);
+  });
+
   it('a file created and removed here while the lower gained one keeps hiding it, and conflicts', async () => {
     const { lower, fs } = await setup();
     await write(fs, '/n.txt', 'mine');
@@ -354,7 +382,7 @@ describe('changes, diff, commit, discard', () => {
     expect(result.conflicts.map((c) => c.path)).toEqual(['/n.txt']);
     expect(await read(lower, '/n.txt')).toBe('theirs');
     await lower.remove(await lower.resolve('/n.txt'));
-    expect(await fs.commit()).toEqual({ committed: ['/n.txt'], conflicts: [], failed: [] });
+    expect(await fs.commit()).toEqual({ committed: ['/n.txt'], overwritten: [], conflicts: [], failed: [] });
     expect(await fs.changes()).toEqual([]);
   });
 
@@ -362,7 +390,7 @@ describe('changes, diff, commit, discard', () => {
     const { lower, fs } = await scenario();
     await write(lower, '/src/a.ts', 'one\nTWO\nthree\n');
     const result = await fs.commit(['/src/a.ts']);
-    expect(result).toEqual({ committed: ['/src/a.ts'], conflicts: [], failed: [] });
+    expect(result).toEqual({ committed: ['/src/a.ts'], overwritten: [], conflicts: [], failed: [] });
   });
 
   it('commit of selected paths leaves the others in the upper', async () => {

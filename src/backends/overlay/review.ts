@@ -42,6 +42,8 @@ export interface OverlayCommitProblem {
 export interface OverlayCommitResult {
   /** Paths now in the lower; they left the upper layer. */
   readonly committed: string[];
+  /** Those of `committed` that replaced a lower file changed since the overlay first saw it (`force`). */
+  readonly overwritten: string[];
   /** Paths whose lower file changed since the overlay first saw it (FS_CONFLICT); the lower was not touched. */
   readonly conflicts: OverlayCommitProblem[];
   /** Paths that failed for another reason (permissions, I/O, a parent that is not a directory...). */
@@ -58,6 +60,12 @@ export interface OverlayCommitProgress {
 
 export interface OverlayCommitOptions extends FsOpOptions {
   onProgress?(progress: OverlayCommitProgress): void;
+  /**
+   * Commit conflicting paths too, replacing (or removing) what the lower holds now: for after a
+   * person has looked at the conflict. A path that now leads elsewhere in the lower (through a
+   * symlink) is still refused.
+   */
+  readonly force?: boolean;
 }
 
 export function createReview(core: OverlayCore, view: FileSystem) {
@@ -109,7 +117,11 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     return out;
   }
 
-  async function commitOne(key: string, signal: AbortSignal | undefined): Promise<OverlayCommitProblem | 'committed' | undefined> {
+  async function commitOne(
+    key: string,
+    signal: AbortSignal | undefined,
+    force: boolean,
+  ): Promise<OverlayCommitProblem | 'committed' | 'overwritten' | undefined> {
     return lock.run(key, async () => {
       const entry = state.entries.get(key);
       if (!entry) return undefined;
@@ -119,6 +131,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         if (target.targetKey !== key) {
           return conflict(key, `${what}: the path now leads to "${target.targetKey}" in the lower layer`);
         }
+        let overwritten = false;
         try {
           await publish(target, entry, signal);
         } catch (err) {
@@ -128,10 +141,14 @@ export function createReview(core: OverlayCore, view: FileSystem) {
             throw err;
           }
           // Someone already made the lower what the overlay wants: nothing to overwrite, nothing lost.
-          if (!(await lowerHolds(target, entry, signal))) return conflict(key, await conflictMessage(what, target, entry, signal));
+          if (!(await lowerHolds(target, entry, signal))) {
+            if (!force) return conflict(key, await conflictMessage(what, target, entry, signal));
+            await overwrite(target, entry, signal);
+            overwritten = true;
+          }
         }
         await state.apply({ entries: [[key, undefined]] });
-        return 'committed' as const;
+        return overwritten ? ('overwritten' as const) : ('committed' as const);
       } catch (err) {
         const e = toFsError(err, what);
         if (e.code === 'FS_ABORTED') throw e;
@@ -150,6 +167,12 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       // Removed here after it was created here; the lower's file appeared underneath.
       throw new FsError('FS_STALE_VERSION', 'the lower has a file the overlay never saw');
     }
+  }
+
+  /** The forced commit of a conflicting path: no guard, whatever the lower holds now. */
+  async function overwrite(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined): Promise<void> {
+    if (entry.kind === 'file') await lower.writeBytes(target, entry.bytes, undefined, { signal });
+    else if ((await lowerStat(lower, target, signal)) !== undefined) await lower.remove(target, undefined, { signal });
   }
 
   async function lowerAsBase(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined): Promise<boolean> {
@@ -172,20 +195,23 @@ export function createReview(core: OverlayCore, view: FileSystem) {
 
   async function commit(paths?: readonly string[], options: OverlayCommitOptions = {}): Promise<OverlayCommitResult> {
     const { signal, onProgress } = options;
+    const force = options.force === true;
     // Path order puts a removed file before anything created beneath it (a file replaced by a directory).
     const todo = await changes(paths, { signal });
-    const result: OverlayCommitResult = { committed: [], conflicts: [], failed: [] };
+    const result: OverlayCommitResult = { committed: [], overwritten: [], conflicts: [], failed: [] };
     let index = 0;
     for (const change of todo) {
       throwIfAborted(signal, 'commit');
-      const outcome = await commitOne(change.path, signal);
+      const outcome = await commitOne(change.path, signal, force);
       index++;
       if (outcome === undefined) continue;
-      if (outcome === 'committed') result.committed.push(change.path);
-      else if (outcome.code === 'FS_CONFLICT') result.conflicts.push(outcome);
-      else result.failed.push(outcome);
+      const done = outcome === 'committed' || outcome === 'overwritten';
+      if (done) result.committed.push(change.path);
+      if (outcome === 'overwritten') result.overwritten.push(change.path);
+      else if (!done && outcome.code === 'FS_CONFLICT') result.conflicts.push(outcome);
+      else if (!done) result.failed.push(outcome);
       if (onProgress) {
-        const kind = outcome === 'committed' ? 'committed' : outcome.code === 'FS_CONFLICT' ? 'conflict' : 'failed';
+        const kind = done ? 'committed' : outcome.code === 'FS_CONFLICT' ? 'conflict' : 'failed';
         try {
           onProgress({ path: change.path, index, total: todo.length, outcome: kind });
         } catch (err) {
