@@ -358,19 +358,6 @@ describe('changes, diff, commit, discard', () => {
     expect((await fs.changes()).map((c) => c.path)).toEqual(['/docs/new.md']);
   });
 
-  it('force still refuses a path that now leads elsewhere in the lower', async () => {
-    const { lower, fs } = await setup({ '/d/f': 'old', '/e': null });
-    await write(fs, '/d/f', 'new');
-    const vol = lower.provider.volume;
-    vol.unlinkSync('/d/f');
-    vol.rmdirSync('/d');
-    vol.symlinkSync('/e', '/d');
-    const result = await fs.commit(undefined, { force: true });
-    expect(result.conflicts.map((c) => c.path)).toEqual(['/d/f']);
-    expect(result.overwritten).toEqual([]);
-    expect(vol.readdirSync('/e')).toEqual([]);
-  });
-
   it('a file created and removed here while the lower gained one keeps hiding it, and conflicts', async () => {
     const { lower, fs } = await setup();
     await write(fs, '/n.txt', 'mine');
@@ -412,14 +399,15 @@ describe('changes, diff, commit, discard', () => {
     expect(result.failed.map((c) => [c.path, c.code])).toEqual([['/a/b', 'FS_NOT_DIRECTORY']]);
   });
 
-  it('a path that now leads elsewhere in the lower is a conflict', async () => {
+  it.each([[{}], [{ force: true }]])('a path that now leads elsewhere in the lower is a conflict (options %o)', async (options) => {
     const { lower, fs } = await setup({ '/d/f': 'old', '/e': null });
     await write(fs, '/d/f', 'new');
     const vol = lower.provider.volume;
     vol.unlinkSync('/d/f');
     vol.rmdirSync('/d');
     vol.symlinkSync('/e', '/d');
-    const result = await fs.commit();
+    const result = await fs.commit(undefined, options);
+    expect(result.overwritten).toEqual([]);
     expect(result.conflicts.map((c) => c.path)).toEqual(['/d/f']);
     expect(result.conflicts[0]!.message).toMatch(/now leads to "\/e\/f"/);
     expect(vol.readdirSync('/e')).toEqual([]);
