@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers';
 import { FsError, isFsError, throwIfAborted, toFsError } from './errors.js';
 import { applyEdit } from './edit.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
@@ -53,6 +54,10 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
 
   async function call<T>(what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     throwIfAborted(signal, what);
+    if (dueToYield()) {
+      await yieldToTimers();
+      throwIfAborted(signal, what);
+    }
     try {
       return await fn();
     } catch (err) {
@@ -234,26 +239,54 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
 }
 
 /**
+ * A provider that never waits for I/O (the memory one) would otherwise keep the event loop to
+ * itself through a long run of calls, a search or an agent loop: no timer, and so no
+ * `AbortSignal.timeout`, could fire until it ended. Every call checks the clock, and one that
+ * comes 10 ms after the last yield lets timers and I/O run first. `setImmediate` is taken from
+ * node:timers, which fake timers in a caller's tests leave alone.
+ */
+const YIELD_EVERY_MS = 10;
+let lastYield = performance.now();
+
+function dueToYield(): boolean {
+  return performance.now() - lastYield >= YIELD_EVERY_MS;
+}
+
+function yieldToTimers(): Promise<void> {
+  return new Promise((resolve) =>
+    setImmediate(() => {
+      lastYield = performance.now();
+      resolve();
+    }),
+  );
+}
+
+/**
  * The chunks of streamText: valid UTF-8 decoded STREAM_CHUNK bytes at a time, the signal checked
  * before each. A plain iterator rather than an async generator, which costs several µs per call.
  */
 function textChunks(body: Uint8Array, signal: AbortSignal | undefined, what: string): AsyncIterableIterator<string> {
   let start = 0;
   const finished: IteratorResult<string> = { value: undefined, done: true };
+  const chunk = (): Promise<IteratorResult<string>> => {
+    if (start >= body.length) return Promise.resolve(finished);
+    try {
+      throwIfAborted(signal, what);
+    } catch (err) {
+      // Like a generator that threw: nothing more after the error.
+      start = body.length;
+      return Promise.reject(err);
+    }
+    const end = validUtf8ChunkEnd(body, start, STREAM_CHUNK);
+    const value = decodeValidUtf8(body.subarray(start, end));
+    start = end;
+    return Promise.resolve({ value, done: false });
+  };
   const iterator: AsyncIterableIterator<string> = {
     next() {
       if (start >= body.length) return Promise.resolve(finished);
-      try {
-        throwIfAborted(signal, what);
-      } catch (err) {
-        // Like a generator that threw: nothing more after the error.
-        start = body.length;
-        return Promise.reject(err);
-      }
-      const end = validUtf8ChunkEnd(body, start, STREAM_CHUNK);
-      const value = decodeValidUtf8(body.subarray(start, end));
-      start = end;
-      return Promise.resolve({ value, done: false });
+      if (dueToYield()) return yieldToTimers().then(() => chunk());
+      return chunk();
     },
     return() {
       start = body.length;

@@ -71,3 +71,27 @@ describe('memory provider', () => {
     expect((await fs.stat(t))?.version).toBe(v1);
   });
 });
+
+describe('a provider that never waits for I/O still lets timers run', () => {
+  it('an AbortSignal.timeout fires during a long run of calls, and the next call is aborted', async () => {
+    const fs = createMemoryFs({ files: { '/w/a.txt': 'x' }, cwd: '/w' });
+    const target = await fs.resolve('a.txt');
+    const signal = AbortSignal.timeout(5);
+    let calls = 0;
+    // Without yielding, the timer could not fire before the loop ran out.
+    const err = await (async () => {
+      for (; calls < 200_000; calls++) await fs.stat(target, { signal });
+    })().catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'FS_ABORTED' });
+    expect(calls).toBeLessThan(200_000);
+  });
+
+  it('a grep over a large tree is aborted by its timeout', async () => {
+    const { grep } = await import('../../src/seam/index.js');
+    const files: Record<string, string> = {};
+    for (let i = 0; i < 400; i++) files[`/w/d${i % 20}/f${i}.txt`] = 'no match here\n'.repeat(2000);
+    const fs = createMemoryFs({ files, cwd: '/w' });
+    const err = await grep(fs, 'absent', { signal: AbortSignal.timeout(5) }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'FS_ABORTED' });
+  });
+});
