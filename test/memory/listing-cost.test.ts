@@ -26,6 +26,19 @@ describe('memory provider: per-call cost', () => {
     expect(await fs.listDir(await fs.resolve('/a/b/c/big'))).toHaveLength(30);
     expect(uid.mock.calls.length + gid.mock.calls.length).toBe(perListing);
   });
+
+  it('listing a directory n levels deep looks up a number of paths that does not grow with n (regression: it was n)', async () => {
+    const lookups = async (depth: number) => {
+      const dir = `/${Array.from({ length: depth }, (_, i) => `d${i}`).join('/')}`;
+      const fs = createMemoryFs({ files: { [`${dir}/f.txt`]: 'x' } });
+      const target = await fs.resolve(dir);
+      const vol = fs.provider.volume;
+      const spies = [vi.spyOn(vol, 'lstatSync'), vi.spyOn(vol, 'statSync'), vi.spyOn(vol, 'realpathSync'), vi.spyOn(vol, 'readlinkSync')];
+      expect(await fs.listDir(target)).toHaveLength(1);
+      return spies.reduce((n, spy) => n + spy.mock.calls.length, 0);
+    };
+    expect(await lookups(80)).toBe(await lookups(2));
+  });
 });
 
 const NAMES = ['a', 'b', 'c', 'd'] as const;

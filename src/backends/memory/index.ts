@@ -213,7 +213,8 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       if (!st.isDirectory()) throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
       const names = (vol.readdirSync(target.targetKey) as string[]).sort(compareNames);
       // While the directory's key is still its real path, only a child that is a link needs resolving.
-      const canonical = (await resolveLinks(target.targetKey, reader)) === target.targetKey;
+      // (realpath walks the path once; resolving it component by component made deep trees cubic.)
+      const canonical = (realKey(target.targetKey) ?? (await resolveLinks(target.targetKey, reader))) === target.targetKey;
       const entries: FsDirEntry[] = [];
       for (const name of names) {
         const displayPath = posix.join(target.displayPath, name);
