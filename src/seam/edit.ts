@@ -52,14 +52,15 @@ export function applyEdit(text: string, oldString: string, newString: string, re
   let cursor = 0; // index into the original text
   let line = 1; // line number at `cursor` in the output
   const newBreaks = countChar(newN, '\n');
-  for (const s of starts) {
+  const newCrlf = newBreaks > 0 ? newN.replaceAll('\n', '\r\n') : newN;
+  const eols = regionEols(view, starts);
+  for (let k = 0; k < starts.length; k++) {
+    const s = starts[k]!;
     const from = view.toOriginal(s);
     const to = view.toOriginal(s + oldN.length);
     const kept = text.slice(cursor, from);
     line += countChar(kept, '\n');
-    const eol = regionEol(view, s, s + oldN.length);
-    const replacement = eol === '\n' ? newN : newN.replaceAll('\n', '\r\n');
-    parts.push(kept, replacement);
+    parts.push(kept, eols[k] === '\n' ? newN : newCrlf);
     // A replacement ending in a line break ends on the line before the next untouched one.
     const endsWithBreak = newBreaks > 0 && newN.endsWith('\n');
     ranges.push({ start: line, end: line + newBreaks - (endsWithBreak ? 1 : 0) });
@@ -111,18 +112,26 @@ function isCrlfAt(view: NormalisedView, index: number): boolean {
 }
 
 /**
- * L2: the line ending of a matched region — that of the first line break inside the match,
+ * L2: the line ending of each matched region — that of the first line break inside the match,
  * else of the line the match ends on, else of the line before it; LF in a file with no breaks.
+ * One pass over the breaks for all matches (ascending starts): looking each one up from its own
+ * start made many matches on a long line quadratic.
  */
-function regionEol(view: NormalisedView, start: number, end: number): Eol {
+function regionEols(view: NormalisedView, starts: readonly number[]): Eol[] {
   const t = view.text;
-  let at = t.indexOf('\n', start);
-  if (at === -1 || at >= end) {
-    at = t.indexOf('\n', end);
-    if (at === -1) at = start > 0 ? t.lastIndexOf('\n', start - 1) : -1;
+  const out: Eol[] = [];
+  let prev = -1; // the last break before the current match
+  let next = t.indexOf('\n'); // the first break at or after it
+  for (const start of starts) {
+    while (next !== -1 && next < start) {
+      prev = next;
+      next = t.indexOf('\n', next + 1);
+    }
+    // The first break at or after the start is inside the match, or else the first after it.
+    const at = next !== -1 ? next : prev;
+    out.push(at !== -1 && isCrlfAt(view, at) ? '\r\n' : '\n');
   }
-  if (at === -1) return '\n';
-  return isCrlfAt(view, at) ? '\r\n' : '\n';
+  return out;
 }
 
 function countChar(text: string, ch: string): number {

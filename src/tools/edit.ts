@@ -18,11 +18,23 @@ const MAX_LISTED_RANGES = 20;
 
 export function renderEdit(value: EditValue): string {
   const n = value.replacements;
-  const ranges = value.lines.slice(0, MAX_LISTED_RANGES).map((r) => (r.start === r.end ? `${r.start}` : `${r.start}-${r.end}`));
-  const more = value.lines.length > MAX_LISTED_RANGES ? `, … (${value.lines.length - MAX_LISTED_RANGES} more)` : '';
-  const single = value.lines.length === 1 && value.lines[0]!.start === value.lines[0]!.end;
+  const merged = mergeRanges(value.lines);
+  const ranges = merged.slice(0, MAX_LISTED_RANGES).map((r) => (r.start === r.end ? `${r.start}` : `${r.start}-${r.end}`));
+  const more = merged.length > MAX_LISTED_RANGES ? `, … (${merged.length - MAX_LISTED_RANGES} more)` : '';
+  const single = merged.length === 1 && merged[0]!.start === merged[0]!.end;
   const where = `${single ? 'line' : 'lines'} ${ranges.join(', ')}${more}`;
   return `Edited "${shownPath(value.path)}": ${n} replacement${n === 1 ? '' : 's'}; changed ${where}.`;
+}
+
+/** Replacements that share a line are shown once: `replace_all` on one long line is "line 1". */
+function mergeRanges(lines: readonly FsLineRange[]): FsLineRange[] {
+  const out: FsLineRange[] = [];
+  for (const r of lines) {
+    const last = out.at(-1);
+    if (last !== undefined && r.start <= last.end) out[out.length - 1] = { start: last.start, end: Math.max(last.end, r.end) };
+    else out.push(r);
+  }
+  return out;
 }
 
 export function createEditTool(): Tool<EditArgs, EditValue> {

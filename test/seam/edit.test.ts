@@ -23,6 +23,17 @@ describe('applyEdit', () => {
     );
   });
 
+  it('named regression: replace_all of a million matches on one long line is linear (it took minutes)', () => {
+    // Each match used to look for its region's line break from its own start: quadratic with no break.
+    const n = 1_000_000;
+    const r = ok(applyEdit('x'.repeat(n), 'x', '\u{81615}y', true));
+    expect(r.replacements).toBe(n);
+    expect(r.text).toBe('\u{81615}y'.repeat(n));
+    const crlf = ok(applyEdit(`${'x'.repeat(n)}\r\nend`, 'x', 'a\nb', true));
+    expect(crlf.text.startsWith('a\r\nba\r\nb')).toBe(true);
+    expect(crlf.lines.at(-1)).toEqual({ start: n, end: n + 1 });
+  });
+
   it('E4: named regression — "$&" and "$$" are written as-is', () => {
     expect(ok(applyEdit('cost A', 'A', '$$5 $& $1')).text).toBe('cost $$5 $& $1');
   });

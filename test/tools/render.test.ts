@@ -237,6 +237,11 @@ describe('write and edit rendering', () => {
     expect(edit([{ start: 7, end: 7 }])).toBe('Edited "/w/a": 1 replacement; changed line 7.');
     expect(edit([{ start: 7, end: 9 }])).toBe('Edited "/w/a": 1 replacement; changed lines 7-9.');
     expect(edit([{ start: 1, end: 1 }, { start: 4, end: 5 }])).toBe('Edited "/w/a": 2 replacements; changed lines 1, 4-5.');
+    // Replacements sharing a line are listed once.
+    expect(edit([{ start: 1, end: 1 }, { start: 1, end: 1 }, { start: 1, end: 1 }])).toBe('Edited "/w/a": 3 replacements; changed line 1.');
+    expect(edit([{ start: 2, end: 3 }, { start: 3, end: 3 }, { start: 3, end: 4 }, { start: 6, end: 6 }])).toBe(
+      'Edited "/w/a": 4 replacements; changed lines 2-4, 6.',
+    );
     const many = Array.from({ length: 25 }, (_, i) => ({ start: i + 1, end: i + 1 }));
     expect(edit(many)).toMatch(/changed lines 1, 2, .*, 20, … \(5 more\)\.$/);
   });
