@@ -209,30 +209,46 @@ function canBeEmpty(source: string, g: Group, groups: ReadonlyMap<number, Group>
 
 const BMP = 0x10000;
 
+/** Compiled atoms and their member sets, shared by all the pairs of one pattern. */
+interface AtomCache {
+  readonly flags: string;
+  readonly regexes: Map<string, RegExp | undefined>;
+  readonly sets: Map<string, Uint32Array>;
+}
+
+function atomRegex(atom: string, cache: AtomCache): RegExp | undefined {
+  if (cache.regexes.has(atom)) return cache.regexes.get(atom);
+  let re: RegExp | undefined;
+  try {
+    re = new RegExp(`^(?:${atom})$`, cache.flags);
+  } catch {
+    re = undefined;
+  }
+  cache.regexes.set(atom, re);
+  return re;
+}
+
+/** A plain character (not a class, an escape or `.`) is its own only member, up to case. */
+function plain(atom: string): boolean {
+  return !atom.startsWith('\\') && !atom.startsWith('[') && atom !== '.';
+}
+
 /** Whether two atoms can match a common character. */
-function overlap(a: string, b: string, flags: string, sets: Map<string, Uint32Array | undefined>): boolean {
-  const compile = (atom: string) => {
-    try {
-      return new RegExp(`^(?:${atom})$`, flags);
-    } catch {
-      return undefined;
-    }
-  };
-  const ra = compile(a);
-  const rb = compile(b);
+function overlap(a: string, b: string, cache: AtomCache): boolean {
+  const ra = atomRegex(a, cache);
+  const rb = atomRegex(b, cache);
   if (ra === undefined || rb === undefined) return true;
-  // A plain character (not a class or escape) is its own only member, up to case.
-  const plain = (atom: string) => !atom.startsWith('\\') && !atom.startsWith('[') && atom !== '.';
-  if (plain(a)) return rb.test(a) || (flags.includes('i') && (rb.test(a.toLowerCase()) || rb.test(a.toUpperCase())));
-  if (plain(b)) return ra.test(b) || (flags.includes('i') && (ra.test(b.toLowerCase()) || ra.test(b.toUpperCase())));
-  const sa = memberSet(a, ra, sets);
-  const sb = memberSet(b, rb, sets);
+  const caseless = cache.flags.includes('i');
+  if (plain(a)) return rb.test(a) || (caseless && (rb.test(a.toLowerCase()) || rb.test(a.toUpperCase())));
+  if (plain(b)) return ra.test(b) || (caseless && (ra.test(b.toLowerCase()) || ra.test(b.toUpperCase())));
+  const sa = memberSet(a, ra, cache.sets);
+  const sb = memberSet(b, rb, cache.sets);
   for (let w = 0; w < sa.length; w++) if ((sa[w]! & sb[w]!) !== 0) return true;
   return false;
 }
 
 /** The BMP characters an atom matches, as a bitmap (cached per atom). */
-function memberSet(atom: string, re: RegExp, sets: Map<string, Uint32Array | undefined>): Uint32Array {
+function memberSet(atom: string, re: RegExp, sets: Map<string, Uint32Array>): Uint32Array {
   let set = sets.get(atom);
   if (set === undefined) {
     set = new Uint32Array(BMP / 32);
@@ -242,8 +258,9 @@ function memberSet(atom: string, re: RegExp, sets: Map<string, Uint32Array | und
   return set;
 }
 
-/** At most this many distinct classes are expanded to bitmaps; past it, overlap is assumed. */
+/** At most this many distinct classes are expanded to bitmaps, and this many pairs compared; past either, overlap is assumed. */
 const MAX_SETS = 24;
+const MAX_PAIRS = 100_000;
 
 /**
  * A repeated choice whose alternatives can start with the same character, such as `(a|a)*`,
@@ -255,8 +272,8 @@ const MAX_SETS = 24;
 export function overlappingAlternation(source: string, flags: string): string | undefined {
   const groups = parseGroups(source);
   const byStart = new Map(groups.map((g) => [g.start, g]));
-  const testFlags = flags.replace(/[gym]/g, '');
-  const sets = new Map<string, Uint32Array | undefined>();
+  const cache: AtomCache = { flags: flags.replace(/[gym]/g, ''), regexes: new Map(), sets: new Map() };
+  let pairs = 0;
   for (const g of groups) {
     if (g.bars.length === 0 || g.lookaround) continue;
     let repeated = false;
@@ -266,21 +283,36 @@ export function overlappingAlternation(source: string, flags: string): string | 
     const ends = [...g.bars, g.end];
     const firsts = cuts.map((from, k) => firstAtoms(source, from, ends[k]!, byStart));
     const text = () => source.slice(g.start, quantifierAt(source, g.end + 1).next);
-    for (let x = 0; x < firsts.length; x++) {
-      for (let y = x + 1; y < firsts.length; y++) {
-        const fx = firsts[x]!;
-        const fy = firsts[y]!;
-        if (fx === 'any' || fy === 'any') {
-          // An alternative that starts with nothing (it matches only the empty text) overlaps none.
-          if ((fx === 'any' || fx.length > 0) && (fy === 'any' || fy.length > 0)) return text();
-          continue;
+    // An alternative that starts with nothing (it matches only the empty text) overlaps none.
+    const starting = firsts.filter((f) => f === 'any' || f.length > 0).length;
+    if (firsts.includes('any')) {
+      if (starting > 1) return text();
+      continue;
+    }
+    // Without case folding a plain character overlaps only itself: a duplicate is found by
+    // lookup, and only pairs involving a class, an escape or `.` are compared one by one.
+    const caseless = cache.flags.includes('i');
+    const owner = new Map<string, number>();
+    const atoms: Array<{ alt: number; atom: string; exact: boolean }> = [];
+    for (let alt = 0; alt < firsts.length; alt++) {
+      for (const atom of new Set(firsts[alt] as string[])) {
+        const exact = !caseless && plain(atom);
+        if (exact) {
+          const other = owner.get(atom);
+          if (other !== undefined && other !== alt) return text();
+          owner.set(atom, alt);
         }
-        for (const a of fx) {
-          for (const b of fy) {
-            if (sets.size > MAX_SETS) return text();
-            if (overlap(a, b, testFlags, sets)) return text();
-          }
-        }
+        atoms.push({ alt, atom, exact });
+      }
+    }
+    for (let i = 0; i < atoms.length; i++) {
+      const a = atoms[i]!;
+      if (a.exact) continue;
+      for (let j = 0; j < atoms.length; j++) {
+        const b = atoms[j]!;
+        if (b.alt === a.alt || (!b.exact && j < i)) continue;
+        if (cache.sets.size > MAX_SETS || ++pairs > MAX_PAIRS) return text();
+        if (overlap(a.atom, b.atom, cache)) return text();
       }
     }
   }

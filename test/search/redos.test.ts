@@ -52,6 +52,13 @@ describe('grep refuses repeated choices whose alternatives can start alike (over
     for (const [source, flags] of ok) expect(overlappingAlternation(source, flags), `${source} /${flags}`).toBeUndefined();
   });
 
+  it('handles large alternations: thousands of distinct first characters pass, a shared one is found', () => {
+    const distinct = Array.from({ length: 3000 }, (_, i) => String.fromCharCode(0x4e00 + i));
+    expect(overlappingAlternation(`(${distinct.join('|')})+`, 'u')).toBeUndefined();
+    expect(overlappingAlternation(`(${distinct.join('|')}|${distinct[1234]}x)+`, 'u')).toBeDefined();
+    expect(overlappingAlternation(`(${distinct.join('|')}|\\p{Script=Han})+`, 'u')).toBeDefined();
+  });
+
   it('a named regression — "(a|a)*$" on a 31-character line — is refused with FS_INVALID_ARGUMENT before any file is read', async () => {
     expect(() => compileSearchPattern('(a|a)*$')).toThrow(/alternatives can start with the same character/);
     const fs = createMemoryFs({ files: { '/w/a.txt': `${'a'.repeat(31)}!\n` }, cwd: '/w' });
