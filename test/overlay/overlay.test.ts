@@ -265,9 +265,9 @@ describe('changes, diff, commit, discard', () => {
     const { lower, fs } = await scenario();
     const baseOf = async (p: string) => (await lower.stat(await lower.resolve(p)))!.version;
     expect(await fs.changes()).toEqual([
-      { path: '/docs/new.md', kind: 'added', baseVersion: undefined, version: contentVersion(utf8('# new\n')), size: 6 },
-      { path: '/src/a.ts', kind: 'modified', baseVersion: await baseOf('/src/a.ts'), version: contentVersion(utf8('one\nTWO\nthree\n')), size: 14 },
-      { path: '/src/b.ts', kind: 'deleted', baseVersion: await baseOf('/src/b.ts') },
+      { path: '/docs/new.md', kind: 'added', type: 'file', baseVersion: undefined, version: contentVersion(utf8('# new\n')), size: 6 },
+      { path: '/src/a.ts', kind: 'modified', type: 'file', baseVersion: await baseOf('/src/a.ts'), version: contentVersion(utf8('one\nTWO\nthree\n')), size: 14 },
+      { path: '/src/b.ts', kind: 'deleted', type: 'file', baseVersion: await baseOf('/src/b.ts') },
     ]);
     expect((await fs.changes(['src'])).map((c) => c.path)).toEqual(['/src/a.ts', '/src/b.ts']);
   });
@@ -311,7 +311,8 @@ describe('changes, diff, commit, discard', () => {
     const progress: string[] = [];
     const result = await fs.commit(undefined, { onProgress: (p) => progress.push(`${p.index}/${p.total} ${p.path} ${p.outcome}`) });
     expect(result).toEqual({ committed: ['/docs/new.md', '/src/a.ts', '/src/b.ts'], overwritten: [], conflicts: [], failed: [] });
-    expect(progress).toEqual(['1/3 /docs/new.md committed', '2/3 /src/a.ts committed', '3/3 /src/b.ts committed']);
+    // Removals first (deepest first), then creations and rewrites in path order.
+    expect(progress).toEqual(['1/3 /src/b.ts committed', '2/3 /docs/new.md committed', '3/3 /src/a.ts committed']);
     expect(await read(lower, '/src/a.ts')).toBe('one\nTWO\nthree\n');
     expect(await read(lower, '/docs/new.md')).toBe('# new\n');
     expect(await read(lower, '/src/b.ts')).toBeUndefined();
@@ -364,7 +365,7 @@ describe('changes, diff, commit, discard', () => {
     await write(lower, '/n.txt', 'theirs');
     await fs.remove(await fs.resolve('/n.txt'));
     expect(await read(fs, '/n.txt')).toBeUndefined();
-    expect(await fs.changes()).toEqual([{ path: '/n.txt', kind: 'deleted', baseVersion: undefined }]);
+    expect(await fs.changes()).toEqual([{ path: '/n.txt', kind: 'deleted', type: 'file', baseVersion: undefined }]);
     const result = await fs.commit();
     expect(result.conflicts.map((c) => c.path)).toEqual(['/n.txt']);
     expect(await read(lower, '/n.txt')).toBe('theirs');
@@ -427,8 +428,8 @@ describe('changes, diff, commit, discard', () => {
       })
       .catch((e: unknown) => e);
     expect(isFsError(err, 'FS_ABORTED')).toBe(true);
-    expect(seen).toEqual(['/docs/new.md']);
-    expect((await fs.changes()).map((c) => c.path)).toEqual(['/src/a.ts', '/src/b.ts']);
+    expect(seen).toEqual(['/src/b.ts']);
+    expect((await fs.changes()).map((c) => c.path)).toEqual(['/docs/new.md', '/src/a.ts']);
     expect(await read(lower, '/src/a.ts')).toBe('one\ntwo\nthree\n');
   });
 

@@ -90,7 +90,7 @@ describe('overlay persistence in a state directory', () => {
     await populate(fs);
     const doc = JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'));
     expect(doc.format).toBe(STATE_FORMAT);
-    expect(doc.version).toBe(1);
+    expect(doc.version).toBe(2);
     expect(doc.root).toBe('/');
     expect(doc.entries.map((e: { path: string }) => e.path)).toEqual(['/bin', '/new/deep/c.md', '/src/a.ts', '/src/b.ts']);
     expect(doc.entries.find((e: { path: string }) => e.path === '/src/b.ts').blob).toBeNull();

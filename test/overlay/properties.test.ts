@@ -4,8 +4,28 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
-import { createOverlayFs } from '../../src/backends/overlay/index.js';
+import { createOverlayFs, type OverlayChange } from '../../src/backends/overlay/index.js';
 import { FILES, RUNS, filesOf, lowerTreeArb, opsArb, runOp, utf8, viewOf, type ViewEntry } from './helpers.js';
+
+/** What a commit of `root` takes: the selection grown by rename partners and removed directories above additions. */
+function grownSelection(changes: readonly OverlayChange[], root: string): (key: string) => boolean {
+  const roots = [root];
+  const has = (key: string) => roots.some((r) => key === r || key.startsWith(r === '/' ? '/' : `${r}/`));
+  const removed = changes.filter((c) => c.type === 'directory' && c.kind !== 'added').map((c) => c.path);
+  for (let grew = true; grew; ) {
+    grew = false;
+    for (const c of changes) {
+      if (!(has(c.path) || (c.from !== undefined && has(c.from)))) continue;
+      const more = [c.path, ...(c.from === undefined ? [] : [c.from])];
+      if (c.kind !== 'deleted') {
+        const above = removed.filter((d) => (d === c.path && c.type === 'directory') || c.path.startsWith(`${d}/`)).sort((a, b) => a.length - b.length);
+        if (above[0] !== undefined) more.push(above[0]);
+      }
+      for (const k of more) if (!has(k)) (roots.push(k), (grew = true));
+    }
+  }
+  return has;
+}
 
 /** The reference: a plain memory filesystem restored from a snapshot of the lower. */
 function oracleOf(lower: MemoryFileSystem): MemoryFileSystem {
@@ -85,7 +105,7 @@ describe('overlay properties (lower = memory)', () => {
 
         const expected = changes
           .filter((c) => {
-            const wanted = view[c.path]?.type === 'file' ? view[c.path] : undefined;
+            const wanted = view[c.path]?.type === c.type ? { type: view[c.path]!.type, bytes: view[c.path]!.bytes } : undefined;
             const was = lowerBefore[c.path];
             const now = lowerAfter[c.path] ?? (lowerTypes[c.path] ? { type: lowerTypes[c.path]!.type } : undefined);
             const same = (x: ViewEntry | undefined, y: ViewEntry | undefined) => x?.type === y?.type && x?.bytes === y?.bytes;
@@ -136,10 +156,21 @@ describe('overlay properties (lower = memory)', () => {
         const selected = (key: string) => key === root || key.startsWith(`${root}/`);
         const keyOf = new Map<string, string>();
         for (const path of Object.keys(view)) keyOf.set(path, (await fs.resolve(path)).targetKey);
-        const outside = (await fs.changes()).filter((c) => !selected(c.path));
+        const all = await fs.changes();
+        const outside = all.filter((c) => !selected(c.path) && !(c.from !== undefined && selected(c.from)));
         if (commit) await fs.commit([sel]);
         else await fs.discard([sel]);
-        expect(await fs.changes()).toEqual(outside);
+        const after = await fs.changes();
+        const same = (x: OverlayChange, y: OverlayChange) => x.path === y.path && x.kind === y.kind && x.type === y.type;
+        // A commit also takes the other end of a selected rename and a removed directory above
+        // anything it publishes (see docs/overlay.md); nothing else outside the selection goes.
+        const taken = commit ? grownSelection(all, root) : (key: string) => selected(key);
+        const kept = outside.filter((c) => !(taken(c.path) || (c.from !== undefined && taken(c.from))));
+        expect(after.filter((c) => kept.some((o) => same(o, c)))).toEqual(kept);
+        for (const c of after.filter((c) => !kept.some((o) => same(o, c)))) {
+          // A directory made for a discarded or committed file stays, as on any filesystem, now empty.
+          expect(c.type === 'directory' && c.kind === 'added' && (root === c.path || root.startsWith(`${c.path}/`)), JSON.stringify(c)).toBe(true);
+        }
         const now = await viewOf(fs);
         const lowerView = await viewOf(lower);
         for (const [path, entry] of Object.entries(view)) {

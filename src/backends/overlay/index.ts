@@ -5,6 +5,7 @@ import {
   type CreateFsOptions,
   type FileSystem,
   type FsOpOptions,
+  type FsProvider,
 } from '../../seam/index.js';
 import { createOverlayProvider } from './provider.js';
 import {
@@ -24,7 +25,7 @@ export type {
   OverlayCommitProgress,
   OverlayCommitResult,
 } from './review.js';
-export { fileDiff } from './review.js';
+export { fileDiff, renameDiff } from './review.js';
 export { STATE_FORMAT, STATE_FORMAT_VERSION } from './state.js';
 
 export interface OverlayFsOptions extends CreateFsOptions {
@@ -45,6 +46,8 @@ export interface OverlayFsOptions extends CreateFsOptions {
 /** A copy-on-write view of `lower`: every mutation lands in the upper layer until it is committed. */
 export interface OverlayFileSystem extends FileSystem {
   readonly lower: FileSystem;
+  /** The overlay's storage provider (SPI v2), as `fs.provider` of the memory and local filesystems. */
+  readonly provider: FsProvider;
   /** The files the overlay holds that differ from the lower as it first saw them, sorted by path. */
   changes(paths?: readonly string[], options?: FsOpOptions): Promise<OverlayChange[]>;
   /** A git-style unified diff from the lower as it is now to the overlay view. */
@@ -80,9 +83,10 @@ export async function createOverlayFs(options: OverlayFsOptions): Promise<Overla
   else if (upper !== undefined) store = fsStore(upper);
   const state = await UpperState.open(rootKey, store);
   const core = { lower, state, rootKey, lock: new KeyedMutex() };
-  const fs = createFs(createOverlayProvider(core), options);
+  const provider = createOverlayProvider(core);
+  const fs = createFs(provider, options);
   const review = createReview(core, fs);
-  return Object.assign(fs, { lower, ...review });
+  return Object.assign(fs, { lower, provider, ...review });
 }
 
 function isFileSystem(value: unknown): value is FileSystem {

@@ -4,11 +4,14 @@ import {
   FsTargetKey,
   FsVersion,
   KeyedMutex,
-  checkWriteIntent,
+  checkRename,
+  checkRmdir,
   compareNames,
   contentVersion,
+  expectHolds,
   isFsError,
   isWithin,
+  observe,
   throwIfAborted,
   type FileSystem,
   type FsCurrent,
@@ -16,9 +19,11 @@ import {
   type FsInfo,
   type FsOpOptions,
   type FsProvider,
+  type FsSwapResult,
   type FsTarget,
+  type RenameSide,
 } from '../../seam/index.js';
-import type { UpperEntry, UpperFile, UpperState } from './state.js';
+import type { UpperChange, UpperEntry, UpperFile, UpperOrigin, UpperState } from './state.js';
 
 /** Held (after the target's own lock) by anything that adds files or directories to the tree. */
 export const TREE_LOCK = '';
@@ -42,16 +47,23 @@ export interface OverlayCore {
 export function createOverlayProvider(core: OverlayCore): FsProvider {
   const { lower, state, rootKey, lock } = core;
 
-  /** The view's current file, and what the lower held when it had to be read. */
-  async function viewCurrent(target: FsTarget, what: string, signal: AbortSignal | undefined) {
+  /**
+   * The view's file at `target` without reading any content: its version (undefined when there is
+   * none), the upper entry, and the lower's stat when the view shows the lower.
+   */
+  async function viewVersion(target: FsTarget, what: string, signal: AbortSignal | undefined) {
     const key = target.targetKey;
     const entry = state.entries.get(key);
-    if (entry?.kind === 'file') return { current: { bytes: entry.bytes, version: entry.version } as FsCurrent, entry };
+    if (entry?.kind === 'file') return { version: entry.version, entry };
     if (state.dirs.has(key)) throw notRegular(what);
-    if (entry) return { current: undefined, entry };
-    const lowerCurrent = await lowerFile(lower, target, what, signal);
-    if (lowerCurrent === undefined && hasUpperDescendant(state, key)) throw notRegular(what);
-    return { current: lowerCurrent, entry: undefined, lowerCurrent, lowerRead: true as const };
+    if (entry) return { version: undefined, entry };
+    const info = await visibleLowerStat(target, signal);
+    if (info === undefined) {
+      if (hasUpperDescendant(state, key)) throw notRegular(what);
+      return { version: undefined };
+    }
+    if (info.type !== 'file') throw notRegular(what);
+    return { version: info.version, lower: info };
   }
 
   /** Ancestors (nearest first) that the view lacks and a new file at `key` needs. */
@@ -62,7 +74,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       if (entry?.kind === 'file') throw notDirectory(what);
       if (state.dirs.has(dir)) break;
       if (!entry) {
-        const info = await lowerStat(lower, pathTarget(dir), signal);
+        const info = await visibleLowerStat(pathTarget(dir), signal);
         if (info?.type === 'directory') break;
         if (info) throw notDirectory(what);
         if (hasUpperDescendant(state, dir)) break;
@@ -71,6 +83,11 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       if (dir === '/') break;
     }
     return out;
+  }
+
+  /** The lower's stat where the view shows the lower: nothing at or below a removed directory. */
+  async function visibleLowerStat(target: FsTarget, signal: AbortSignal | undefined): Promise<FsInfo | undefined> {
+    return isHidden(state, target.targetKey) ? undefined : lowerStat(lower, target, signal);
   }
 
   async function mergedDirVersion(target: FsTarget, signal: AbortSignal | undefined): Promise<FsVersion> {
@@ -88,7 +105,9 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     if (own && !madeHere) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
 
     let lowerEntries: FsDirEntry[] = [];
-    if (!own) {
+    if (!own && isHidden(state, key)) {
+      if (!madeHere && !hasUpperDescendant(state, key)) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+    } else if (!own) {
       try {
         lowerEntries = await lower.listDir(target, { signal });
       } catch (err) {
@@ -117,12 +136,14 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       else if (e.target.targetKey !== childKey) {
         // A lower symlink: its type is whatever the view holds at the link's target.
         const linked = entries.get(e.target.targetKey);
+        const cut = isHidden(state, e.target.targetKey);
         const display = { ...e.target, displayPath: posix.join(target.displayPath, e.name) };
         if (linked?.kind === 'file') {
           out.push({ name: e.name, type: 'file', target: display, size: linked.bytes.byteLength, mtimeMs: linked.mtimeMs });
         }
         else if (state.dirs.has(e.target.targetKey)) out.push({ name: e.name, type: 'directory', target: display });
-        else if (linked) out.push({ name: e.name, type: 'other', target: display });
+        else if (linked || (cut && !hasUpperDescendant(state, e.target.targetKey))) out.push({ name: e.name, type: 'other', target: display });
+        else if (cut) out.push({ name: e.name, type: 'directory', target: display });
         else out.push({ ...e, target: display });
       } else out.push({ ...e, target: { ...e.target, displayPath: posix.join(target.displayPath, e.name) } });
     }
@@ -148,6 +169,117 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     return out.sort((a, b) => compareNames(a.name, b.name));
   }
 
+  /** What a rename's checks need of one name in the view. */
+  async function renameSide(target: FsTarget, signal: AbortSignal | undefined): Promise<RenameSide | undefined> {
+    const info = await provider.stat(target, { signal });
+    if (info?.type !== 'directory') return info && { type: info.type, version: info.version };
+    return { type: 'directory', version: info.version, empty: (await listMerged(target, signal)).length === 0 };
+  }
+
+  /**
+   * Everything the view has at and below a directory: its files and directories (real children
+   * only), and anything else (symlinks, special files), by key. Directories come parents first.
+   */
+  async function viewTree(top: FsTarget, signal: AbortSignal | undefined) {
+    const files: string[] = [];
+    const dirs: string[] = [top.targetKey];
+    const other: string[] = [];
+    for (let i = 0; i < dirs.length; i++) {
+      const dir = dirs[i]!;
+      for (const e of await listMerged(pathTarget(dir), signal)) {
+        const own = posix.join(dir, e.name);
+        if (e.target.targetKey !== own || e.type === 'other') other.push(own);
+        else if (e.type === 'directory') dirs.push(own);
+        else files.push(own);
+      }
+    }
+    return { files, dirs, other };
+  }
+
+  /**
+   * The upper entry a view file leaves behind when it goes (removed or moved away): a whiteout
+   * with its base when the lower has a file there, else nothing.
+   */
+  async function leavingEntry(key: string, signal: AbortSignal | undefined): Promise<UpperEntry | undefined> {
+    const entry = state.entries.get(key);
+    if (entry?.kind === 'file') {
+      if (entry.base !== undefined) return { kind: 'whiteout', base: entry.base };
+      // Only hide the lower when it has something there (no whiteouts for nothing).
+      return (await lowerStat(lower, pathTarget(key), signal)) === undefined ? undefined : { kind: 'whiteout', base: undefined };
+    }
+    const info = await visibleLowerStat(pathTarget(key), signal);
+    return { kind: 'whiteout', base: info?.type === 'file' ? info.version : undefined };
+  }
+
+  /** A directory of the view goes: the overlay forgets it, and a lower one is cut off (opaque). */
+  async function leaveDirectory(
+    dir: string,
+    change: { dropDirs: string[]; addOpaque: string[] },
+    signal: AbortSignal | undefined,
+  ): Promise<void> {
+    if (state.dirs.has(dir)) change.dropDirs.push(dir);
+    if ((await visibleLowerStat(pathTarget(dir), signal))?.type === 'directory') change.addOpaque.push(dir);
+  }
+
+  /** The upper file a moved view file becomes at `key`: its bytes, where it came from, and the base there. */
+  async function arrivingEntry(from: FsTarget, key: string, signal: AbortSignal | undefined): Promise<UpperEntry | undefined> {
+    const entry = state.entries.get(from.targetKey);
+    let bytes: Uint8Array;
+    let origin: UpperOrigin | undefined;
+    if (entry?.kind === 'file') {
+      bytes = entry.bytes;
+      // A file made in the overlay has no lower origin: it is simply added at its new name.
+      origin = entry.origin ?? (entry.base === undefined ? undefined : { path: from.targetKey });
+    } else {
+      const current = await lower.readBytes(from, { maxBytes: WHOLE_FILE, signal });
+      bytes = current.bytes;
+      origin = { path: from.targetKey, version: contentVersion(bytes) };
+    }
+    const there = state.entries.get(key);
+    const base = there ? there.base : await visibleLowerStat(pathTarget(key), signal).then((i) => (i?.type === 'file' ? i.version : undefined));
+    // As for writes: bytes the lower already holds there need no upper copy (moving a file back).
+    const lowerNow = isHidden(state, key) ? undefined : await lowerIfSame(lower, pathTarget(key), bytes, signal);
+    if (lowerNow !== undefined && bytesEqual(lowerNow.bytes, bytes)) return undefined;
+    const version = contentVersion(bytes);
+    return { kind: 'file', bytes, version, mtimeMs: entry?.kind === 'file' ? entry.mtimeMs : Date.now(), base, ...(origin ? { origin } : {}) };
+  }
+
+  /**
+   * Runs `fn` holding the lock of every key at and below the given names, in sorted order, and
+   * then the tree lock: the order every other path uses (a key, then the tree lock), so no
+   * deadlock. Creates take the tree lock, so once it is held the set cannot grow; if it grew
+   * before, start again with the larger set.
+   */
+  async function withSubtreeLocks<T>(tops: FsTarget[], signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
+    const keysNow = async () => {
+      const keys = new Set<string>();
+      for (const top of tops) {
+        keys.add(top.targetKey);
+        if ((await provider.stat(top, { signal }))?.type !== 'directory') continue;
+        const tree = await viewTree(top, signal);
+        for (const k of [...tree.files, ...tree.dirs]) keys.add(k);
+      }
+      return [...keys].sort();
+    };
+    for (let attempt = 1; ; attempt++) {
+      const keys = await keysNow();
+      const result = await lockAll(keys, async () =>
+        lock.run(TREE_LOCK, async () => {
+          const now = await keysNow();
+          if (now.some((k) => !keys.includes(k))) return { retry: true as const };
+          return { retry: false as const, value: await fn() };
+        }),
+      );
+      if (!result.retry) return result.value;
+      throwIfAborted(signal, 'the directory kept changing');
+      if (attempt >= 20) throw new FsError('FS_STALE_VERSION', 'the directory kept changing while it was being moved or removed; try again');
+    }
+  }
+
+  function lockAll<T>(keys: readonly string[], fn: () => Promise<T>, i = 0): Promise<T> {
+    return i >= keys.length ? fn() : lock.run(keys[i]!, () => lockAll(keys, fn, i + 1));
+  }
+
   const provider: FsProvider = {
     ...(lower.root === undefined ? {} : { root: lower.root }),
     cwd: lower.cwd,
@@ -162,7 +294,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       if (entry?.kind === 'file') return { type: 'file', version: entry.version, size: entry.bytes.byteLength, mtimeMs: entry.mtimeMs };
       if (state.dirs.has(key)) return { type: 'directory', version: await mergedDirVersion(target, signal) };
       if (entry) return undefined;
-      const info = await lowerStat(lower, target, signal);
+      const info = await visibleLowerStat(target, signal);
       if (info?.type === 'directory') {
         return hasUpperChild(state, key) ? { type: 'directory', version: await mergedDirVersion(target, signal) } : info;
       }
@@ -185,6 +317,10 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       }
       if (state.dirs.has(key)) throw notRegular(what);
       if (entry) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+      if (isHidden(state, key)) {
+        if (hasUpperDescendant(state, key)) throw notRegular(what);
+        throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+      }
       try {
         return await lower.readBytes(target, { maxBytes, signal });
       } catch (err) {
@@ -193,29 +329,44 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       }
     },
 
-    write(target, { intent, produce, signal }) {
+    swap(target, { expect, bytes, signal }) {
       const key = target.targetKey;
-      const what = `cannot write "${target.displayPath}"`;
-      const attempt = async (creating: boolean) => {
-        const view = await viewCurrent(target, what, signal);
-        if (view.current === undefined && !creating) return undefined;
-        checkWriteIntent(intent, view.current, what);
-        // produce before the parents are checked, as a plain provider would: an edit of a missing
-        // file is FS_NOT_FOUND even when a parent is a file.
-        const bytes = produce(view.current);
-        const addDirs = view.current === undefined ? await dirsToCreate(key, what, signal) : [];
+      const what = `cannot ${bytes === null ? 'remove' : 'write'} "${target.displayPath}"`;
+      const attempt = async (creating: boolean): Promise<FsSwapResult | undefined> => {
+        const view = await viewVersion(target, what, signal);
+        const before = view.version === undefined ? undefined : { version: view.version };
+        if (!expectHolds(expect, before)) return { ok: false, current: observe(before) };
+        const existed = before !== undefined;
+        if (!existed && bytes !== null && !creating) return undefined;
         throwIfAborted(signal, what);
-        const created = view.current === undefined;
+        if (bytes === null) {
+          if (!existed) return { ok: true, existed };
+          let next: UpperEntry | undefined;
+          if (view.entry) {
+            // Only hide the lower when it has something there (no whiteouts for nothing).
+            const below = await lowerStat(lower, target, signal);
+            next = below === undefined ? undefined : { kind: 'whiteout', base: view.entry.base };
+          } else {
+            next = { kind: 'whiteout', base: view.lower?.version };
+          }
+          await state.apply({ entries: [[key, next]] });
+          return { ok: true, existed };
+        }
+        const addDirs = existed ? [] : await dirsToCreate(key, what, signal);
+        throwIfAborted(signal, what);
         // Bytes the lower already holds need no upper copy: the path shows the lower, at its version.
-        const lowerNow = view.lowerRead ? view.lowerCurrent : await lowerIfSame(lower, target, bytes, signal);
+        // (Not below a removed directory: there the lower is hidden, so the copy is the file.)
+        const lowerNow = isHidden(state, key) ? undefined : await lowerIfSame(lower, target, bytes, signal);
         if (lowerNow !== undefined && bytesEqual(lowerNow.bytes, bytes)) {
           if (view.entry || addDirs.length > 0) await state.apply({ entries: [[key, undefined]], addDirs });
-          return { version: lowerNow.version, created };
+          return { ok: true, existed, version: lowerNow.version };
         }
         const version = contentVersion(bytes);
-        const base = view.entry ? view.entry.base : view.lowerCurrent?.version;
-        await state.apply({ entries: [[key, { kind: 'file', bytes, version, mtimeMs: Date.now(), base }]], addDirs });
-        return { version, created };
+        const base = view.entry ? view.entry.base : view.lower?.version;
+        // A moved file keeps where it came from when rewritten (changes() shows a rename with edits).
+        const origin = view.entry?.kind === 'file' ? view.entry.origin : undefined;
+        await state.apply({ entries: [[key, { kind: 'file', bytes, version, mtimeMs: Date.now(), base, ...(origin ? { origin } : {}) }]], addDirs });
+        return { ok: true, existed, version };
       };
       return lock.run(key, async () => {
         // Creating a file changes the tree (new directories, a name that a sibling create may need
@@ -224,27 +375,81 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       });
     },
 
-    listDir: (target, { signal }) => listMerged(target, signal),
-
-    remove(target, { intent, signal }) {
-      const key = target.targetKey;
-      const what = `cannot remove "${target.displayPath}"`;
-      return lock.run(key, async () => {
-        const view = await viewCurrent(target, what, signal);
-        if (view.current === undefined && intent === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-        checkWriteIntent(intent, view.current, what);
-        throwIfAborted(signal, what);
-        let next: UpperEntry | undefined;
-        if (view.entry) {
-          // Only hide the lower when it has something there (no whiteouts for nothing).
-          const below = await lowerStat(lower, target, signal);
-          next = below === undefined ? undefined : { kind: 'whiteout', base: view.entry.base };
-        } else {
-          next = { kind: 'whiteout', base: view.lowerCurrent?.version };
-        }
-        await state.apply({ entries: [[key, next]] });
+    async mkdir(target, { signal }) {
+      const what = `cannot create directory "${target.displayPath}"`;
+      await lock.run(TREE_LOCK, async () => {
+        const info = await provider.stat(target, { signal });
+        if (info?.type === 'directory') return;
+        if (info !== undefined) throw notDirectory(what);
+        const addDirs = [target.targetKey, ...(await dirsToCreate(target.targetKey, what, signal))];
+        await state.apply({ addDirs });
       });
     },
+
+    async rmdir(target, { recursive, signal }) {
+      const what = `cannot remove directory "${target.displayPath}"`;
+      await withSubtreeLocks([target], signal, async () => {
+        const info = await provider.stat(target, { signal });
+        if (info === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+        if (info.type !== 'directory') throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
+        checkRmdir(what, (await listMerged(target, signal)).length, recursive);
+        const tree = await viewTree(target, signal);
+        const change: { entries: [string, UpperEntry | undefined][]; dropDirs: string[]; addOpaque: string[] } = {
+          entries: [],
+          dropDirs: [],
+          addOpaque: [],
+        };
+        for (const file of tree.files) change.entries.push([file, await leavingEntry(file, signal)]);
+        for (const dir of tree.dirs) await leaveDirectory(dir, change, signal);
+        throwIfAborted(signal, what);
+        // A lower symlink or special file below stays in the lower, hidden (commit then finds the
+        // directory not empty: the contract cannot remove links).
+        await state.apply(change);
+      });
+    },
+
+    async rename(from, to, { expect, replace, signal }) {
+      const what = `cannot move "${from.displayPath}" to "${to.displayPath}"`;
+      await withSubtreeLocks([from, to], signal, async () => {
+        const source = await renameSide(from, signal);
+        const dest = await renameSide(to, signal);
+        const replacing = checkRename(what, source, dest, { expect, replace });
+        const change: { entries: [string, UpperEntry | undefined][]; dropDirs: string[]; addDirs: string[]; addOpaque: string[] } = {
+          entries: [],
+          dropDirs: [],
+          addDirs: [],
+          addOpaque: [],
+        };
+        if (replacing === 'none') change.addDirs.push(...(await dirsToCreate(to.targetKey, what, signal)));
+        // The destination's name is taken by what arrives; an empty lower directory there goes.
+        if (replacing === 'directory') await leaveDirectory(to.targetKey, change, signal);
+        const moved = new Map<string, UpperEntry | undefined>();
+        const mapKey = (key: string) => to.targetKey + key.slice(from.targetKey.length);
+        if (source!.type === 'file') {
+          moved.set(from.targetKey, await leavingEntry(from.targetKey, signal));
+          moved.set(to.targetKey, await arrivingEntry(from, to.targetKey, signal));
+        } else {
+          const tree = await viewTree(from, signal);
+          if (tree.other.length > 0) {
+            throw new FsError('FS_NOT_REGULAR_FILE', `${what}: the overlay cannot move "${tree.other[0]}" (a symlink or special file) inside the directory`);
+          }
+          // Sources first: a destination key may be a source key too only when moving onto itself.
+          for (const file of tree.files) moved.set(file, await leavingEntry(file, signal));
+          for (const file of tree.files) moved.set(mapKey(file), await arrivingEntry(pathTarget(file), mapKey(file), signal));
+          for (const dir of tree.dirs) await leaveDirectory(dir, change, signal);
+          for (const dir of tree.dirs) change.addDirs.push(mapKey(dir));
+        }
+        throwIfAborted(signal, what);
+        change.entries.push(...moved);
+        // A directory both left and arrived at (moving onto an empty one) stays.
+        const arriving = new Set(change.addDirs);
+        change.dropDirs = change.dropDirs.filter((d) => !arriving.has(d));
+        await state.apply(change);
+      });
+    },
+
+    listDir: (target, { signal }) => listMerged(target, signal),
+
   };
   return provider;
 }
@@ -302,6 +507,15 @@ export function pathTarget(key: string): FsTarget {
 
 export function bytesEqual(a: Uint8Array, b: Uint8Array): boolean {
   return a.byteLength === b.byteLength && Buffer.compare(a, b) === 0;
+}
+
+/** True when `key` or one of its ancestors is a lower directory the overlay removed: the lower does not show there. */
+export function isHidden(state: UpperState, key: string): boolean {
+  if (state.opaque.size === 0) return false;
+  for (let k = key; ; k = posix.dirname(k)) {
+    if (state.opaque.has(k)) return true;
+    if (k === '/') return false;
+  }
 }
 
 function isChild(prefix: string, key: string): boolean {

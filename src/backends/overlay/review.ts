@@ -14,21 +14,29 @@ import {
   type FsTarget,
   type FsVersion,
 } from '../../seam/index.js';
-import { TREE_LOCK, bytesEqual, lowerFile, lowerIfSame, lowerStat, pathTarget, type OverlayCore } from './provider.js';
+import { TREE_LOCK, bytesEqual, hasUpperDescendant, isHidden, lowerFile, lowerIfSame, lowerStat, pathTarget, type OverlayCore } from './provider.js';
 import type { UpperEntry } from './state.js';
 
-export type OverlayChangeKind = 'added' | 'modified' | 'deleted';
+export type OverlayChangeKind = 'added' | 'modified' | 'deleted' | 'renamed';
 
 export interface OverlayChange {
-  /** The file's canonical path (its target key in the lower). */
+  /** The canonical path (its target key in the lower); for a rename, the new name. */
   readonly path: string;
+  /**
+   * Files: added, modified, deleted, or renamed (moved from `from`, possibly also edited).
+   * Directories: added (an empty directory made in the overlay), deleted (a lower directory
+   * removed), modified (a lower directory removed and made again: its lower contents go).
+   */
   readonly kind: OverlayChangeKind;
+  readonly type?: 'file' | 'directory';
+  /** For `renamed`: the path the file was moved from (in the lower). */
+  readonly from?: string;
   /**
    * The lower's version when the overlay first changed this path; undefined when the lower had
    * no file there. Commit writes only if the lower still has this version.
    */
   readonly baseVersion: FsVersion | undefined;
-  /** The overlay's version of the file (added and modified). */
+  /** The overlay's version of the file (added, modified, renamed). */
   readonly version?: FsVersion;
   readonly size?: number;
 }
@@ -68,93 +76,313 @@ export interface OverlayCommitOptions extends FsOpOptions {
   readonly force?: boolean;
 }
 
+/** One step of a commit; a change has one to three of them, run in phase order. */
+interface Step {
+  /** 0: atomic renames; 1: removals, deepest first; 2: creations, shallowest first. */
+  readonly phase: 0 | 1 | 2;
+  readonly op: 'rename' | 'remove' | 'rmdir' | 'mkdir' | 'write';
+  readonly key: string;
+  /** Index of the change it belongs to. */
+  readonly change: number;
+}
+
+type StepOutcome = 'committed' | 'overwritten' | OverlayCommitProblem;
+
+const OP_RANK: Record<Step['op'], number> = { rename: 0, remove: 0, rmdir: 1, mkdir: 0, write: 1 };
+
 export function createReview(core: OverlayCore, view: FileSystem) {
   const { lower, state, rootKey, lock } = core;
 
-  /** Keys selected by `paths`: each path selects itself and everything beneath it. */
-  async function selector(paths: readonly string[] | undefined, signal: AbortSignal | undefined) {
-    if (paths === undefined) return () => true;
+  /** Roots selected by `paths`: each path selects itself and everything beneath it. */
+  async function selectionRoots(paths: readonly string[] | undefined, signal: AbortSignal | undefined): Promise<string[] | undefined> {
+    if (paths === undefined) return undefined;
     if (!Array.isArray(paths)) throw new FsError('FS_INVALID_ARGUMENT', 'paths must be an array of strings');
     const roots: string[] = [];
     for (const p of paths) roots.push((await view.resolve(p, { signal })).targetKey);
-    return (key: string) => roots.some((r) => isWithin(r, key));
+    return roots;
   }
 
-  function describe(key: string, entry: UpperEntry): OverlayChange {
-    if (entry.kind === 'whiteout') return { path: key, kind: 'deleted', baseVersion: entry.base };
-    return {
-      path: key,
-      kind: entry.base === undefined ? 'added' : 'modified',
-      baseVersion: entry.base,
-      version: entry.version,
-      size: entry.bytes.byteLength,
+  const within = (roots: readonly string[] | undefined, key: string) => roots === undefined || roots.some((r) => isWithin(r, key));
+  /** A change is selected by its path or, for a rename, by where it came from. */
+  const picks = (roots: readonly string[] | undefined, c: OverlayChange) => within(roots, c.path) || (c.from !== undefined && within(roots, c.from));
+
+  /** Every change of the upper layer, sorted by path (at one path, a removal first). */
+  function allChanges(): OverlayChange[] {
+    const entries = [...state.entries].sort(([a], [b]) => compareNames(a, b));
+    // A source whiteout is shown as part of one rename: that of the first file (by path) moved from it.
+    const claimed = new Map<string, string>();
+    for (const [key, e] of entries) {
+      if (e.kind !== 'file' || e.origin === undefined) continue;
+      const from = e.origin.path;
+      if (state.entries.get(from)?.kind === 'whiteout' && !claimed.has(from)) claimed.set(from, key);
+    }
+    const out: OverlayChange[] = [];
+    for (const [key, e] of entries) {
+      if (e.kind === 'whiteout') {
+        if (!claimed.has(key)) out.push({ path: key, kind: 'deleted', type: 'file', baseVersion: e.base });
+        continue;
+      }
+      const renamed = e.origin !== undefined && claimed.get(e.origin.path) === key;
+      out.push({
+        path: key,
+        kind: renamed ? 'renamed' : e.base === undefined ? 'added' : 'modified',
+        type: 'file',
+        ...(renamed ? { from: e.origin!.path } : {}),
+        baseVersion: e.base,
+        version: e.version,
+        size: e.bytes.byteLength,
+      });
+    }
+    // Directories: only those nothing else implies (an empty one made here), and removed lower ones.
+    const holders = new Set<string>();
+    const hold = (key: string) => {
+      for (let d = posix.dirname(key); !holders.has(d); d = posix.dirname(d)) {
+        holders.add(d);
+        if (d === '/') break;
+      }
     };
+    for (const [key, e] of entries) if (e.kind === 'file') hold(key);
+    for (const dir of state.dirs) hold(dir);
+    for (const dir of state.dirs) {
+      if (!state.opaque.has(dir) && !holders.has(dir)) out.push({ path: dir, kind: 'added', type: 'directory', baseVersion: undefined });
+    }
+    for (const dir of state.opaque) {
+      out.push({ path: dir, kind: state.dirs.has(dir) ? 'modified' : 'deleted', type: 'directory', baseVersion: undefined });
+    }
+    const rank = (c: OverlayChange) => (c.kind === 'deleted' ? 0 : 1);
+    return out.sort((a, b) => compareNames(a.path, b.path) || rank(a) - rank(b));
   }
 
   async function changes(paths?: readonly string[], options: FsOpOptions = {}): Promise<OverlayChange[]> {
-    const selected = await selector(paths, options.signal);
-    return [...state.entries]
-      .filter(([key]) => selected(key))
-      .sort(([a], [b]) => compareNames(a, b))
-      .map(([key, entry]) => describe(key, entry));
+    const roots = await selectionRoots(paths, options.signal);
+    return allChanges().filter((c) => picks(roots, c));
   }
 
   async function diff(paths?: readonly string[], options: FsOpOptions = {}): Promise<string> {
     const signal = options.signal;
     let out = '';
-    for (const change of await changes(paths, options)) {
-      throwIfAborted(signal, 'cannot diff the overlay');
-      const entry = state.entries.get(change.path);
-      if (!entry) continue;
-      let before: Uint8Array | undefined;
+    const lowerBytes = async (key: string) => {
       try {
-        before = (await lowerFile(lower, pathTarget(change.path), `cannot diff "${change.path}"`, signal))?.bytes;
+        return (await lowerFile(lower, pathTarget(key), `cannot diff "${key}"`, signal))?.bytes;
       } catch (err) {
         if (!isFsError(err, 'FS_NOT_REGULAR_FILE')) throw err;
+        return undefined;
       }
-      out += fileDiff(displayName(rootKey, change.path), before, entry.kind === 'file' ? entry.bytes : undefined);
+    };
+    for (const change of await changes(paths, options)) {
+      throwIfAborted(signal, 'cannot diff the overlay');
+      // Directories are not shown, as in git: their files are.
+      if (change.type === 'directory') continue;
+      const entry = state.entries.get(change.path);
+      if (!entry) continue;
+      const after = entry.kind === 'file' ? entry.bytes : undefined;
+      if (change.kind === 'renamed') {
+        // A file the move replaced at the new name goes first, as its own removal.
+        out += fileDiff(displayName(rootKey, change.path), await lowerBytes(change.path), undefined);
+        out += renameDiff(displayName(rootKey, change.from!), displayName(rootKey, change.path), await lowerBytes(change.from!), after);
+        continue;
+      }
+      out += fileDiff(displayName(rootKey, change.path), await lowerBytes(change.path), after);
     }
     return out;
   }
 
-  async function commitOne(
-    key: string,
-    signal: AbortSignal | undefined,
-    force: boolean,
-  ): Promise<OverlayCommitProblem | 'committed' | 'overwritten' | undefined> {
-    return lock.run(key, async () => {
-      const entry = state.entries.get(key);
-      if (!entry) return undefined;
-      const what = `cannot commit "${key}"`;
-      try {
-        const target = await lower.resolve(key, { signal });
-        if (target.targetKey !== key) {
-          return conflict(key, `${what}: the path now leads to "${target.targetKey}" in the lower layer`);
-        }
+  // ---------------------------------------------------------------------------------------------
+  // Commit
+  // ---------------------------------------------------------------------------------------------
+
+  /** The steps that publish one change. */
+  function stepsOf(c: OverlayChange, index: number): Step[] {
+    const step = (phase: Step['phase'], op: Step['op'], key: string): Step => ({ phase, op, key, change: index });
+    if (c.type === 'directory') {
+      if (c.kind === 'added') return [step(2, 'mkdir', c.path)];
+      if (c.kind === 'deleted') return [step(1, 'rmdir', c.path)];
+      return [step(1, 'rmdir', c.path), step(2, 'mkdir', c.path)];
+    }
+    if (c.kind === 'deleted') return [step(1, 'remove', c.path)];
+    const entry = state.entries.get(c.path);
+    if (entry?.kind !== 'file') return [];
+    const steps: Step[] = [];
+    if (c.kind === 'renamed') {
+      const from = c.from!;
+      // The lower's own atomic rename when the content is what the lower holds at the source and
+      // nothing at or above the new name must go from the lower first.
+      const unchanged = entry.origin?.version !== undefined && entry.origin.version === entry.version;
+      if (unchanged && !isHidden(state, c.path) && !fileRemovedAbove(c.path)) return [step(0, 'rename', c.path)];
+      steps.push(step(1, 'remove', from));
+    }
+    // Below a removed directory the lower's file there goes first (guarded), so the directory can go.
+    if (entry.base !== undefined && isHidden(state, c.path)) steps.push(step(1, 'remove', c.path));
+    steps.push(step(2, 'write', c.path));
+    return steps;
+  }
+
+  function fileRemovedAbove(key: string): boolean {
+    for (let d = posix.dirname(key); d !== '/' && d !== '.'; d = posix.dirname(d)) {
+      if (state.entries.get(d)?.kind === 'whiteout') return true;
+    }
+    return false;
+  }
+
+  /** Steps in the order that keeps every one possible: renames, removals deepest first, then creations. */
+  function orderSteps(steps: Step[]): Step[] {
+    return steps.sort((a, b) => {
+      if (a.phase !== b.phase) return a.phase - b.phase;
+      const byPath = a.phase === 1 ? compareNames(b.key, a.key) : compareNames(a.key, b.key);
+      return byPath || OP_RANK[a.op] - OP_RANK[b.op];
+    });
+  }
+
+  /** The lower's target for `key`, or a conflict when the path now leads elsewhere there. */
+  async function lowerTarget(key: string, what: string, signal: AbortSignal | undefined): Promise<FsTarget | OverlayCommitProblem> {
+    const target = await lower.resolve(key, { signal });
+    if (target.targetKey !== key) return conflict(key, `${what}: the path now leads to "${target.targetKey}" in the lower layer`);
+    return target;
+  }
+
+  async function runStep(step: Step, path: string, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+    const what = `cannot commit "${step.key}"`;
+    const fail = (err: unknown): OverlayCommitProblem => {
+      const e = toFsError(err, what);
+      if (e.code === 'FS_ABORTED') throw e;
+      return { path, code: e.code, message: e.message };
+    };
+    // What appears in the view below a removed directory whose removal did not reach the lower
+    // would vanish from the view if published now.
+    if (step.phase === 2 && isHidden(state, posix.dirname(step.key)) && step.key !== '/') {
+      return conflict(path, `${what}: it lies in a removed directory whose removal was not committed`);
+    }
+    try {
+      switch (step.op) {
+        case 'write':
+        case 'remove':
+          return await lock.run(step.key, () => commitFile(step, path, what, signal, force));
+        case 'rename':
+          return await commitRename(path, what, signal, force);
+        case 'rmdir':
+        case 'mkdir':
+          return await lock.run(step.key, () => lock.run(TREE_LOCK, () => commitDirectory(step, path, what, signal, force)));
+      }
+    } catch (err) {
+      return fail(err);
+    }
+  }
+
+  /** A file's write, or a removal (a whiteout, a moved file's source, a lower file below a removed directory). */
+  async function commitFile(step: Step, path: string, what: string, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+    const entry = state.entries.get(step.key);
+    if (!entry) return 'committed';
+    // A removal step for a file entry removes the lower's file under it, then the entry is new.
+    const desired: UpperEntry = step.op === 'remove' && entry.kind === 'file' ? { kind: 'whiteout', base: entry.base } : entry;
+    const done: UpperEntry | undefined =
+      entry.kind === 'file' && desired !== entry
+        ? { kind: 'file', bytes: entry.bytes, version: entry.version, mtimeMs: entry.mtimeMs, base: undefined }
+        : undefined;
+    if (step.op === 'write' && entry.kind !== 'file') return 'committed';
+    const target = await lowerTarget(step.key, what, signal);
+    if (!('targetKey' in target)) return { ...target, path };
+    let overwritten = false;
+    try {
+      await publish(target, desired, signal);
+    } catch (err) {
+      if (isFsError(err, 'FS_ABORTED')) throw err;
+      // Not a conflict when the lower is still as the overlay first saw it (e.g. a parent is a file).
+      if (!isFsError(err, 'FS_STALE_VERSION') && !isFsError(err, 'FS_NOT_OBSERVED') && (await lowerAsBase(target, desired, signal))) {
+        throw err;
+      }
+      // Someone already made the lower what the overlay wants: nothing to overwrite, nothing lost.
+      if (!(await lowerHolds(target, desired, signal))) {
+        if (!force) return conflict(path, await conflictMessage(what, target, desired, signal));
+        await overwrite(target, desired, signal);
+        overwritten = true;
+      }
+    }
+    await state.apply({ entries: [[step.key, done]] });
+    return overwritten ? 'overwritten' : 'committed';
+  }
+
+  /** A move published with the lower's atomic rename, guarded at both names. */
+  async function commitRename(path: string, what: string, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+    const first = state.entries.get(path);
+    if (first?.kind !== 'file' || first.origin === undefined) return 'committed';
+    const from = first.origin.path;
+    const [k1, k2] = [from, path].sort();
+    return lock.run(k1!, () =>
+      lock.run(k2!, async () => {
+        const entry = state.entries.get(path);
+        const source = state.entries.get(from);
+        if (entry?.kind !== 'file' || source?.kind !== 'whiteout') return 'committed';
+        const src = await lowerTarget(from, what, signal);
+        if (!('targetKey' in src)) return { ...src, path };
+        const dst = await lowerTarget(path, what, signal);
+        if (!('targetKey' in dst)) return dst;
         let overwritten = false;
         try {
-          await publish(target, entry, signal);
+          await lower.rename(src, dst, { ...(source.base === undefined ? {} : { expect: source.base }), replace: entry.base ?? false, signal });
         } catch (err) {
           if (isFsError(err, 'FS_ABORTED')) throw err;
-          // Not a conflict when the lower is still as the overlay first saw it (e.g. a parent is a file).
-          if (!isFsError(err, 'FS_STALE_VERSION') && !isFsError(err, 'FS_NOT_OBSERVED') && (await lowerAsBase(target, entry, signal))) {
-            throw err;
-          }
-          // Someone already made the lower what the overlay wants: nothing to overwrite, nothing lost.
-          if (!(await lowerHolds(target, entry, signal))) {
-            if (!force) return conflict(key, await conflictMessage(what, target, entry, signal));
-            await overwrite(target, entry, signal);
+          const srcAsBase = await lowerAsBase(src, source, signal);
+          const dstAsBase = await lowerAsBase(dst, entry, signal);
+          if (srcAsBase && dstAsBase) throw err;
+          const done = (await lowerStat(lower, src, signal)) === undefined && (await lowerHolds(dst, entry, signal));
+          if (!done) {
+            if (!force) {
+              const bad = srcAsBase ? dst : src;
+              return conflict(path, await conflictMessage(what, bad, bad === src ? source : entry, signal));
+            }
+            await overwrite(dst, entry, signal);
+            await overwrite(src, source, signal);
             overwritten = true;
           }
         }
-        await state.apply({ entries: [[key, undefined]] });
-        return overwritten ? ('overwritten' as const) : ('committed' as const);
+        await state.apply({ entries: [[path, undefined], [from, undefined]] });
+        return overwritten ? 'overwritten' : 'committed';
+      }),
+    );
+  }
+
+  /** A removed lower directory (non-recursive: anything that appeared in it is a conflict), or a made one. */
+  async function commitDirectory(step: Step, path: string, what: string, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+    const key = step.key;
+    const target = await lowerTarget(key, what, signal);
+    if (!('targetKey' in target)) return { ...target, path };
+    if (step.op === 'rmdir') {
+      if (!state.opaque.has(key)) return 'committed';
+      let overwritten = false;
+      try {
+        await lower.rmdir(target, { signal });
       } catch (err) {
-        const e = toFsError(err, what);
-        if (e.code === 'FS_ABORTED') throw e;
-        return { path: key, code: e.code, message: e.message };
+        if (isFsError(err, 'FS_ABORTED')) throw err;
+        if (!isFsError(err, 'FS_NOT_FOUND')) {
+          if (!isFsError(err, 'FS_NOT_EMPTY') && !isFsError(err, 'FS_NOT_DIRECTORY')) throw err;
+          const now = await lowerStat(lower, target, signal);
+          const found = now === undefined ? 'nothing' : now.type === 'directory' ? 'a directory that is not empty' : `a ${now.type}`;
+          if (!force) {
+            return conflict(path, `${what}: the lower changed since the overlay removed this directory (found ${found}: something appeared in it); the lower was not changed`);
+          }
+          if (now?.type === 'directory') await lower.rmdir(target, { recursive: true, signal });
+          else if (now !== undefined) await lower.remove(target, undefined, { signal });
+          overwritten = true;
+        }
       }
-    });
+      await state.apply({ dropOpaque: [key] });
+      return overwritten ? 'overwritten' : 'committed';
+    }
+    if (!state.dirs.has(key) || state.opaque.has(key)) return 'committed';
+    let overwritten = false;
+    try {
+      await lower.mkdir(target, { signal });
+    } catch (err) {
+      if (isFsError(err, 'FS_ABORTED')) throw err;
+      const now = await lowerStat(lower, target, signal);
+      if (!isFsError(err, 'FS_NOT_DIRECTORY') || now === undefined) throw err;
+      if (!force) return conflict(path, `${what}: the lower now has a ${now.type} there; the lower was not changed`);
+      await lower.remove(target, undefined, { signal });
+      await lower.mkdir(target, { signal });
+      overwritten = true;
+    }
+    if (!hasUpperDescendant(state, key)) await state.apply({ dropDirs: [key] });
+    return overwritten ? 'overwritten' : 'committed';
   }
 
   async function publish(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined): Promise<void> {
@@ -190,40 +418,89 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     const now = await lowerStat(lower, target, signal).catch(() => undefined);
     const found = now === undefined ? 'no file' : now.type === 'file' ? `version ${now.version}` : `a ${now.type}`;
     const expected = entry.base === undefined ? 'no file' : `version ${entry.base}`;
-    return `${what}: the lower changed since the overlay first saw it (expected ${expected}, found ${found}); the lower was not changed`;
+    return `${what}: the lower changed since the overlay first saw it at "${target.targetKey}" (expected ${expected}, found ${found}); the lower was not changed`;
+  }
+
+  /**
+   * The changes a commit of `roots` takes: those selected, plus (until nothing is added) the other
+   * end of a selected rename and a removed directory above anything that appears in it, which
+   * must reach the lower first.
+   */
+  function commitSelection(all: OverlayChange[], roots: string[] | undefined): OverlayChange[] {
+    if (roots === undefined) return all;
+    const grown = [...roots];
+    for (let added = true; added; ) {
+      added = false;
+      const add = (key: string) => {
+        if (!within(grown, key)) {
+          grown.push(key);
+          added = true;
+        }
+      };
+      for (const c of all) {
+        if (!picks(grown, c)) continue;
+        if (c.from !== undefined) add(c.from);
+        add(c.path);
+        if (c.kind !== 'deleted') {
+          const top = topRemovedAbove(c.path, c.type === 'directory');
+          if (top !== undefined) add(top);
+        }
+      }
+    }
+    return all.filter((c) => picks(grown, c));
+  }
+
+  /** The outermost removed lower directory above `key` (or at it, when `self`). */
+  function topRemovedAbove(key: string, self: boolean): string | undefined {
+    let top: string | undefined;
+    for (let d = self ? key : posix.dirname(key); ; d = posix.dirname(d)) {
+      if (state.opaque.has(d)) top = d;
+      if (d === '/' || d === '.') return top;
+    }
   }
 
   async function commit(paths?: readonly string[], options: OverlayCommitOptions = {}): Promise<OverlayCommitResult> {
     const { signal, onProgress } = options;
     const force = options.force === true;
-    // Path order puts a removed file before anything created beneath it (a file replaced by a directory).
-    const todo = await changes(paths, { signal });
-    const result: OverlayCommitResult = { committed: [], overwritten: [], conflicts: [], failed: [] };
+    const todo = commitSelection(allChanges(), await selectionRoots(paths, signal));
+    const steps = orderSteps(todo.flatMap((c, i) => stepsOf(c, i)));
+    const remaining = todo.map((_, i) => steps.filter((s) => s.change === i).length);
+    const outcomes: (StepOutcome | undefined)[] = todo.map(() => undefined);
     let index = 0;
-    for (const change of todo) {
-      throwIfAborted(signal, 'commit');
-      const outcome = await commitOne(change.path, signal, force);
+    const finish = (i: number) => {
+      const outcome = outcomes[i] ?? 'committed';
+      outcomes[i] = outcome;
       index++;
-      if (outcome === undefined) continue;
-      const done = outcome === 'committed' || outcome === 'overwritten';
-      if (done) result.committed.push(change.path);
-      if (outcome === 'overwritten') result.overwritten.push(change.path);
-      else if (!done && outcome.code === 'FS_CONFLICT') result.conflicts.push(outcome);
-      else if (!done) result.failed.push(outcome);
-      if (onProgress) {
-        const kind = done ? 'committed' : outcome.code === 'FS_CONFLICT' ? 'conflict' : 'failed';
-        try {
-          onProgress({ path: change.path, index, total: todo.length, outcome: kind });
-        } catch (err) {
-          throw toFsError(err, 'commit stopped by its progress callback');
-        }
+      if (!onProgress) return;
+      const kind = typeof outcome === 'string' ? 'committed' : outcome.code === 'FS_CONFLICT' ? 'conflict' : 'failed';
+      try {
+        onProgress({ path: todo[i]!.path, index, total: todo.length, outcome: kind });
+      } catch (err) {
+        throw toFsError(err, 'commit stopped by its progress callback');
       }
+    };
+    for (let i = 0; i < todo.length; i++) if (remaining[i] === 0) finish(i);
+    for (const step of steps) {
+      throwIfAborted(signal, 'commit');
+      const i = step.change;
+      // An earlier step of this change failed: the change stops there (and was reported).
+      if (typeof outcomes[i] === 'object') continue;
+      const outcome = await runStep(step, todo[i]!.path, signal, force);
+      if (typeof outcome === 'object' || outcome === 'overwritten' || outcomes[i] === undefined) outcomes[i] = outcome;
+      if (typeof outcome === 'object' || --remaining[i]! === 0) finish(i);
     }
+    const result: OverlayCommitResult = { committed: [], overwritten: [], conflicts: [], failed: [] };
+    todo.forEach((c, i) => {
+      const outcome = outcomes[i]!;
+      if (outcome === 'committed' || outcome === 'overwritten') result.committed.push(c.path);
+      if (outcome === 'overwritten') result.overwritten.push(c.path);
+      else if (typeof outcome !== 'string') (outcome.code === 'FS_CONFLICT' ? result.conflicts : result.failed).push(outcome);
+    });
     // Directories the overlay made that now exist below are no longer the overlay's to keep.
     await lock.run(TREE_LOCK, async () => {
       const drop: string[] = [];
       for (const dir of state.dirs) {
-        if (holdsFiles(dir)) continue;
+        if (holdsFiles(dir) || state.opaque.has(dir) || isHidden(state, dir)) continue;
         if ((await lowerStat(lower, pathTarget(dir), signal))?.type === 'directory') drop.push(dir);
       }
       if (drop.length > 0) await state.apply({ dropDirs: drop });
@@ -232,14 +509,19 @@ export function createReview(core: OverlayCore, view: FileSystem) {
   }
 
   async function discard(paths?: readonly string[], options: FsOpOptions = {}): Promise<void> {
-    const selected = await selector(paths, options.signal);
+    const roots = await selectionRoots(paths, options.signal);
+    // A rename goes back as a whole: both its names are discarded.
+    const grown = roots && [...roots];
+    if (grown) for (const c of allChanges()) if (c.from !== undefined && picks(roots, c)) grown.push(c.path, c.from);
+    const selected = (key: string) => within(grown, key);
     const keys = [...state.entries.keys()].filter(selected);
     // Concurrently, so a persistent upper saves them as one state document.
     await Promise.all(keys.map((key) => lock.run(key, () => state.apply({ entries: [[key, undefined]] }))));
     await lock.run(TREE_LOCK, async () => {
-      // Directories the overlay made at or beneath the selection go too; those above it stay.
+      // Directories the overlay made or removed at or beneath the selection go too; those above it stay.
       const drop = [...state.dirs].filter((dir) => selected(dir) && !holdsFiles(dir));
-      if (drop.length > 0) await state.apply({ dropDirs: drop });
+      const dropOpaque = [...state.opaque].filter(selected);
+      if (drop.length > 0 || dropOpaque.length > 0) await state.apply({ dropDirs: drop, dropOpaque });
     });
     if (paths === undefined) await state.sweep();
   }
@@ -260,6 +542,20 @@ function conflict(path: string, message: string): OverlayCommitProblem {
 function displayName(rootKey: string, key: string): string {
   const rel = posix.relative(rootKey, key);
   return rel === '' || rel.startsWith('..') ? key.replace(/^\/+/, '') : rel;
+}
+
+/** A move in git's format: similarity 100% when the content is the same, else the hunks too. */
+export function renameDiff(fromName: string, toName: string, before: Uint8Array | undefined, after: Uint8Array | undefined): string {
+  // The lower's source is gone (or the file too): nothing to show as a move.
+  if (before === undefined || after === undefined) return fileDiff(toName, undefined, after);
+  const a = `a/${fromName}`;
+  const b = `b/${toName}`;
+  let out = `diff --git ${a} ${b}\n`;
+  if (bytesEqual(before, after)) return `${out}similarity index 100%\nrename from ${fromName}\nrename to ${toName}\n`;
+  out += `rename from ${fromName}\nrename to ${toName}\n`;
+  if (textProblem(before) !== undefined || textProblem(after) !== undefined) return `${out}Binary files ${a} and ${b} differ\n`;
+  const patch = structuredPatch(a, b, keepBom.decode(before), keepBom.decode(after), undefined, undefined, { context: 3 });
+  return `${out}--- ${a}\n+++ ${b}\n${formatPatch(patch, OMIT_HEADERS)}`;
 }
 
 const keepBom = new TextDecoder('utf-8', { ignoreBOM: true });

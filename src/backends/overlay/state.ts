@@ -11,6 +11,18 @@ export interface UpperFile {
   readonly mtimeMs: number;
   /** Undefined when the lower had no file there. */
   readonly base: FsVersion | undefined;
+  /** Set when the file was moved here by rename: where it came from (see UpperOrigin). */
+  readonly origin?: UpperOrigin;
+}
+
+/**
+ * Where a moved file came from: the lower path it was first moved away from (chained moves keep
+ * the first). `version` is set when the content moved was the lower's own file there: while the
+ * file still has that version, commit can publish the move with the lower's atomic rename.
+ */
+export interface UpperOrigin {
+  readonly path: string;
+  readonly version?: FsVersion;
 }
 
 /** A removal: hides whatever the lower has at this path. */
@@ -27,16 +39,20 @@ export interface UpperChange {
   readonly entries?: ReadonlyArray<readonly [string, UpperEntry | undefined]>;
   readonly addDirs?: readonly string[];
   readonly dropDirs?: readonly string[];
+  /** Lower directories removed in the overlay: nothing of the lower at or below them shows. */
+  readonly addOpaque?: readonly string[];
+  readonly dropOpaque?: readonly string[];
   /** Also delete every stored blob nothing refers to (after the save). */
   readonly sweep?: boolean;
 }
 
 export const STATE_FORMAT = 'dsh-fs-overlay';
-export const STATE_FORMAT_VERSION = 1;
+/** 2 adds `origin` on entries and `opaque`; version-1 documents are still read (and saved as 2). */
+export const STATE_FORMAT_VERSION = 2;
 
 interface StateDocument {
   readonly format: typeof STATE_FORMAT;
-  readonly version: typeof STATE_FORMAT_VERSION;
+  readonly version: 1 | 2;
   /** The lower's root target key; a state is only reopened over the same root. */
   readonly root: string;
   readonly entries: ReadonlyArray<{
@@ -44,8 +60,12 @@ interface StateDocument {
     readonly base: string | null;
     readonly blob: string | null;
     readonly mtimeMs?: number;
+    /** Version 2: where a moved file came from. */
+    readonly origin?: { readonly path: string; readonly version?: string };
   }>;
   readonly dirs: readonly string[];
+  /** Version 2: lower directories removed in the overlay (absent in version 1). */
+  readonly opaque?: readonly string[];
 }
 
 interface Pending {
@@ -61,6 +81,7 @@ interface Pending {
 export class UpperState {
   #entries = new Map<string, UpperEntry>();
   #dirs = new Set<string>();
+  #opaque = new Set<string>();
   readonly #store: UpperStore | undefined;
   readonly #root: string;
   #blobs = new Set<string>();
@@ -88,6 +109,11 @@ export class UpperState {
     return this.#dirs;
   }
 
+  /** Lower directories the overlay removed: the lower shows nothing at or below them. */
+  get opaque(): ReadonlySet<string> {
+    return this.#opaque;
+  }
+
   get persistent(): boolean {
     return this.#store !== undefined;
   }
@@ -98,7 +124,7 @@ export class UpperState {
    */
   apply(change: UpperChange): Promise<void> {
     if (!this.#store) {
-      applyTo(this.#entries, this.#dirs, change);
+      applyTo(this.#entries, this.#dirs, this.#opaque, change);
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
@@ -130,7 +156,8 @@ export class UpperState {
         try {
           const entries = new Map(this.#entries);
           const dirs = new Set(this.#dirs);
-          for (const { change } of batch) applyTo(entries, dirs, change);
+          const opaque = new Set(this.#opaque);
+          for (const { change } of batch) applyTo(entries, dirs, opaque, change);
           const blobs = new Set<string>();
           // Blobs first, then the document that refers to them: a crash leaves at worst an unused blob.
           for (const entry of entries.values()) {
@@ -140,7 +167,7 @@ export class UpperState {
             blobs.add(id);
             if (!this.#blobs.has(id)) await store.writeBlob(id, entry.bytes);
           }
-          const doc = this.#serialize(entries, dirs);
+          const doc = this.#serialize(entries, dirs, opaque);
           let saveError: unknown;
           try {
             await store.writeState(doc);
@@ -157,6 +184,7 @@ export class UpperState {
           const unused = [...this.#blobs].filter((id) => !blobs.has(id));
           this.#entries = entries;
           this.#dirs = dirs;
+          this.#opaque = opaque;
           this.#blobs = blobs;
           // Best effort: a blob left behind is only wasted space (discard sweeps it).
           for (const id of unused) await store.deleteBlob(id).catch(() => {});
@@ -182,7 +210,7 @@ export class UpperState {
     }
   }
 
-  #serialize(entries: ReadonlyMap<string, UpperEntry>, dirs: ReadonlySet<string>): Uint8Array {
+  #serialize(entries: ReadonlyMap<string, UpperEntry>, dirs: ReadonlySet<string>, opaque: ReadonlySet<string>): Uint8Array {
     const doc: StateDocument = {
       format: STATE_FORMAT,
       version: STATE_FORMAT_VERSION,
@@ -194,8 +222,12 @@ export class UpperState {
           base: e.base ?? null,
           blob: e.kind === 'file' ? this.#blobId(e.bytes) : null,
           ...(e.kind === 'file' ? { mtimeMs: e.mtimeMs } : {}),
+          ...(e.kind === 'file' && e.origin
+            ? { origin: { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: e.origin.version }) } }
+            : {}),
         })),
       dirs: [...dirs].sort(compareNames),
+      opaque: [...opaque].sort(compareNames),
     };
     return Buffer.from(`${JSON.stringify(doc, null, 1)}\n`, 'utf8');
   }
@@ -232,7 +264,8 @@ export class UpperState {
         }
         this.#ids.set(bytes, id);
         blobs.add(id);
-        entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base });
+        const origin = e.origin && { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: FsVersion(e.origin.version) }) };
+        entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base, ...(origin ? { origin } : {}) });
       }
       if (missing !== undefined) {
         if (attempt < 5) continue;
@@ -240,19 +273,23 @@ export class UpperState {
       }
       this.#entries = entries;
       this.#dirs = new Set(doc.dirs);
+      // A version-1 document has no removed directories; the next save writes version 2.
+      this.#opaque = new Set(doc.opaque ?? []);
       this.#blobs = blobs;
       return;
     }
   }
 }
 
-function applyTo(entries: Map<string, UpperEntry>, dirs: Set<string>, change: UpperChange): void {
+function applyTo(entries: Map<string, UpperEntry>, dirs: Set<string>, opaque: Set<string>, change: UpperChange): void {
   for (const [key, entry] of change.entries ?? []) {
     if (entry) entries.set(key, entry);
     else entries.delete(key);
   }
   for (const d of change.addDirs ?? []) dirs.add(d);
   for (const d of change.dropDirs ?? []) dirs.delete(d);
+  for (const d of change.addOpaque ?? []) opaque.add(d);
+  for (const d of change.dropOpaque ?? []) opaque.delete(d);
 }
 
 function parseDocument(raw: Uint8Array, where: string): StateDocument {
@@ -265,10 +302,11 @@ function parseDocument(raw: Uint8Array, where: string): StateDocument {
   }
   const d = doc as Partial<StateDocument> | null;
   if (typeof d !== 'object' || d === null || d.format !== STATE_FORMAT) throw bad(`not a ${STATE_FORMAT} document`);
-  if (d.version !== STATE_FORMAT_VERSION) throw bad(`unsupported format version ${String(d.version)}`);
+  if (d.version !== 1 && d.version !== 2) throw bad(`unsupported format version ${String(d.version)}`);
   if (typeof d.root !== 'string' || !Array.isArray(d.entries) || !Array.isArray(d.dirs)) throw bad('missing fields');
   for (const e of d.entries as unknown[]) {
-    const x = e as { path?: unknown; base?: unknown; blob?: unknown; mtimeMs?: unknown } | null;
+    const x = e as { path?: unknown; base?: unknown; blob?: unknown; mtimeMs?: unknown; origin?: unknown } | null;
+    const o = x?.origin as { path?: unknown; version?: unknown } | undefined | null;
     if (
       typeof x !== 'object' ||
       x === null ||
@@ -276,11 +314,16 @@ function parseDocument(raw: Uint8Array, where: string): StateDocument {
       !x.path.startsWith('/') ||
       !(x.base === null || typeof x.base === 'string') ||
       !(x.blob === null || typeof x.blob === 'string') ||
-      !(x.mtimeMs === undefined || typeof x.mtimeMs === 'number')
+      !(x.mtimeMs === undefined || typeof x.mtimeMs === 'number') ||
+      !(o === undefined || (typeof o === 'object' && o !== null && typeof o.path === 'string' && o.path.startsWith('/') &&
+        (o.version === undefined || typeof o.version === 'string')))
     ) {
       throw bad(`bad entry ${JSON.stringify(e)}`);
     }
   }
   if (!d.dirs.every((p) => typeof p === 'string' && p.startsWith('/'))) throw bad('bad directory list');
+  if (d.opaque !== undefined && !(Array.isArray(d.opaque) && d.opaque.every((p) => typeof p === 'string' && p.startsWith('/')))) {
+    throw bad('bad removed-directory list');
+  }
   return d as StateDocument;
 }
