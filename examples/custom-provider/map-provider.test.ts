@@ -2,10 +2,11 @@ import { describeConformance } from 'dsh-fs/conformance';
 import { createMapFs } from './map-provider.js';
 
 describeConformance('map provider (example)', () => {
-  const { fs, store } = createMapFs();
+  const { fs, provider, store } = createMapFs();
   store.mkdirp('/data');
   return {
     fs,
+    provider, // lets the suite check its swap directly (G7) and as if from many processes
     base: '/data',
     // Changes behind the seam's back, as another process would make them.
     outOfBand: {

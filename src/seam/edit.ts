@@ -1,6 +1,6 @@
 import { FsError } from './errors.js';
 import type { FsLineRange } from './types.js';
-import { crlfToLf, type Eol } from './text.js';
+import { UTF8_BOM, crlfToLf, decodeText, encodeText, type Eol } from './text.js';
 
 export type EditResult =
   | { readonly ok: true; readonly text: string; readonly replacements: number; readonly lines: FsLineRange[] }
@@ -220,4 +220,33 @@ export function nearMatchHint(text: string, oldString: string): string | undefin
     return `a near match starts at line ${line}, but ${probe.describe(fileLine, old.split('\n')[0] ?? '')}. Copy the exact text from the file`;
   }
   return undefined;
+}
+
+/** What `editBytes` produced: the new file bytes and where the replacements landed. */
+export interface BytesEdit {
+  readonly bytes: Uint8Array;
+  readonly replacements: number;
+  readonly lines: FsLineRange[];
+}
+
+/**
+ * The whole edit of a file's bytes, as the seam does it and as a provider's native `editText`
+ * should: T1 decoding, the literal edit, and re-encoding that keeps exactly the BOM it found
+ * (E5/L4), even when the text itself starts with U+FEFF. Throws FsError with `what` as prefix.
+ */
+export function editBytes(
+  bytes: Uint8Array,
+  edit: { readonly oldString: string; readonly newString: string; readonly replaceAll?: boolean },
+  what: string,
+): BytesEdit {
+  const { text, bom } = decodeText(bytes, what);
+  const result = applyEdit(text, edit.oldString, edit.newString, edit.replaceAll ?? false);
+  if (!result.ok) throw new FsError(result.error.code, `${what}: ${result.error.message}`);
+  const body = encodeText(result.text, false);
+  const out = bom ? new Uint8Array(body.byteLength + 3) : body;
+  if (bom) {
+    out.set(UTF8_BOM, 0);
+    out.set(body, 3);
+  }
+  return { bytes: out, replacements: result.replacements, lines: result.lines };
 }

@@ -16,6 +16,8 @@ export const FS_ERROR_CODES = [
   'FS_READ_ONLY',
   'FS_CONFLICT',
   'FS_INVALID_ARGUMENT',
+  'FS_NOT_EMPTY',
+  'FS_ALREADY_EXISTS',
 ] as const;
 
 export type FsErrorCode = (typeof FS_ERROR_CODES)[number];
@@ -41,6 +43,8 @@ export function isFsError(value: unknown, code?: FsErrorCode): value is FsError 
 const ERRNO_TO_CODE: Record<string, FsErrorCode> = {
   ENOENT: 'FS_NOT_FOUND',
   ENOTDIR: 'FS_NOT_DIRECTORY',
+  ENOTEMPTY: 'FS_NOT_EMPTY',
+  EEXIST: 'FS_ALREADY_EXISTS',
   EISDIR: 'FS_NOT_REGULAR_FILE',
   EACCES: 'FS_PERMISSION_DENIED',
   EPERM: 'FS_PERMISSION_DENIED',

@@ -1,6 +1,8 @@
 import { setImmediate } from 'node:timers';
 import { FsError, isFsError, throwIfAborted, toFsError } from './errors.js';
-import { applyEdit } from './edit.js';
+import { editBytes } from './edit.js';
+import { KeyedMutex } from './lock.js';
+import { checkWriteIntent } from './resolve.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
 import {
   assertWritableText,
@@ -8,23 +10,29 @@ import {
   crlfToLf,
   decodeText,
   decodeValidUtf8,
-  encodeText,
   textForWrite,
   validUtf8ChunkEnd,
 } from './text.js';
 import type {
   FileSystem,
   FsBytesRead,
+  FsCurrent,
+  FsDirEntry,
   FsEditOutcome,
   FsEditRequest,
+  FsExpect,
   FsInfo,
   FsOpOptions,
   FsProvider,
+  FsRenameOptions,
   FsResolveOptions,
+  FsRmdirOptions,
+  FsSwapResult,
   FsTarget,
   FsTextRead,
   FsTextStream,
   FsVersion,
+  FsWalkEntry,
   FsWriteIntent,
   FsWriteOutcome,
 } from './types.js';
@@ -51,6 +59,8 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     throw new FsError('FS_OUTSIDE_ROOT', `cwd "${cwd}" is outside the root "${root}"`);
   }
   const maxTextBytes = options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES;
+  // The per-target critical section of every mutation made through this filesystem.
+  const locks = new KeyedMutex();
 
   async function call<T>(what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     throwIfAborted(signal, what);
@@ -145,18 +155,15 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       checkIntent(intent, true);
       const what = `cannot write "${target.displayPath}"`;
       let size = 0;
+      // L4/L5 need the existing file's BOM and line-ending style, so this write reads it first.
       const done = await call(what, opts?.signal, () =>
-        provider.write(target, {
-          ...(intent ? { intent } : {}),
-          signal: opts?.signal,
-          produce: (current) => {
-            const bytes = textForWrite(content, current?.bytes);
-            size = bytes.byteLength;
-            return bytes;
-          },
+        mutate(target, what, opts?.signal, intent, (current) => {
+          const bytes = textForWrite(content, current?.bytes);
+          size = bytes.byteLength;
+          return bytes;
         }),
       );
-      return { operation: done.created ? 'create' : 'update', version: done.version, size };
+      return { operation: done.existed ? 'update' : 'create', version: writtenVersion(done, what), size };
     },
 
     async writeBytes(target: FsTarget, bytes: Uint8Array, intent?: FsWriteIntent, opts?: FsOpOptions): Promise<FsWriteOutcome> {
@@ -167,10 +174,9 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       checkIntent(intent, true);
       const what = `cannot write "${target.displayPath}"`;
       const copy = new Uint8Array(bytes);
-      const done = await call(what, opts?.signal, () =>
-        provider.write(target, { ...(intent ? { intent } : {}), signal: opts?.signal, produce: () => copy }),
-      );
-      return { operation: done.created ? 'create' : 'update', version: done.version, size: copy.byteLength };
+      // Exact bytes depend on nothing the file holds: one swap, and the existing file is never read.
+      const done = await call(what, opts?.signal, () => mutate(target, what, opts?.signal, intent, copy));
+      return { operation: done.existed ? 'update' : 'create', version: writtenVersion(done, what), size: copy.byteLength };
     },
 
     async editText(
@@ -184,58 +190,201 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       if (guard !== undefined) checkIntent({ kind: 'replaceIfVersion', version: guard?.version }, false);
       const what = `cannot edit "${target.displayPath}"`;
       const signal = opts?.signal;
-      // Guard failures come from the provider's write and name it; say what the caller asked for.
-      const asEdit = (fn: () => Promise<FsEditOutcome>) =>
-        fn().catch((err: unknown) => {
-          const prefix = `cannot write "${target.displayPath}"`;
-          if (!isFsError(err) || !err.message.startsWith(prefix)) throw err;
-          throw new FsError(err.code, `${what}${err.message.slice(prefix.length)}`, { cause: err });
-        });
       if (provider.editText) {
         const native = provider.editText.bind(provider);
-        return asEdit(() => call(what, signal, () => native(target, request, guard, { signal })));
+        return call(what, signal, () => locks.run(target.targetKey, () => native(target, request, guard, { signal })));
       }
-      return asEdit(() => editByWrite(target, request, guard, what, signal));
+      let outcome: Omit<FsEditOutcome, 'version'> | undefined;
+      const intent: FsWriteIntent | undefined = guard && { kind: 'replaceIfVersion', version: guard.version };
+      const done = await call(what, signal, () =>
+        mutate(target, what, signal, intent, (current) => {
+          if (current === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+          const edited = editBytes(current.bytes, request, what);
+          outcome = { replacements: edited.replacements, lines: edited.lines };
+          return edited.bytes;
+        }),
+      );
+      return { version: writtenVersion(done, what), ...outcome! };
     },
 
     async remove(target: FsTarget, intent?: FsWriteIntent, opts?: FsOpOptions): Promise<void> {
       checkTarget(target);
       checkIntent(intent, false);
       const what = `cannot remove "${target.displayPath}"`;
-      await call(what, opts?.signal, () => provider.remove(target, { ...(intent ? { intent } : {}), signal: opts?.signal }));
+      const done = await call(what, opts?.signal, () => mutate(target, what, opts?.signal, intent, null));
+      if (!done.existed) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+    },
+
+    async mkdir(target: FsTarget, opts?: FsOpOptions): Promise<void> {
+      checkTarget(target);
+      const what = `cannot create directory "${target.displayPath}"`;
+      await call(what, opts?.signal, () => provider.mkdir(target, { signal: opts?.signal }));
+    },
+
+    async rmdir(target: FsTarget, opts?: FsRmdirOptions): Promise<void> {
+      checkTarget(target);
+      const recursive = opts?.recursive ?? false;
+      if (typeof recursive !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `recursive must be a boolean, got ${describeType(recursive)}`);
+      const what = `cannot remove directory "${target.displayPath}"`;
+      if (isTopKey(target)) throw new FsError('FS_INVALID_ARGUMENT', `${what}: it is the root`);
+      await call(what, opts?.signal, () => provider.rmdir(target, { recursive, signal: opts?.signal }));
+    },
+
+    async rename(from: FsTarget, to: FsTarget, opts?: FsRenameOptions): Promise<void> {
+      checkTarget(from);
+      checkTarget(to);
+      const what = `cannot move "${from.displayPath}" to "${to.displayPath}"`;
+      const expect = opts?.expect;
+      if (expect !== undefined) checkIntent({ kind: 'replaceIfVersion', version: expect }, false);
+      const replace = opts?.replace ?? false;
+      if (typeof replace !== 'boolean') checkIntent({ kind: 'replaceIfVersion', version: replace }, false);
+      if (isTopKey(from) || isTopKey(to)) throw new FsError('FS_INVALID_ARGUMENT', `${what}: the root cannot be moved or replaced`);
+      if (from.targetKey !== to.targetKey && fs.contains(from, to)) {
+        throw new FsError('FS_INVALID_ARGUMENT', `${what}: a directory cannot be moved inside itself`);
+      }
+      const signal = opts?.signal;
+      // Both names are held, in one order, so two opposite renames cannot deadlock.
+      const [first, second] = [from.targetKey, to.targetKey].sort();
+      await call(what, signal, () =>
+        locks.run(first!, () =>
+          locks.run(second!, async () => {
+            if (from.targetKey !== to.targetKey) {
+              return provider.rename(from, to, { ...(expect === undefined ? {} : { expect }), replace, signal });
+            }
+            // A move onto itself changes nothing, but its guard and existence still count.
+            const info = await provider.stat(from, { signal });
+            if (info === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+            if (expect !== undefined && info.version !== expect) throw new FsError('FS_STALE_VERSION', `${what}: the file changed since it was read`);
+          }),
+        ),
+      );
+    },
+
+    walk(target: FsTarget, opts?: FsOpOptions): AsyncIterable<FsWalkEntry> {
+      checkTarget(target);
+      const what = `cannot walk "${target.displayPath}"`;
+      const signal = opts?.signal;
+      return guardedWalk(() => (provider.walk ? provider.walk(target, { signal }) : walkByListing(provider, target, signal)), what, signal);
     },
   };
 
-  /** The seam's edit over the provider's one mutating primitive. */
-  async function editByWrite(
+  /** The root (or `/`): never removed, moved or replaced. */
+  function isTopKey(target: FsTarget): boolean {
+    return target.targetKey === (root ?? '/') || target.targetKey === '/';
+  }
+
+  /** The current file for a read-modify-write, or undefined when there is none. */
+  async function readCurrent(target: FsTarget, what: string, signal: AbortSignal | undefined): Promise<FsCurrent | undefined> {
+    try {
+      return await provider.read(target, { maxBytes: maxTextBytes, signal });
+    } catch (err) {
+      if (isFsError(err, 'FS_NOT_FOUND') || isFsError(err, 'FS_NOT_DIRECTORY')) return undefined;
+      if (isFsError(err, 'FS_TOO_LARGE')) {
+        throw new FsError('FS_TOO_LARGE', `${what}: the existing file is larger than the ${maxTextBytes}-byte text limit`, { cause: err });
+      }
+      throw err;
+    }
+  }
+
+  /**
+   * The one write protocol, over the provider's compare-and-swap. Under the target's lock: read
+   * the file when the new bytes depend on it (`change` is a function), check the intent, swap. A
+   * guarded call whose swap finds another state fails (G1, G2); an unguarded read-modify-write
+   * that lost a race to a writer outside this lock reads again and retries (G6), boundedly.
+   */
+  function mutate(
     target: FsTarget,
-    request: FsEditRequest,
-    guard: { readonly version: FsVersion } | undefined,
     what: string,
     signal: AbortSignal | undefined,
-  ): Promise<FsEditOutcome> {
-    let outcome: Omit<FsEditOutcome, 'version'> | undefined;
-    const done = await call(what, signal, () =>
-      provider.write(target, {
-        ...(guard ? { intent: { kind: 'replaceIfVersion', version: guard.version } } : {}),
-        signal,
-        produce: (current) => {
-          if (current === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-          if (current.bytes.byteLength > maxTextBytes) {
-            throw new FsError('FS_TOO_LARGE', `${what}: ${current.bytes.byteLength} bytes exceeds the ${maxTextBytes}-byte text limit`);
-          }
-          const decoded = decodeText(current.bytes, what);
-          const result = applyEdit(decoded.text, request.oldString, request.newString, request.replaceAll);
-          if (!result.ok) throw new FsError(result.error.code, `${what}: ${result.error.message}`);
-          outcome = { replacements: result.replacements, lines: result.lines };
-          return encodeEdited(result.text, decoded.bom);
-        },
-      }),
-    );
-    if (outcome === undefined) throw new FsError('FS_IO_ERROR', `${what}: the provider did not apply the edit`);
-    return { version: done.version, ...outcome };
+    intent: FsWriteIntent | undefined,
+    change: Uint8Array | null | ((current: FsCurrent | undefined) => Uint8Array),
+  ): Promise<SwapDone> {
+    return locks.run(target.targetKey, async () => {
+      for (let attempt = 1; ; attempt++) {
+        throwIfAborted(signal, what);
+        let expect: FsExpect;
+        let bytes: Uint8Array | null;
+        if (typeof change === 'function') {
+          const current = await readCurrent(target, what, signal);
+          checkWriteIntent(intent, current, what);
+          bytes = change(current);
+          expect = current === undefined ? { kind: 'absent' } : { kind: 'present', version: current.version };
+        } else {
+          bytes = change;
+          expect = expectOf(intent);
+        }
+        throwIfAborted(signal, what);
+        const result = await provider.swap(target, { expect, bytes, signal });
+        if (result?.ok === true) return result;
+        if (result?.ok !== false) throw new FsError('FS_IO_ERROR', `${what}: the provider's swap returned ${safeJson(result)}`);
+        const now = result.current;
+        checkWriteIntent(intent, now.kind === 'present' ? now : undefined, what);
+        if (typeof change !== 'function') {
+          throw new FsError('FS_IO_ERROR', `${what}: the provider refused a swap whose expectation held (${safeJson(now)})`);
+        }
+        if (attempt >= MAX_SWAP_ATTEMPTS) {
+          throw new FsError('FS_STALE_VERSION', `${what}: the file kept changing (${attempt} attempts); read it again`);
+        }
+      }
+    });
   }
   return fs;
+}
+
+type SwapDone = Extract<FsSwapResult, { ok: true }>;
+
+/** Attempts of an unguarded read-modify-write whose swap keeps losing to other writers. */
+const MAX_SWAP_ATTEMPTS = 8;
+
+function expectOf(intent: FsWriteIntent | undefined): FsExpect {
+  if (intent === undefined) return { kind: 'any' };
+  return intent.kind === 'createIfAbsent' ? { kind: 'absent' } : { kind: 'present', version: intent.version };
+}
+
+function writtenVersion(result: SwapDone, what: string): FsVersion {
+  if (typeof result.version !== 'string' || result.version.length === 0) {
+    throw new FsError('FS_IO_ERROR', `${what}: the provider's swap returned no version`);
+  }
+  return result.version;
+}
+
+/** D4 for providers without `walk`: depth first over listDir, into real subdirectories only. */
+async function* walkByListing(provider: FsProvider, top: FsTarget, signal: AbortSignal | undefined): AsyncGenerator<FsWalkEntry> {
+  const stack = [{ dir: top, prefix: '', entries: await provider.listDir(top, { signal }), next: 0 }];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    const entry = frame.entries[frame.next++];
+    if (entry === undefined) {
+      stack.pop();
+      continue;
+    }
+    const path = frame.prefix === '' ? entry.name : `${frame.prefix}/${entry.name}`;
+    yield { ...entry, path };
+    if (isRealSubdirectory(frame.dir, entry)) {
+      stack.push({ dir: entry.target, prefix: path, entries: await provider.listDir(entry.target, { signal }), next: 0 });
+    }
+  }
+}
+
+/** A directory entry reached by its own name, not through a link (which could loop or repeat a subtree). */
+export function isRealSubdirectory(dir: FsTarget, entry: FsDirEntry): boolean {
+  if (entry.type !== 'directory') return false;
+  const key = dir.targetKey;
+  return entry.target.targetKey === (key.endsWith('/') ? `${key}${entry.name}` : `${key}/${entry.name}`);
+}
+
+/** A walk as the contract promises it: FsErrors only, abortable, yielding to timers. */
+async function* guardedWalk(open: () => AsyncIterable<FsWalkEntry>, what: string, signal: AbortSignal | undefined): AsyncGenerator<FsWalkEntry> {
+  try {
+    throwIfAborted(signal, what);
+    for await (const entry of open()) {
+      if (dueToYield()) await yieldToTimers();
+      throwIfAborted(signal, what);
+      yield entry;
+    }
+  } catch (err) {
+    throw toFsError(err, what);
+  }
 }
 
 /**
@@ -297,19 +446,6 @@ function textChunks(body: Uint8Array, signal: AbortSignal | undefined, what: str
     },
   };
   return iterator;
-}
-
-/**
- * E5/L4: puts back exactly the BOM that decodeText split off. Unlike encodeText, a text that itself
- * starts with U+FEFF still gets the BOM, or an edit elsewhere would drop one.
- */
-function encodeEdited(text: string, bom: boolean): Uint8Array {
-  const body = encodeText(text, false);
-  if (!bom) return body;
-  const out = new Uint8Array(body.byteLength + 3);
-  out.set([0xef, 0xbb, 0xbf], 0);
-  out.set(body, 3);
-  return out;
 }
 
 function checkTarget(target: unknown): asserts target is FsTarget {

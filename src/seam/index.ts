@@ -1,7 +1,7 @@
 export * from './types.js';
 export { FsError, FS_ERROR_CODES, isFsError, toFsError, throwIfAborted, type FsErrorCode } from './errors.js';
-export { createFs, DEFAULT_MAX_TEXT_BYTES, type CreateFsOptions } from './fs.js';
-export { applyEdit, nearMatchHint, type EditResult } from './edit.js';
+export { createFs, isRealSubdirectory, DEFAULT_MAX_TEXT_BYTES, type CreateFsOptions } from './fs.js';
+export { applyEdit, editBytes, nearMatchHint, type EditResult, type BytesEdit } from './edit.js';
 export { canonicalPath, isWithin } from './path.js';
 export {
   decodeText,
@@ -55,3 +55,4 @@ export {
   type GlobMatchOptions,
   type IgnoreRule,
 } from './glob-match.js';
+export { expectHolds, observe, checkRename, checkRmdir, type RenameSide } from './swap.js';

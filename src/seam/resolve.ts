@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { FsError } from './errors.js';
-import type { FsCurrent, FsWriteIntent } from './types.js';
+import type { FsVersion, FsWriteIntent } from './types.js';
 
 export type NodeKind = 'missing' | 'link' | 'directory' | 'file' | 'other';
 
@@ -59,10 +59,10 @@ export async function resolveLinks(
 }
 
 /**
- * G1/G2: the one check of a write intent against the current state, used by every built-in
- * provider inside its critical section.
+ * G1/G2: the one check of a write intent against the current state (a file's version, or
+ * undefined when there is none), made by the seam before and after each swap.
  */
-export function checkWriteIntent(intent: FsWriteIntent | undefined, current: FsCurrent | undefined, what: string): void {
+export function checkWriteIntent(intent: FsWriteIntent | undefined, current: { readonly version: FsVersion } | undefined, what: string): void {
   if (intent === undefined) return;
   if (intent.kind === 'createIfAbsent') {
     if (current !== undefined) {

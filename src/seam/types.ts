@@ -141,27 +141,75 @@ export interface FileSystem {
     options?: FsOpOptions,
   ): Promise<FsEditOutcome>;
   remove(target: FsTarget, intent?: FsWriteIntent, options?: FsOpOptions): Promise<void>;
+  /** D1: creates the directory and any missing parents; an existing directory is no error. */
+  mkdir(target: FsTarget, options?: FsOpOptions): Promise<void>;
+  /** D2: removes an empty directory, or with `recursive` a directory and everything below it. */
+  rmdir(target: FsTarget, options?: FsRmdirOptions): Promise<void>;
+  /** D3: moves a file or directory atomically; see FsRenameOptions for the guards. */
+  rename(from: FsTarget, to: FsTarget, options?: FsRenameOptions): Promise<void>;
+  /**
+   * D4: every entry below a directory, in tree order (a directory before its contents, siblings in
+   * code-point order). Descends only into real subdirectories, never through a symlink.
+   */
+  walk(target: FsTarget, options?: FsOpOptions): AsyncIterable<FsWalkEntry>;
+}
+
+export interface FsRmdirOptions extends FsOpOptions {
+  /** Also remove everything below (default false: a non-empty directory is FS_NOT_EMPTY). */
+  readonly recursive?: boolean;
+}
+
+export interface FsRenameOptions extends FsOpOptions {
+  /** The source must be a file at this version, or nothing moves (FS_STALE_VERSION). */
+  readonly expect?: FsVersion;
+  /**
+   * What the destination may hold. `false` (default): nothing (FS_ALREADY_EXISTS otherwise).
+   * `true`: a file, or an empty directory when moving a directory, which is replaced. A version:
+   * a file at exactly that version (FS_STALE_VERSION otherwise).
+   */
+  readonly replace?: boolean | FsVersion;
+}
+
+/** An entry of `walk`: a listing entry plus where it sits below the walked directory. */
+export interface FsWalkEntry extends FsDirEntry {
+  /** The path below the walked directory, `/`-separated (`src/app.ts`). */
+  readonly path: string;
 }
 
 // ---------------------------------------------------------------------------------------------
-// Provider SPI: what a backend implements. Storage only; text semantics come from the seam.
+// Provider SPI v2: what a backend implements. Storage only: the seam owns locking, intents,
+// retries and every text rule.
 // ---------------------------------------------------------------------------------------------
 
-/** The current state of a file as the provider sees it inside its critical section. */
+/** A file's bytes and the version of exactly those bytes. */
 export interface FsCurrent {
   readonly bytes: Uint8Array;
   readonly version: FsVersion;
 }
 
-export interface FsProviderWrite extends FsOpOptions {
-  /** Checked by the provider against the current state, inside its per-target critical section. */
-  readonly intent?: FsWriteIntent;
-  /**
-   * Called once, inside the critical section after the intent check, with the current bytes
-   * (undefined when the file is absent). Returns the bytes to publish, or throws an FsError to
-   * abort with nothing written.
-   */
-  readonly produce: (current: FsCurrent | undefined) => Uint8Array;
+/** What a swap requires the target to hold: a file at a version, nothing, or anything. */
+export type FsExpect = FsObservation | { readonly kind: 'any' };
+
+export interface FsSwapRequest extends FsOpOptions {
+  readonly expect: FsExpect;
+  /** The new content, or null to remove the file. */
+  readonly bytes: Uint8Array | null;
+}
+
+export type FsSwapResult =
+  | {
+      readonly ok: true;
+      /** Whether a file was there before: false means the swap created it (or removed nothing). */
+      readonly existed: boolean;
+      /** The version of the bytes now published; undefined after a removal. */
+      readonly version?: FsVersion;
+    }
+  /** `expect` did not hold: nothing changed, and this is what the target holds now. */
+  | { readonly ok: false; readonly current: FsObservation };
+
+export interface FsProviderRename extends FsOpOptions {
+  readonly expect?: FsVersion;
+  readonly replace: boolean | FsVersion;
 }
 
 export interface FsProvider {
@@ -177,26 +225,35 @@ export interface FsProvider {
   resolve(path: string, options: FsOpOptions): Promise<FsTarget>;
   /** Optional; the default treats targetKeys as absolute POSIX paths. */
   contains?(parent: FsTarget, child: FsTarget): boolean;
-  /** Never reads content for directories; a file's version is derived from its bytes. */
+  /** Follows links (P4); undefined when absent. A file's version is derived from its bytes. */
   stat(target: FsTarget, options: FsOpOptions): Promise<FsInfo | undefined>;
   /**
    * Read a whole regular file. FS_NOT_FOUND when absent, FS_NOT_REGULAR_FILE for anything that
-   * is not a regular file (never blocks), FS_TOO_LARGE when it exceeds maxBytes (never truncates).
+   * is not a regular file (never blocks), FS_TOO_LARGE when it exceeds maxBytes (checked before
+   * reading; never truncates).
    */
   read(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number }): Promise<FsCurrent>;
   /**
-   * Atomically publish the bytes returned by `produce`, under the per-target lock, after checking
-   * the intent: replaceIfVersion on an absent or different version → FS_STALE_VERSION;
-   * createIfAbsent on an existing file → FS_NOT_OBSERVED. Missing parent directories are created.
+   * G7: the one mutating file primitive, an atomic compare-and-swap. When `expect` holds, publish
+   * `bytes` (creating missing parent directories) or remove the file (`bytes: null`) and return
+   * `ok: true`; otherwise change nothing and return what the target holds. Throws
+   * FS_NOT_REGULAR_FILE for a directory or special file, FS_NOT_DIRECTORY when a parent is a file.
    */
-  write(target: FsTarget, options: FsProviderWrite): Promise<{ version: FsVersion; created: boolean }>;
-  /** Direct children, sorted by name in code-point order. */
+  swap(target: FsTarget, request: FsSwapRequest): Promise<FsSwapResult>;
+  /** Direct children, sorted by name in code-point order; links are followed for the type (P4). */
   listDir(target: FsTarget, options: FsOpOptions): Promise<FsDirEntry[]>;
-  /** Remove a file under the per-target lock, after checking a replaceIfVersion intent. */
-  remove(target: FsTarget, options: FsOpOptions & { readonly intent?: FsWriteIntent }): Promise<void>;
+  /** Optional bulk listing (D4); the seam walks with listDir when it is absent. */
+  walk?(target: FsTarget, options: FsOpOptions): AsyncIterable<FsWalkEntry>;
+  /** D1: create the directory and its missing parents; existing directory: no error. */
+  mkdir(target: FsTarget, options: FsOpOptions): Promise<void>;
+  /** D2: remove a directory; non-empty without `recursive`: FS_NOT_EMPTY, nothing removed. */
+  rmdir(target: FsTarget, options: FsOpOptions & { readonly recursive: boolean }): Promise<void>;
+  /** D3: atomic move of a file or directory, with the guards of FsRenameOptions; creates missing parents of `to`. */
+  rename(from: FsTarget, to: FsTarget, options: FsProviderRename): Promise<void>;
   /**
    * Optional native edit (e.g. a remote compare-and-edit). When present the seam delegates to it
-   * after validating arguments; the conformance suite holds it to the same rules as the seam's.
+   * after validating arguments, inside its per-target lock; the conformance suite holds it to the
+   * same rules as the seam's. `editBytes` gives the seam's edit of a file's bytes.
    */
   editText?(
     target: FsTarget,

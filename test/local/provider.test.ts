@@ -12,7 +12,7 @@ import {
   type LocalFileSystem,
 } from '../../src/backends/local/index.js';
 import { tempName } from '../../src/backends/local/provider.js';
-import { FsTargetKey, contentVersion, type FsTarget } from '../../src/seam/index.js';
+import { FsTargetKey, contentVersion, createFs, type FsTarget } from '../../src/seam/index.js';
 import { ageAtimes, buildForChildren, findTemps, makeArea, treeDigest, writeOutOfBand, type Area } from './helpers.js';
 
 const utf8 = (s: string) => new Uint8Array(Buffer.from(s));
@@ -137,46 +137,51 @@ describe('atomic, durable writes', () => {
     expect(await fsp.readFile(at('plain'), 'utf8')).toBe('x');
   });
 
-  test('createIfAbsent never overwrites a creator that raced the probe', async () => {
+  /** A provider whose temp-file open first runs `hook`: after the swap's check, before publication. */
+  function racedProvider(hook: () => void) {
+    const open = ((path: Parameters<typeof fsp.open>[0], ...rest: unknown[]) => {
+      if (String(path).endsWith('.dsh-tmp')) hook();
+      return (fsp.open as (...a: unknown[]) => ReturnType<typeof fsp.open>)(path, ...rest);
+    }) as typeof fsp.open;
+    return createLocalProvider({ root: area.root, io: { ...fsp, open } });
+  }
+
+  test('a swap expecting nothing never overwrites a creator that raced the check', async () => {
     const t = await resolve('race.txt');
-    const err = await fs.provider
-      .write(t, {
-        intent: { kind: 'createIfAbsent' },
-        produce: (current) => {
-          expect(current).toBeUndefined();
-          // Another process creates the file after the probe, before publication.
-          writeFileSync(at('race.txt'), 'the other creator');
-          return utf8('mine');
-        },
-      })
-      .catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'FS_NOT_OBSERVED' });
+    let fired = false;
+    const provider = racedProvider(() => {
+      if (!fired) writeFileSync(at('race.txt'), 'the other creator');
+      fired = true;
+    });
+    const result = await provider.swap(t, { expect: { kind: 'absent' }, bytes: utf8('mine') });
+    expect(result).toEqual({ ok: false, current: { kind: 'present', version: contentVersion(utf8('the other creator')) } });
     expect(await fsp.readFile(at('race.txt'), 'utf8')).toBe('the other creator');
   });
 
-  test('replaceIfVersion re-checks before the rename: a writer that ignores our lock is not overwritten', async () => {
+  test('through the seam, a raced create is FS_NOT_OBSERVED when guarded and retried when not', async () => {
+    let fired = 0;
+    const seam = createFs(racedProvider(() => fired++ === 0 && writeFileSync(at('c.txt'), 'the other creator')));
+    const t = await seam.resolve('c.txt');
+    expect(await codeOf(seam.writeText(t, 'mine', { kind: 'createIfAbsent' }))).toBe('FS_NOT_OBSERVED');
+    expect(await fsp.readFile(at('c.txt'), 'utf8')).toBe('the other creator');
+    await fsp.unlink(at('c.txt'));
+    fired = 0;
+    // Unguarded: the seam reads again and publishes over what it has now seen.
+    expect((await seam.writeText(t, 'mine')).operation).toBe('update');
+    expect(await fsp.readFile(at('c.txt'), 'utf8')).toBe('mine');
+  });
+
+  test('a swap expecting a version re-checks before the rename: a writer that ignores our lock is not overwritten', async () => {
     const t = await resolve('g.txt');
     const first = await fs.writeText(t, 'base\n');
-    const err = await fs.provider
-      .write(t, {
-        intent: { kind: 'replaceIfVersion', version: first.version },
-        produce: () => {
-          writeFileSync(at('g.txt'), 'edited by someone else\n');
-          return utf8('mine\n');
-        },
-      })
-      .catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'FS_STALE_VERSION' });
+    const other = utf8('edited by someone else\n');
+    const provider = racedProvider(() => writeFileSync(at('g.txt'), other));
+    const result = await provider.swap(t, { expect: { kind: 'present', version: first.version }, bytes: utf8('mine\n') });
+    expect(result).toEqual({ ok: false, current: { kind: 'present', version: contentVersion(other) } });
     expect(await fsp.readFile(at('g.txt'), 'utf8')).toBe('edited by someone else\n');
     // Same bytes rewritten by the other writer (a no-op formatter) are not a conflict (V2).
-    const again = await fs.provider.write(t, {
-      intent: { kind: 'replaceIfVersion', version: contentVersion(utf8('edited by someone else\n')) },
-      produce: () => {
-        writeFileSync(at('g.txt'), 'edited by someone else\n');
-        return utf8('mine\n');
-      },
-    });
-    expect(again.created).toBe(false);
+    const again = await provider.swap(t, { expect: { kind: 'present', version: contentVersion(other) }, bytes: utf8('mine\n') });
+    expect(again).toEqual({ ok: true, existed: true, version: contentVersion(utf8('mine\n')) });
     expect(await fsp.readFile(at('g.txt'), 'utf8')).toBe('mine\n');
   });
 
@@ -186,14 +191,6 @@ describe('atomic, durable writes', () => {
     expect(await codeOf(fs.writeText(t, 'x', { kind: 'createIfAbsent' }))).toBe('FS_NOT_OBSERVED');
     expect(await codeOf(fs.writeText(t, 'x', { kind: 'replaceIfVersion', version: contentVersion(utf8('zzz')) }))).toBe('FS_STALE_VERSION');
     expect(await codeOf(fs.editText(t, { oldString: 'absent', newString: 'y' }))).toBe('FS_EDIT_NOT_FOUND');
-    const boom = await fs.provider
-      .write(t, {
-        produce: () => {
-          throw new Error('produce failed');
-        },
-      })
-      .catch((e: unknown) => e);
-    expect(boom).toMatchObject({ code: 'FS_IO_ERROR' });
     const ac = new AbortController();
     ac.abort();
     expect(await codeOf(fs.writeText(t, 'x', undefined, { signal: ac.signal }))).toBe('FS_ABORTED');
@@ -201,19 +198,12 @@ describe('atomic, durable writes', () => {
     expect((await fs.readText(t)).version).toBe(w.version);
   });
 
-  test('an abort that lands after the temp is written leaves the target and no temp behind', async () => {
+  test('an abort that lands after the temp is opened leaves the target and no temp behind', async () => {
     const t = await resolve('ab.txt');
     await fs.writeText(t, 'kept');
     const ac = new AbortController();
-    const err = await fs.provider
-      .write(t, {
-        signal: ac.signal,
-        produce: () => {
-          ac.abort();
-          return utf8('not published');
-        },
-      })
-      .catch((e: unknown) => e);
+    const provider = racedProvider(() => ac.abort());
+    const err = await provider.swap(t, { expect: { kind: 'any' }, bytes: utf8('not published'), signal: ac.signal }).catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'FS_ABORTED' });
     expect(await fsp.readFile(at('ab.txt'), 'utf8')).toBe('kept');
   });
@@ -238,7 +228,7 @@ describe('atomic, durable writes', () => {
     expect(await fsp.readFile(at(name), 'utf8')).toBe('long');
   });
 
-  test('the syscalls are in the durable order: O_EXCL|O_NOFOLLOW temp, fsync, rename, fsync(dir)', async () => {
+  test('the syscalls are in the durable order: O_EXCL|O_NOFOLLOW temp, fsync, rename (or link for a new file), fsync(dir)', async () => {
     if (!hasStrace()) return;
     const build = buildForChildren();
     const code = `
@@ -251,14 +241,16 @@ describe('atomic, durable writes', () => {
     const log = join(area.area, 'strace.log');
     execFileSync(
       'strace',
-      ['-f', '-qq', '-o', log, '-e', 'trace=openat,open,fsync,fdatasync,rename,renameat,renameat2,write', process.execPath, '--input-type=module', '-e', code],
+      ['-f', '-qq', '-o', log, '-e', 'trace=openat,open,fsync,fdatasync,rename,renameat,renameat2,link,linkat,write', process.execPath, '--input-type=module', '-e', code],
       { stdio: 'pipe', timeout: 30_000 },
     );
     const lines = (await fsp.readFile(log, 'utf8')).split('\n');
     const after = lines.slice(lines.findIndex((l) => l.includes('<<begin>>')));
     const find = (re: RegExp) => after.findIndex((l) => re.test(l));
-    const dirOpen = find(new RegExp(`open(at)?\\(.*"${area.root}", .*O_DIRECTORY.*= \\d+$`));
     const tmpOpen = find(/open(at)?\(.*\.dsh-tmp", .*O_EXCL.*= \d+$/);
+    // The directory opened last before the temp (the write first tries to read the file).
+    const dirRe = new RegExp(`open(at)?\\(.*"${area.root}", .*O_DIRECTORY.*= \\d+$`);
+    const dirOpen = after.findLastIndex((l, i) => i < tmpOpen && dirRe.test(l));
     expect(dirOpen).toBeGreaterThan(-1);
     expect(tmpOpen).toBeGreaterThan(dirOpen);
     expect(after[tmpOpen]).toMatch(/O_CREAT/);
@@ -267,7 +259,8 @@ describe('atomic, durable writes', () => {
     const tmpFd = /= (\d+)$/.exec(after[tmpOpen]!)![1];
     // The temp is created inside the verified directory, through its descriptor.
     expect(after[tmpOpen]).toContain(`/proc/self/fd/${dirFd}/`);
-    const rename = find(/rename(at2?)?\(.*\.dsh-tmp".*\/s\.txt"/);
+    // A new file is published with link (it must not replace one created meanwhile), a rewrite with rename.
+    const rename = find(/(rename|link)(at2?)?\(.*\.dsh-tmp".*\/s\.txt"/);
     const syncOf = (fd: string) => after.findIndex((l, i) => i > tmpOpen && new RegExp(`\\bf(data)?sync\\(${fd}\\)`).test(l));
     expect(rename).toBeGreaterThan(tmpOpen);
     expect(syncOf(tmpFd!)).toBeGreaterThan(tmpOpen);
@@ -524,8 +517,8 @@ describe('stale targets: the tree changed between resolve and use', () => {
     const forged: FsTarget = { targetKey: FsTargetKey(at('out/secret')), displayPath: at('out/secret') };
     const provider = fs.provider;
     expect(await codeOf(provider.read(forged, { maxBytes: 100 }))).toBe('FS_OUTSIDE_ROOT');
-    expect(await codeOf(provider.write(forged, { produce: () => utf8('x') }))).toBe('FS_OUTSIDE_ROOT');
-    expect(await codeOf(provider.remove(forged, {}))).toBe('FS_OUTSIDE_ROOT');
+    expect(await codeOf(provider.swap(forged, { expect: { kind: 'any' }, bytes: utf8('x') }))).toBe('FS_OUTSIDE_ROOT');
+    expect(await codeOf(provider.swap(forged, { expect: { kind: 'any' }, bytes: null }))).toBe('FS_OUTSIDE_ROOT');
     expect(await codeOf(provider.stat(forged, {}))).toBe('FS_OUTSIDE_ROOT');
     expect(await fsp.readFile(join(area.outside, 'secret'), 'utf8')).toBe('secret');
   });

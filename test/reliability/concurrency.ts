@@ -5,9 +5,9 @@ import { describe, expect, test } from 'vitest';
 import { createLocalProvider } from '../../src/backends/local/index.js';
 import { createMemoryFs, createMemoryProvider } from '../../src/backends/memory/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
-import { FS_ERROR_CODES, FsError, applyEdit, contentVersion, createFs, type FileSystem, type FsProvider, type ToolResult } from '../../src/index.js';
+import { FS_ERROR_CODES, FsError, applyEdit, contentVersion, createFs, expectHolds, observe, type FileSystem, type FsProvider, type ToolResult } from '../../src/index.js';
 import type { EditValue, ReadValue, WriteValue } from '../../src/tools/index.js';
-import { FS_METHODS, PROVIDER_METHODS, agentHarness, tempDir, withPoints } from './subjects.js';
+import { FS_METHODS, PROVIDER_METHODS, agentHarness, seamPerCall, tempDir, withPoints } from './subjects.js';
 import { size, tally } from './tally.js';
 
 /**
@@ -367,7 +367,8 @@ export function describeConcurrency(): void {
             files[`/w/${linkName(k)}`] = { symlink: `/w/${fileName(k)}` };
           });
           const provider = broken(createMemoryProvider({ files, cwd: '/w' }));
-          return { fs: withPoints(createFs(withPoints(provider, PROVIDER_METHODS, point)), FS_METHODS, point), dir: '/w', raw: createFs(provider) };
+          const fs = withPoints(seamPerCall(withPoints(provider, PROVIDER_METHODS, point)), FS_METHODS, point);
+          return { fs, dir: '/w', raw: createFs(provider) };
         };
         counting = false;
         try {
@@ -381,16 +382,14 @@ export function describeConcurrency(): void {
           counting = true;
         }
       }, 120_000);
-    mutant('ignores the version guard', (p) => ({ ...p, write: (t, o) => p.write(t, { ...o, intent: undefined }) }));
-    mutant('checks the guard before taking its lock', (p) => ({
+    mutant('ignores the version guard', (p) => ({ ...p, swap: (t, o) => p.swap(t, { ...o, expect: { kind: 'any' } }) }));
+    mutant('compares, then yields before it publishes (not atomic)', (p) => ({
       ...p,
-      async write(t, o) {
+      async swap(t, o) {
         const before = await p.read(t, { maxBytes: 1 << 20 }).catch(() => undefined);
-        if (o.intent?.kind === 'replaceIfVersion' && before?.version !== o.intent.version) {
-          throw new FsError('FS_STALE_VERSION', 'stale');
-        }
+        if (!expectHolds(o.expect, before)) return { ok: false, current: observe(before) };
         await new Promise((r) => setImmediate(r));
-        return p.write(t, { ...o, intent: undefined });
+        return p.swap(t, { ...o, expect: { kind: 'any' } });
       },
     }));
 

@@ -85,17 +85,12 @@ async function check(plugins: () => HarnessPlugin[], initial: readonly (string |
 
   const whose = new AsyncLocalStorage<string>();
   const landings: Landing[] = [];
-  const write = provider.write.bind(provider);
-  provider.write = async (target, options) => {
-    let base: FsVersion | undefined;
-    const done = await write(target, {
-      ...options,
-      produce: (current) => {
-        base = current?.version;
-        return options.produce(current);
-      },
-    });
-    landings.push({ owner: whose.getStore(), key: target.targetKey, base });
+  const swap = provider.swap.bind(provider);
+  provider.swap = async (target, request) => {
+    // The seam swaps from the version it read (a create expects nothing there).
+    const base = request.expect.kind === 'present' ? request.expect.version : undefined;
+    const done = await swap(target, request);
+    if (done.ok && request.bytes !== null) landings.push({ owner: whose.getStore(), key: target.targetKey, base });
     return done;
   };
 

@@ -7,17 +7,21 @@ import { posix, resolve as resolveNative } from 'node:path';
 import { FsError, throwIfAborted, toFsError } from '../../seam/errors.js';
 import { canonicalPath, isWithin } from '../../seam/path.js';
 import { KeyedMutex } from '../../seam/lock.js';
-import { checkWriteIntent, compareNames, resolveLinks, type LinkReader, type NodeKind } from '../../seam/resolve.js';
+import { compareNames, resolveLinks, type LinkReader, type NodeKind } from '../../seam/resolve.js';
+import { checkRename, checkRmdir, expectHolds, observe, type RenameSide } from '../../seam/swap.js';
 import {
   FsTargetKey,
   FsVersion,
   type FsCurrent,
   type FsDirEntry,
+  type FsExpect,
   type FsInfo,
+  type FsObservation,
   type FsProvider,
+  type FsProviderRename,
+  type FsSwapResult,
   type FsTarget,
   type FsVersion as FsVersionType,
-  type FsWriteIntent,
 } from '../../seam/types.js';
 import { contentVersion } from '../../seam/version.js';
 import { DirAnchor, Moved, hardenedOpenSupported, openDir as openDirWith, procAnchoringAvailable, type AnchorMode } from './anchor.js';
@@ -396,7 +400,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           await fsp.link(anchor.child(tmp), anchor.child(name));
         } catch (err) {
           if (errnoOf(err) === 'EEXIST') {
-            throw new FsError('FS_NOT_OBSERVED', `${o.what}: the file was created meanwhile by someone else; read it first`);
+            throw new Mismatch(); // created meanwhile by someone else
           }
           throw err;
         }
@@ -444,7 +448,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     } catch (err) {
       if (!isAbsent(err)) throw err;
     }
-    const stale = () => new FsError('FS_STALE_VERSION', `${what}: the file changed while it was being written; read it again`);
+    const stale = () => new Mismatch();
     if (now === undefined || before === undefined || !now.isFile()) throw stale();
     if (sameTuple(now, before) && !isRacilyClean(now, clock(), racyWindowNs)) return;
     const leaf = await openLeaf(anchor, name, key, what).catch((err: unknown) => {
@@ -460,42 +464,56 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     }
   }
 
-  async function writeLocked(
-    key: string,
-    intent: FsWriteIntent | undefined,
-    produce: (current: FsCurrent | undefined) => Uint8Array,
-    signal: AbortSignal | undefined,
-    what: string,
-  ): Promise<{ version: FsVersionType; created: boolean }> {
+  /** The version of an open leaf: from the stat-keyed cache, else hashed without holding the file in memory. */
+  async function leafVersion(leaf: Leaf, key: string, what: string): Promise<FsVersionType> {
+    const cached = cache.lookup(key, leaf.st);
+    if (cached !== undefined) return cached;
+    const { version, st } = await hashLeaf(leaf, what);
+    cache.record(key, st, version);
+    return version;
+  }
+
+  /**
+   * G7 under the provider's lock: compare, then publish or remove. The existing file is never
+   * read into memory: its version comes from the cache or a streaming hash, and only when the
+   * expectation names one.
+   */
+  async function swapLocked(key: string, expect: FsExpect, bytes: Uint8Array | null, signal: AbortSignal | undefined, what: string): Promise<FsSwapResult> {
     if (key === root) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: the root is a directory`);
     throwIfAborted(signal, what);
     const name = posix.basename(key);
-    // Missing parents are created only once there is something to publish: a refused write or
-    // a failed edit leaves no directory behind.
+    // Missing parents are created only once there is something to publish: a refused write
+    // leaves no directory behind.
     let anchor = await openParent(key);
     try {
       const leaf = anchor && (await openLeaf(anchor, name, key, what));
-      let current: (FsCurrent & { st: BigIntStats }) | undefined;
-      if (leaf) {
-        try {
-          current = await readLeaf(leaf, MAX_BUFFER - 1, what);
-        } finally {
-          await leaf.handle.close().catch(() => undefined);
-        }
+      let version: FsVersionType | undefined;
+      try {
+        if (leaf && expect.kind !== 'any') version = await leafVersion(leaf, key, what);
+      } finally {
+        await leaf?.handle.close().catch(() => undefined);
       }
-      checkWriteIntent(intent, current, what);
-      // Replacing by rename needs only a writable directory; honour the file's own permission too.
-      if (current && anchor) await fsp.access(anchor.child(name), constants.W_OK);
-      const bytes = produce(current && { bytes: current.bytes, version: current.version });
+      const before = leaf && version !== undefined ? { version } : leaf ? { version: FsVersion('unhashed') } : undefined;
+      if (!expectHolds(expect, before)) return { ok: false, current: observe(before) };
       throwIfAborted(signal, what);
+      if (bytes === null) {
+        if (leaf && anchor) {
+          await fsp.unlink(anchor.child(name));
+          cache.delete(key);
+          if (durable) await anchor.handle.sync();
+        }
+        return { ok: true, existed: leaf !== undefined };
+      }
+      // Replacing by rename needs only a writable directory; honour the file's own permission too.
+      if (leaf && anchor) await fsp.access(anchor.child(name), constants.W_OK);
       const made: string[] = [];
       let st: BigIntStats | undefined;
       try {
         anchor ??= await ensureDir(posix.dirname(key), what, made);
         st = await publish(anchor, name, bytes, {
-          before: current?.st,
-          exclusive: intent?.kind === 'createIfAbsent',
-          expect: intent?.kind === 'replaceIfVersion' ? intent.version : undefined,
+          before: leaf?.st,
+          exclusive: expect.kind === 'absent',
+          expect: expect.kind === 'present' ? expect.version : undefined,
           signal,
           what,
           key,
@@ -503,13 +521,125 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       } catch (err) {
         // A failed write leaves no trace: drop the directories it made (rmdir refuses non-empty ones).
         await removeMade(made);
-        throw err;
+        if (!(err instanceof Mismatch) || anchor === undefined) throw err;
+        return { ok: false, current: await observeNow(anchor, name, key, what) };
       }
-      const version = contentVersion(bytes);
-      if (st) cache.record(key, st, version);
-      return { version, created: current === undefined };
+      const written = contentVersion(bytes);
+      if (st) cache.record(key, st, written);
+      return { ok: true, existed: leaf !== undefined, version: written };
     } finally {
       await anchor?.close();
+    }
+  }
+
+  /** The file a writer outside our lock left at `name`, as a swap reports it. */
+  async function observeNow(anchor: DirAnchor, name: string, key: string, what: string): Promise<FsObservation> {
+    const leaf = await openLeaf(anchor, name, key, what).catch((err: unknown) => {
+      // Replaced by something that is not a file of ours to report: the caller re-resolves or fails.
+      if (err instanceof Moved) throw new FsError('FS_STALE_VERSION', `${what}: the path changed while it was being written`);
+      throw err;
+    });
+    if (leaf === undefined) return { kind: 'absent' };
+    try {
+      return { kind: 'present', version: await leafVersion(leaf, key, what) };
+    } finally {
+      await leaf.handle.close().catch(() => undefined);
+    }
+  }
+
+  /** What a name in an anchored directory is, for rename's checks; a link planted meanwhile is Moved. */
+  async function renameSide(anchor: DirAnchor | undefined, key: string, needVersion: boolean, what: string): Promise<RenameSide | undefined> {
+    if (anchor === undefined) return undefined;
+    const name = posix.basename(key);
+    let st: BigIntStats;
+    try {
+      st = await fsp.lstat(anchor.child(name), { bigint: true });
+    } catch (err) {
+      if (isAbsent(err)) return undefined;
+      throw err;
+    }
+    if (st.isSymbolicLink()) throw new Moved(key);
+    if (st.isDirectory()) {
+      const dir = await openDir(key, root, mode);
+      try {
+        return { type: 'directory', version: FsVersion('dir'), empty: (await fsp.readdir(dir.self)).length === 0 };
+      } finally {
+        await dir.close();
+      }
+    }
+    if (!st.isFile()) return { type: 'other', version: FsVersion('other') };
+    if (!needVersion) return { type: 'file', version: FsVersion('unhashed') };
+    const leaf = await openLeaf(anchor, name, key, what);
+    if (leaf === undefined) return undefined;
+    try {
+      return { type: 'file', version: await leafVersion(leaf, key, what) };
+    } finally {
+      await leaf.handle.close().catch(() => undefined);
+    }
+  }
+
+  async function renameLocked(from: string, to: string, options: FsProviderRename, what: string): Promise<void> {
+    if (from === root || to === root) throw new FsError('FS_INVALID_ARGUMENT', `${what}: the root cannot be moved or replaced`);
+    const source = await openParent(from);
+    if (source === undefined) throw new FsError('FS_NOT_FOUND', `${what}: the source does not exist`);
+    const made: string[] = [];
+    let dest: DirAnchor | undefined;
+    let moved = false;
+    try {
+      const src = await renameSide(source, from, options.expect !== undefined, what);
+      dest = await openParent(to);
+      const dst = await renameSide(dest, to, typeof options.replace === 'string', what);
+      const replacing = checkRename(what, src, dst, options);
+      dest ??= await ensureDir(posix.dirname(to), what, made);
+      const [fromName, toName] = [posix.basename(from), posix.basename(to)];
+      if (options.expect !== undefined) {
+        const leaf = await openLeaf(source, fromName, from, what);
+        if (leaf === undefined) throw new FsError('FS_NOT_FOUND', `${what}: the source does not exist`);
+        try {
+          // As publish does: narrow the window for writers that do not take this lock.
+          const { version } = await hashLeaf(leaf, what);
+          if (version !== options.expect) throw new FsError('FS_STALE_VERSION', `${what}: the source changed since it was read`);
+        } finally {
+          await leaf.handle.close().catch(() => undefined);
+        }
+      }
+      if (replacing === 'none') {
+        // D3 wants one atomic rename (link + unlink would show both names for a moment), so a
+        // name another process creates in the instant since the check above is replaced.
+        const raced = await fsp.lstat(dest.child(toName)).then(() => true, () => false);
+        if (raced) throw new FsError('FS_ALREADY_EXISTS', `${what}: the destination was created meanwhile`);
+      }
+      await fsp.rename(source.child(fromName), dest.child(toName));
+      moved = true;
+      cache.delete(from);
+      cache.delete(to);
+      if (durable) {
+        await dest.handle.sync();
+        if (dest.path !== source.path) await source.handle.sync();
+      }
+    } catch (err) {
+      if (!moved) await removeMade(made);
+      throw err;
+    } finally {
+      await source.close();
+      await dest?.close();
+    }
+  }
+
+  /** Removes a directory tree through anchored descriptors only: a subdirectory swapped for a link is never followed. */
+  async function removeTree(anchor: DirAnchor, what: string): Promise<void> {
+    for (const entry of await fsp.readdir(anchor.self, { withFileTypes: true })) {
+      if (entry.isDirectory()) {
+        const child = await openDir(posix.join(anchor.path, entry.name), root, mode);
+        try {
+          await removeTree(child, what);
+        } finally {
+          await child.close();
+        }
+        await fsp.rmdir(anchor.child(entry.name));
+      } else {
+        await fsp.unlink(anchor.child(entry.name));
+      }
     }
   }
 
@@ -591,10 +721,70 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       );
     },
 
-    write(target, { intent, produce, signal }) {
-      const what = `cannot write "${target.displayPath}"`;
+    swap(target, { expect, bytes, signal }) {
+      const what = `cannot ${bytes === null ? 'remove' : 'write'} "${target.displayPath}"`;
       return guard(what, () =>
-        withRedirects(target.targetKey, what, (key) => lock.run(key, () => writeLocked(key, intent, produce, signal, what))),
+        withRedirects(target.targetKey, what, (key) => lock.run(key, () => swapLocked(key, expect, bytes, signal, what))),
+      );
+    },
+
+    mkdir(target) {
+      const what = `cannot create directory "${target.displayPath}"`;
+      return guard(what, () =>
+        withRedirects(target.targetKey, what, async (key) => {
+          const made: string[] = [];
+          const anchor = await ensureDir(key, what, made);
+          try {
+            if (durable && made.length > 0) {
+              const parent = await openDir(posix.dirname(made[made.length - 1]!), root, mode);
+              await parent.handle.sync().finally(() => parent.close());
+            }
+          } finally {
+            await anchor.close();
+          }
+        }),
+      );
+    },
+
+    rmdir(target, { recursive }) {
+      const what = `cannot remove directory "${target.displayPath}"`;
+      return guard(what, () =>
+        withRedirects(target.targetKey, what, async (key) => {
+          if (key === root) throw new FsError('FS_INVALID_ARGUMENT', `${what}: it is the root`);
+          let dir: DirAnchor;
+          try {
+            dir = await openDir(key, root, mode);
+          } catch (err) {
+            const code = errnoOf(err);
+            if (code === 'ENOENT') throw notFound(what);
+            if (code === 'ENOTDIR') throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
+            throw err;
+          }
+          const parent = await openParent(key);
+          try {
+            checkRmdir(what, (await fsp.readdir(dir.self)).length, recursive);
+            if (recursive) await removeTree(dir, what);
+            if (parent === undefined) throw notFound(what);
+            // rmdir never follows a link: a directory swapped for one is refused, not emptied.
+            await fsp.rmdir(parent.child(posix.basename(key)));
+            if (durable) await parent.handle.sync();
+          } finally {
+            await dir.close();
+            await parent?.close();
+          }
+        }),
+      );
+    },
+
+    rename(from, to, options) {
+      const what = `cannot move "${from.displayPath}" to "${to.displayPath}"`;
+      return guard(what, () =>
+        withRedirects(from.targetKey, what, (fromKey) =>
+          withRedirects(to.targetKey, what, (toKey) => {
+            const [first, second] = [fromKey, toKey].sort();
+            return lock.run(first!, () => lock.run(second!, () => renameLocked(fromKey, toKey, options, what)));
+          }),
+        ),
       );
     },
 
@@ -625,39 +815,6 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
             await anchor.close();
           }
         }),
-      );
-    },
-
-    remove(target, { intent }) {
-      const what = `cannot remove "${target.displayPath}"`;
-      return guard(what, () =>
-        withRedirects(target.targetKey, what, (key) =>
-          lock.run(key, async () => {
-            if (key === root) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: the root is a directory`);
-            const anchor = await openParent(key);
-            if (anchor === undefined) {
-              if (intent === undefined) throw notFound(what);
-              checkWriteIntent(intent, undefined, what);
-              return;
-            }
-            try {
-              const name = posix.basename(key);
-              const leaf = await openLeaf(anchor, name, key, what);
-              if (leaf === undefined && intent === undefined) throw notFound(what);
-              try {
-                // Only a guarded removal needs the current bytes (for their version).
-                if (intent !== undefined) checkWriteIntent(intent, leaf && (await readLeaf(leaf, MAX_BUFFER - 1, what)), what);
-              } finally {
-                await leaf?.handle.close().catch(() => undefined);
-              }
-              await fsp.unlink(anchor.child(name));
-              cache.delete(key);
-              if (durable) await anchor.handle.sync();
-            } finally {
-              await anchor.close();
-            }
-          }),
-        ),
       );
     },
 
@@ -724,7 +881,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     else {
       const parent = await openParent(key).catch(() => undefined);
       try {
-        target = await fsp.lstat(parent!.child(posix.basename(key)), { bigint: true }).catch(() => undefined);
+        // A dangling link whose target directory is missing has no parent to look in (P4: other).
+        target = parent && (await fsp.lstat(parent.child(posix.basename(key)), { bigint: true }).catch(() => undefined));
       } finally {
         await parent?.close();
       }
@@ -735,6 +893,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
   return provider;
 }
+
+/** A swap's expectation failed at publication: another writer got there after the check. */
+class Mismatch extends Error {}
 
 function entryOf(name: string, key: string, displayPath: string, st: BigIntStats): FsDirEntry {
   const type = st.isFile() ? 'file' : st.isDirectory() ? 'directory' : 'other';

@@ -4,12 +4,15 @@ import {
   FsError,
   FsTargetKey,
   FsVersion,
-  KeyedMutex,
   canonicalPath,
-  checkWriteIntent,
+  checkRename,
+  checkRmdir,
   compareNames,
   contentVersion,
   createFs,
+  expectHolds,
+  isRealSubdirectory,
+  observe,
   resolveLinks,
   type CreateFsOptions,
   type FileSystem,
@@ -17,8 +20,11 @@ import {
   type FsDirEntry,
   type FsInfo,
   type FsProvider,
+  type FsSwapResult,
   type FsTarget,
+  type FsWalkEntry,
   type NodeKind,
+  type RenameSide,
 } from '../../seam/index.js';
 
 /** A seed or snapshot entry: file content, `null` for a directory, or a symlink. */
@@ -60,7 +66,6 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
   const cwd = canonicalPath(options.cwd ?? '/', '/');
   // Never memfs's global volume, and never a relative path (memfs resolves those against process.cwd()).
   const vol = Volume.fromJSON({}, '/', { process: volumeProcess() });
-  const lock = new KeyedMutex();
 
   const lstat = (p: string) => {
     try {
@@ -140,6 +145,60 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
     return { bytes, version: contentVersion(bytes) };
   };
 
+  /** D1: the directory and its missing parents; a file in the way is FS_NOT_DIRECTORY. */
+  const mkdirs = (key: string, what: string) => {
+    for (let dir = key; ; dir = posix.dirname(dir)) {
+      const st = follow(dir);
+      if (st?.isDirectory()) break;
+      if (st) throw new FsError('FS_NOT_DIRECTORY', `${what}: "${dir}" is not a directory`);
+      if (dir === '/') break;
+    }
+    vol.mkdirSync(key, { recursive: true });
+  };
+
+  /** The entries of a directory whose key is `canonical`ly its real path (then only links need resolving). */
+  const children = async (target: FsTarget, canonical: boolean): Promise<FsDirEntry[]> => {
+    const names = (vol.readdirSync(target.targetKey) as string[]).sort(compareNames);
+    const entries: FsDirEntry[] = [];
+    for (const name of names) {
+      const displayPath = posix.join(target.displayPath, name);
+      const lexical = posix.join(target.targetKey, name);
+      const own = canonical ? lstat(lexical) : undefined;
+      const plain = own !== undefined && !own.isSymbolicLink();
+      // A looping link resolves to nothing: listed under its own name, never followed.
+      const key = plain ? lexical : await resolveLinks(lexical, reader).catch(() => undefined);
+      const child = plain ? own : key === undefined ? undefined : follow(key);
+      // P4: a dangling or looping link is `other`.
+      const type = !child ? 'other' : child.isFile() ? 'file' : child.isDirectory() ? 'directory' : 'other';
+      entries.push({
+        name,
+        type,
+        target: { targetKey: FsTargetKey(key ?? lexical), displayPath },
+        ...(type === 'file' ? { size: Number(child!.size) } : {}),
+        ...(child ? { mtimeMs: Number(child.mtimeMs) } : {}),
+      });
+    }
+    return entries;
+  };
+
+  /** D4: depth first, one listing per real subdirectory. */
+  async function* walkTree(top: FsTarget, signal: AbortSignal | undefined): AsyncGenerator<FsWalkEntry> {
+    const listing = await provider.listDir(top, { signal });
+    const stack = [{ dir: top, prefix: '', entries: listing, next: 0 }];
+    while (stack.length > 0) {
+      const frame = stack[stack.length - 1]!;
+      const entry = frame.entries[frame.next++];
+      if (entry === undefined) {
+        stack.pop();
+        continue;
+      }
+      const path = frame.prefix === '' ? entry.name : `${frame.prefix}/${entry.name}`;
+      yield { ...entry, path };
+      // A real subdirectory's key is its real path, so its children need no resolution.
+      if (isRealSubdirectory(frame.dir, entry)) stack.push({ dir: entry.target, prefix: path, entries: await children(entry.target, true), next: 0 });
+    }
+  }
+
   const seed = (tree: MemoryTree | MemorySnapshot) => {
     for (const [raw, entry] of Object.entries(tree)) {
       const p = canonicalPath(raw, cwd);
@@ -192,18 +251,52 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       return { bytes, version: contentVersion(bytes) };
     },
 
-    write(target, { intent, produce }) {
+    async swap(target, { expect, bytes }): Promise<FsSwapResult> {
+      // Synchronous from the comparison to the publication, so atomic (G7).
       const key = target.targetKey;
-      return lock.run(key, () => {
-        const what = `cannot write "${target.displayPath}"`;
-        const before = current(key, what);
-        checkWriteIntent(intent, before, what);
-        const bytes = produce(before);
-        // An existing file's directory exists.
-        if (before === undefined) vol.mkdirSync(posix.dirname(key), { recursive: true });
-        vol.writeFileSync(key, bytes);
-        return { version: contentVersion(bytes), created: before === undefined };
-      });
+      const before = current(key, `cannot write "${target.displayPath}"`);
+      if (!expectHolds(expect, before)) return { ok: false, current: observe(before) };
+      if (bytes === null) {
+        if (before !== undefined) vol.unlinkSync(key);
+        return { ok: true, existed: before !== undefined };
+      }
+      // An existing file's directory exists.
+      if (before === undefined) mkdirs(posix.dirname(key), `cannot write "${target.displayPath}"`);
+      vol.writeFileSync(key, bytes);
+      return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
+    },
+
+    async mkdir(target) {
+      mkdirs(target.targetKey, `cannot create directory "${target.displayPath}"`);
+    },
+
+    async rmdir(target, { recursive }) {
+      const what = `cannot remove directory "${target.displayPath}"`;
+      const st = follow(target.targetKey);
+      if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+      if (!st.isDirectory()) throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
+      checkRmdir(what, vol.readdirSync(target.targetKey).length, recursive);
+      vol.rmSync(target.targetKey, { recursive: true });
+    },
+
+    async rename(from, to, options) {
+      const what = `cannot move "${from.displayPath}" to "${to.displayPath}"`;
+      const side = (key: string): RenameSide | undefined => {
+        const st = follow(key);
+        if (!st) return undefined;
+        if (st.isFile()) return { type: 'file', version: contentVersion(readFile(key)) };
+        if (st.isDirectory()) return { type: 'directory', version: FsVersion('dir'), empty: vol.readdirSync(key).length === 0 };
+        return { type: 'other', version: FsVersion('other') };
+      };
+      const replacing = checkRename(what, side(from.targetKey), side(to.targetKey), options);
+      if (replacing === 'none') mkdirs(posix.dirname(to.targetKey), what);
+      else if (replacing === 'directory') vol.rmdirSync(to.targetKey);
+      else vol.unlinkSync(to.targetKey);
+      vol.renameSync(from.targetKey, to.targetKey);
+    },
+
+    walk(target, { signal }) {
+      return walkTree(target, signal);
     },
 
     async listDir(target): Promise<FsDirEntry[]> {
@@ -211,38 +304,10 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       const st = follow(target.targetKey);
       if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
       if (!st.isDirectory()) throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
-      const names = (vol.readdirSync(target.targetKey) as string[]).sort(compareNames);
       // While the directory's key is still its real path, only a child that is a link needs resolving.
       // (realpath walks the path once; resolving it component by component made deep trees cubic.)
       const canonical = (realKey(target.targetKey) ?? (await resolveLinks(target.targetKey, reader))) === target.targetKey;
-      const entries: FsDirEntry[] = [];
-      for (const name of names) {
-        const displayPath = posix.join(target.displayPath, name);
-        const lexical = posix.join(target.targetKey, name);
-        const own = canonical ? lstat(lexical) : undefined;
-        const key = own && !own.isSymbolicLink() ? lexical : await resolveLinks(lexical, reader);
-        const child = own && !own.isSymbolicLink() ? own : follow(key);
-        const type = !child ? 'other' : child.isFile() ? 'file' : child.isDirectory() ? 'directory' : 'other';
-        entries.push({
-          name,
-          type,
-          target: { targetKey: FsTargetKey(key), displayPath },
-          ...(type === 'file' ? { size: Number(child!.size) } : {}),
-          ...(child ? { mtimeMs: Number(child.mtimeMs) } : {}),
-        });
-      }
-      return entries;
-    },
-
-    remove(target, { intent }) {
-      const key = target.targetKey;
-      return lock.run(key, () => {
-        const what = `cannot remove "${target.displayPath}"`;
-        const before = current(key, what);
-        if (before === undefined && intent === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-        checkWriteIntent(intent, before, what);
-        vol.unlinkSync(key);
-      });
+      return children(target, canonical);
     },
 
     snapshot(): MemorySnapshot {
