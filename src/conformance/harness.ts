@@ -1,7 +1,7 @@
 import { AssertionError } from 'node:assert';
 import { posix } from 'node:path';
 import fc from 'fast-check';
-import type { FileSystem, FsErrorCode, FsTarget } from '../seam/index.js';
+import { createFs, type FileSystem, type FsErrorCode, type FsProvider, type FsTarget } from '../seam/index.js';
 import type { ConformanceOptions, ConformanceSubject, RuleInfo } from './types.js';
 
 export const DEFAULT_NUM_RUNS = 40;
@@ -50,6 +50,19 @@ export class RuleContext {
     return this.subject.fs;
   }
 
+  /**
+   * The filesystem for concurrency rules: with a provider, every call gets a seam of its own
+   * (as from separate processes), so the provider's swap alone must keep them apart.
+   */
+  get concurrentFs(): FileSystem {
+    const provider = this.subject.provider;
+    if (provider === undefined) return this.subject.fs;
+    this.#perCall ??= seamPerCall(provider, this.subject.fs);
+    return this.#perCall;
+  }
+
+  #perCall: FileSystem | undefined;
+
   /** A fresh, not yet existing directory under `base`; each property run gets its own. */
   dir(label = 'run'): string {
     return posix.join(this.subject.base, `${this.ruleId.toLowerCase()}-${label}-${++this.#next}`);
@@ -83,6 +96,39 @@ export class RuleContext {
       throw labelled(label, err);
     }
   }
+}
+
+const FS_CALLS = [
+  'resolve',
+  'stat',
+  'readText',
+  'streamText',
+  'readBytes',
+  'listDir',
+  'writeText',
+  'writeBytes',
+  'editText',
+  'remove',
+  'mkdir',
+  'rmdir',
+  'rename',
+  'walk',
+] as const satisfies readonly (keyof FileSystem)[];
+
+/** A FileSystem whose every call runs through a new `createFs(provider)`, with `like`'s cwd. */
+export function seamPerCall(provider: FsProvider, like: FileSystem): FileSystem {
+  const out: Record<string, unknown> = {
+    cwd: like.cwd,
+    ...(like.root === undefined ? {} : { root: like.root }),
+    contains: like.contains.bind(like),
+  };
+  for (const name of FS_CALLS) {
+    out[name] = (...args: unknown[]) => {
+      const fs = createFs(provider, { cwd: like.cwd });
+      return (fs[name] as (...a: unknown[]) => unknown).apply(fs, args);
+    };
+  }
+  return out as unknown as FileSystem;
 }
 
 function labelled(label: string, err: unknown): Error {
@@ -284,6 +330,9 @@ export async function aliasesOf(ctx: RuleContext, dir: string, name: string): Pr
   if (ctx.subject.capabilities?.symlinks && symlink) {
     await symlink.call(ctx.subject.setup, name, `${dir}/link-to-${name}`);
     out.push({ label: `${dir}/link-to-${name} -> ${name}`, target: await fs.resolve(`${dir}/link-to-${name}`) });
+    // A link in a parent component, not only the last one.
+    await symlink.call(ctx.subject.setup, posix.basename(dir), `${dir}-alias`);
+    out.push({ label: `${dir}-alias/${name} (${dir}-alias -> ${posix.basename(dir)})`, target: await fs.resolve(`${dir}-alias/${name}`) });
   }
   return out;
 }

@@ -1,4 +1,4 @@
-import type { FileSystem } from '../seam/index.js';
+import type { FileSystem, FsProvider } from '../seam/index.js';
 
 /** Changes made behind the seam's back, as another process or an editor would. */
 export interface OutOfBandHooks {
@@ -31,6 +31,18 @@ export interface ConformanceCapabilities {
 
 export interface ConformanceSubject {
   readonly fs: FileSystem;
+  /**
+   * The provider behind `fs`, when there is one. Enables G7 (its swap is checked directly) and
+   * makes the concurrency rules (G2, G3, G5, G6, D3) run every call through a seam of its own over
+   * it, as calls from separate processes would: then only the provider's own atomicity keeps
+   * them apart, which is what a store shared by many machines must provide.
+   */
+  readonly provider?: FsProvider;
+  /**
+   * For layered filesystems (an overlay): the layer beneath `fs`, which must not change before a
+   * commit. Enables O1.
+   */
+  readonly lower?: FileSystem;
   /** An existing, empty directory (absolute) in which the suite creates everything. */
   readonly base: string;
   /**

@@ -48,5 +48,5 @@ export function volumeHooks(vol: Volume): {
 /** The memory provider as a conformance subject. */
 export function memorySubject(): ConformanceSubject {
   const fs = createMemoryFs({ files: { '/work': null } });
-  return { fs, base: '/work', ...volumeHooks(fs.provider.volume) };
+  return { fs, provider: fs.provider, base: '/work', ...volumeHooks(fs.provider.volume) };
 }

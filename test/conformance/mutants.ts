@@ -1,22 +1,32 @@
+import { posix } from 'node:path';
+import { Volume } from 'memfs';
+import { Union } from 'unionfs';
 import { createMemoryProvider, type MemoryProvider } from '../../src/backends/memory/index.js';
 import type { ConformanceSubject } from '../../src/conformance/index.js';
 import {
   FsError,
+  FsTargetKey,
   FsVersion,
   applyEdit,
   checkWriteIntent,
+  compareNames,
+  contentVersion,
   createFs,
   crlfToLf,
   decodeText,
   encodeText,
+  expectHolds,
+  observe,
   lineNumberAt,
   type FsCurrent,
   type FsEditOutcome,
   type FsEditRequest,
   type FsProvider,
   type FsTarget,
+  type FsWalkEntry,
 } from '../../src/seam/index.js';
 import { volumeHooks } from './memory-subject.js';
+import { rootedSubject } from './rooted.js';
 
 /**
  * Deliberately broken providers, one bug each, built with the seam's createFs over a wrapper of
@@ -33,7 +43,8 @@ const BASE = '/work';
 
 function subjectOver(wrap: (base: MemoryProvider) => FsProvider): ConformanceSubject {
   const base = createMemoryProvider({ files: { [BASE]: null } });
-  return { fs: createFs(wrap(base)), base: BASE, ...volumeHooks(base.volume) };
+  const provider = wrap(base);
+  return { fs: createFs(provider), provider, base: BASE, ...volumeHooks(base.volume) };
 }
 
 type EditFn = (
@@ -42,24 +53,26 @@ type EditFn = (
   what: string,
 ) => { bytes: Uint8Array; replacements: number; lines: FsEditOutcome['lines'] };
 
-/** A native editText that runs `fn` inside the provider's own locked write, as a remote backend would. */
+/**
+ * A native editText as a remote backend would write one: read, edit, then swap guarded by the
+ * version it read (so a write that slips in between is never overwritten).
+ */
 function withNativeEdit(base: MemoryProvider, fn: EditFn): FsProvider {
   return {
     ...base,
     async editText(target, edit, guard, options) {
       const what = `cannot edit "${target.displayPath}"`;
-      let outcome: Omit<FsEditOutcome, 'version'> | undefined;
-      const done = await base.write(target, {
-        ...options,
-        ...(guard ? { intent: { kind: 'replaceIfVersion', version: guard.version } } : {}),
-        produce: (current) => {
-          if (current === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-          const result = fn(decodeText(current.bytes, what), edit, what);
-          outcome = { replacements: result.replacements, lines: result.lines };
-          return result.bytes;
-        },
-      });
-      return { version: done.version, ...outcome! };
+      for (;;) {
+        const current = await base.read(target, { ...options, maxBytes: Infinity }).catch((err: unknown) => {
+          if (err instanceof FsError && err.code === 'FS_NOT_FOUND') return undefined;
+          throw err;
+        });
+        checkWriteIntent(guard && { kind: 'replaceIfVersion', version: guard.version }, current, what);
+        if (current === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+        const result = fn(decodeText(current.bytes, what), edit, what);
+        const done = await base.swap(target, { ...options, expect: { kind: 'present', version: current.version }, bytes: result.bytes });
+        if (done.ok) return { version: done.version!, replacements: result.replacements, lines: result.lines };
+      }
     },
   };
 }
@@ -107,24 +120,14 @@ export const mutants: readonly Mutant[] = [
             const current = await base.read(target, options);
             return { ...current, version: version(target.targetKey) };
           },
-          async write(target, { intent, produce, signal }) {
-            const what = `cannot write "${target.displayPath}"`;
-            const done = await base.write(target, {
-              ...(signal ? { signal } : {}),
-              produce: (current) => {
-                const mine: FsCurrent | undefined = current && { bytes: current.bytes, version: version(target.targetKey) };
-                checkWriteIntent(intent, mine, what);
-                return produce(mine);
-              },
-            });
+          async swap(target, request) {
+            const exists = (await base.stat(target, {})) !== undefined;
+            const now = exists ? { version: version(target.targetKey) } : undefined;
+            if (!expectHolds(request.expect, now)) return { ok: false, current: observe(now) };
+            const done = await base.swap(target, { ...request, expect: { kind: 'any' } });
+            if (request.bytes === null) return done;
             vol.utimesSync(target.targetKey, FROZEN, FROZEN);
             return { ...done, version: version(target.targetKey) };
-          },
-          async remove(target, { intent, signal }) {
-            const what = `cannot remove "${target.displayPath}"`;
-            const exists = (await base.stat(target, { ...(signal ? { signal } : {}) })) !== undefined;
-            if (intent) checkWriteIntent(intent, exists ? { bytes: new Uint8Array(), version: version(target.targetKey) } : undefined, what);
-            await base.remove(target, { ...(signal ? { signal } : {}) });
           },
         };
       }),
@@ -163,46 +166,32 @@ export const mutants: readonly Mutant[] = [
       ),
   },
   {
-    name: 'no per-target lock: write awaits between the intent check and the publish',
+    name: 'swap is not atomic: it compares, then awaits before it publishes',
     rule: 'G3',
     subject: () =>
       subjectOver((base) => ({
         ...base,
-        async write(target: FsTarget, { intent, produce, signal }) {
-          const what = `cannot write "${target.displayPath}"`;
-          const opts = signal ? { signal } : {};
-          let current: FsCurrent | undefined;
-          try {
-            current = await base.read(target, { ...opts, maxBytes: Infinity });
-          } catch (err) {
-            if (!(err instanceof FsError && err.code === 'FS_NOT_FOUND')) throw err;
-          }
-          checkWriteIntent(intent, current, what);
-          const bytes = produce(current);
+        async swap(target: FsTarget, request) {
+          const info = await base.stat(target, {});
+          const now = info?.type === 'file' ? { version: info.version } : undefined;
+          if (!expectHolds(request.expect, now)) return { ok: false, current: observe(now) };
           await Promise.resolve(); // the window another writer slips through
-          return base.write(target, { ...opts, produce: () => bytes });
+          return base.swap(target, { ...request, expect: { kind: 'any' } });
         },
       })),
   },
   {
-    name: 'non-atomic write: publishes the first half, then the rest',
+    name: 'non-atomic swap: publishes the first half, then the rest',
     rule: 'G5',
     subject: () =>
       subjectOver((base) => ({
         ...base,
-        async write(target: FsTarget, { intent, produce, signal }) {
-          const opts = signal ? { signal } : {};
-          let bytes: Uint8Array = new Uint8Array();
-          await base.write(target, {
-            ...opts,
-            ...(intent ? { intent } : {}),
-            produce: (current) => {
-              bytes = produce(current);
-              return bytes.subarray(0, bytes.byteLength >> 1);
-            },
-          });
+        async swap(target: FsTarget, request) {
+          if (request.bytes === null || request.bytes.byteLength < 2) return base.swap(target, request);
+          const half = await base.swap(target, { ...request, bytes: request.bytes.subarray(0, request.bytes.byteLength >> 1) });
+          if (!half.ok) return half;
           await new Promise((resolve) => setImmediate(resolve)); // a reader can land here
-          return base.write(target, { ...opts, produce: () => bytes });
+          return base.swap(target, { ...request, expect: { kind: 'any' } });
         },
       })),
   },
@@ -214,4 +203,322 @@ export const mutants: readonly Mutant[] = [
         withNativeEdit(base, (decoded, edit, what) => correctEdit({ ...decoded, bom: false }, edit, what)),
       ),
   },
+  {
+    name: 'versions from the first KiB of content plus the size',
+    rule: 'V1',
+    subject: () =>
+      subjectOver((base) => {
+        const vol = base.volume;
+        const version = (bytes: Uint8Array) => FsVersion(`head:${contentVersion(bytes.subarray(0, 1024))}:${bytes.byteLength}`);
+        const current = (key: string) => {
+          try {
+            const st = vol.statSync(key);
+            return st.isFile() ? { version: version(new Uint8Array(vol.readFileSync(key) as Buffer)) } : undefined;
+          } catch {
+            return undefined;
+          }
+        };
+        return {
+          ...base,
+          async stat(target, options) {
+            const info = await base.stat(target, options);
+            return info?.type === 'file' ? { ...info, version: current(target.targetKey)!.version } : info;
+          },
+          async read(target, options) {
+            const got = await base.read(target, options);
+            return { ...got, version: version(got.bytes) };
+          },
+          async swap(target, request) {
+            const now = current(target.targetKey);
+            if (!expectHolds(request.expect, now)) return { ok: false, current: observe(now) };
+            const done = await base.swap(target, { ...request, expect: { kind: 'any' } });
+            return done.ok && request.bytes !== null ? { ...done, version: version(request.bytes) } : done;
+          },
+        };
+      }),
+  },
+  {
+    name: "native edit reads outside the critical section and swaps blind",
+    rule: 'G6',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async editText(target, edit, guard, options) {
+          const what = `cannot edit "${target.displayPath}"`;
+          const current = await base.read(target, { ...options, maxBytes: Infinity });
+          if (guard && guard.version !== current.version) throw new FsError('FS_STALE_VERSION', `${what}: stale`);
+          const result = correctEdit(decodeText(current.bytes, what), edit, what);
+          await new Promise((resolve) => setImmediate(resolve)); // another edit reads the same bytes here
+          const done = await base.swap(target, { ...options, expect: { kind: 'any' }, bytes: result.bytes });
+          return { version: done.ok ? done.version! : current.version, replacements: result.replacements, lines: result.lines };
+        },
+      })),
+  },
+  {
+    name: 'swap ignores its expectation',
+    rule: 'G7',
+    subject: () => subjectOver((base) => ({ ...base, swap: (target, request) => base.swap(target, { ...request, expect: { kind: 'any' } }) })),
+  },
+  {
+    name: 'resolve follows a link only in the last path component',
+    rule: 'P3',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async resolve(path, options) {
+          const parent = posix.dirname(path);
+          const last = await base.resolve(path, options);
+          // The parent is taken as written: a link to a directory is never followed.
+          return { targetKey: FsTargetKey(posix.join(parent, posix.basename(last.targetKey))), displayPath: path };
+        },
+      })),
+  },
+  {
+    name: 'a dangling link is listed as a file',
+    rule: 'P4',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async listDir(target, options) {
+          return (await base.listDir(target, options)).map((e) => {
+            if (e.type !== 'other') return e;
+            try {
+              return base.volume.lstatSync(posix.join(target.targetKey, e.name)).isSymbolicLink() ? { ...e, type: 'file' as const } : e;
+            } catch {
+              return e;
+            }
+          });
+        },
+      })),
+  },
+  {
+    name: 'listing a file gives FS_NOT_FOUND',
+    rule: 'P4',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        listDir: (target, options) =>
+          base.listDir(target, options).catch((err: unknown) => {
+            if (err instanceof FsError && err.code === 'FS_NOT_DIRECTORY') throw new FsError('FS_NOT_FOUND', err.message);
+            throw err;
+          }),
+      })),
+  },
+  {
+    name: 'listing a missing directory gives no entries',
+    rule: 'P4',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        listDir: (target, options) =>
+          base.listDir(target, options).catch((err: unknown) => {
+            if (err instanceof FsError && err.code === 'FS_NOT_FOUND') return [];
+            throw err;
+          }),
+      })),
+  },
+  {
+    name: 'a path whose parent is a file gives FS_IO_ERROR',
+    rule: 'P4',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        swap: (target, request) =>
+          base.swap(target, request).catch((err: unknown) => {
+            if (err instanceof FsError && err.code === 'FS_NOT_DIRECTORY') throw new FsError('FS_IO_ERROR', `${err.message} (ENOTDIR)`);
+            throw err;
+          }),
+      })),
+  },
+  {
+    name: 'mkdir over a file succeeds without a word',
+    rule: 'D1',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async mkdir(target, options) {
+          if ((await base.stat(target, options))?.type === 'file') return;
+          return base.mkdir(target, options);
+        },
+      })),
+  },
+  {
+    name: 'rmdir removes a non-empty directory without recursive',
+    rule: 'D2',
+    subject: () => subjectOver((base) => ({ ...base, rmdir: (target, options) => base.rmdir(target, { ...options, recursive: true }) })),
+  },
+  {
+    name: 'rename copies, yields, then deletes',
+    rule: 'D3',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async rename(from, to, options) {
+          const info = await base.stat(from, options);
+          if (info?.type !== 'file') return base.rename(from, to, options);
+          const { bytes } = await base.read(from, { maxBytes: Infinity });
+          const made = await base.swap(to, { expect: options.replace === false ? { kind: 'absent' } : { kind: 'any' }, bytes });
+          if (!made.ok) throw new FsError('FS_ALREADY_EXISTS', 'the destination exists');
+          await new Promise((resolve) => setImmediate(resolve)); // both names exist here
+          await base.swap(from, { expect: { kind: 'any' }, bytes: null });
+        },
+      })),
+  },
+  {
+    name: 'walk descends into links to directories',
+    rule: 'D4',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async *walk(top, options) {
+          const visit = async function* (dir: FsTarget, prefix: string, depth: number): AsyncGenerator<FsWalkEntry> {
+            for (const entry of await base.listDir(dir, options)) {
+              const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
+              yield { ...entry, path };
+              if (entry.type === 'directory' && depth < 40) yield* visit(entry.target, path, depth + 1);
+            }
+          };
+          yield* visit(top, '', 0);
+        },
+      })),
+  },
+  {
+    name: 'listing loops: every directory also lists itself as a child',
+    rule: 'D4',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async listDir(target, options) {
+          const entries = await base.listDir(target, options);
+          const self = posix.join(target.targetKey, 'again');
+          return [...entries, { name: 'again', type: 'directory' as const, target: { targetKey: FsTargetKey(self), displayPath: posix.join(target.displayPath, 'again') } }];
+        },
+        walk: undefined,
+      })),
+  },
+  {
+    name: 'an absolute symlink that stays inside the root is refused',
+    rule: 'P2',
+    subject: () => rootedSubject('no-absolute'),
+  },
+  {
+    name: 'readBytes truncates at maxBytes instead of refusing',
+    rule: 'M1',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async read(target, options) {
+          const whole = await base.read(target, { ...options, maxBytes: Infinity });
+          return whole.bytes.byteLength <= options.maxBytes ? whole : { ...whole, bytes: whole.bytes.subarray(0, options.maxBytes) };
+        },
+      })),
+  },
+  {
+    name: 'listDir sorts names by UTF-16 code units',
+    rule: 'M1',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        listDir: async (target, options) => (await base.listDir(target, options)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
+      })),
+  },
+  {
+    name: 'native edit re-encodes with a BOM only when the text has none (text starting with U+FEFF loses it)',
+    rule: 'L4',
+    subject: () =>
+      subjectOver((base) =>
+        withNativeEdit(base, (decoded, edit, what) => {
+          const result = applyEdit(decoded.text, edit.oldString, edit.newString, edit.replaceAll);
+          if (!result.ok) throw new FsError(result.error.code, `${what}: ${result.error.message}`);
+          return { bytes: encodeText(result.text, decoded.bom), replacements: result.replacements, lines: result.lines };
+        }),
+      ),
+  },
+  {
+    name: 'a root checked only lexically: links lead out',
+    rule: 'P2',
+    subject: () => rootedSubject('lexical'),
+  },
+  {
+    name: 'an "overlay" made of unionfs over two memfs volumes: writes and deletes reach the lower',
+    rule: 'O1',
+    subject: unionOverlaySubject,
+  },
 ];
+
+/**
+ * What people reach for first as an overlay: unionfs over an upper and a lower memfs volume,
+ * behind a plain provider. unionfs tries each volume in turn for every call, so a write whose
+ * directory exists only below, and every unlink of a lower file, lands in the lower.
+ */
+function unionOverlaySubject(): ConformanceSubject {
+  const lowerProvider = createMemoryProvider({ files: { [BASE]: null } });
+  const upper = new Volume();
+  upper.mkdirSync(BASE, { recursive: true });
+  const union = new Union().use(lowerProvider.volume as never).use(upper as never);
+  const ufs = union as unknown as Volume;
+  const stat = (key: string) => {
+    try {
+      return ufs.statSync(key);
+    } catch {
+      return undefined;
+    }
+  };
+  const version = (key: string) => contentVersion(new Uint8Array(ufs.readFileSync(key) as Buffer));
+  const provider: FsProvider = {
+    async resolve(path) {
+      return { targetKey: FsTargetKey(path), displayPath: path };
+    },
+    async stat(target) {
+      const st = stat(target.targetKey);
+      if (!st) return undefined;
+      return st.isDirectory() ? { type: 'directory', version: FsVersion('dir') } : { type: 'file', version: version(target.targetKey), size: Number(st.size) };
+    },
+    async read(target, { maxBytes }) {
+      const st = stat(target.targetKey);
+      if (!st) throw new FsError('FS_NOT_FOUND', `cannot read "${target.displayPath}": not found`);
+      if (st.isDirectory()) throw new FsError('FS_NOT_REGULAR_FILE', `cannot read "${target.displayPath}": a directory`);
+      const bytes = new Uint8Array(ufs.readFileSync(target.targetKey) as Buffer);
+      if (bytes.byteLength > maxBytes) throw new FsError('FS_TOO_LARGE', `cannot read "${target.displayPath}": too large`);
+      return { bytes, version: contentVersion(bytes) };
+    },
+    async swap(target, { expect, bytes }) {
+      const st = stat(target.targetKey);
+      if (st?.isDirectory()) throw new FsError('FS_NOT_REGULAR_FILE', `cannot write "${target.displayPath}": a directory`);
+      const now = st ? { version: version(target.targetKey) } : undefined;
+      if (!expectHolds(expect, now)) return { ok: false, current: observe(now) };
+      if (bytes === null) {
+        if (now) ufs.unlinkSync(target.targetKey);
+        return { ok: true, existed: now !== undefined };
+      }
+      ufs.mkdirSync(posix.dirname(target.targetKey), { recursive: true });
+      ufs.writeFileSync(target.targetKey, Buffer.from(bytes));
+      return { ok: true, existed: now !== undefined, version: contentVersion(bytes) };
+    },
+    async listDir(target) {
+      const st = stat(target.targetKey);
+      if (!st) throw new FsError('FS_NOT_FOUND', `cannot list "${target.displayPath}": not found`);
+      if (!st.isDirectory()) throw new FsError('FS_NOT_DIRECTORY', `cannot list "${target.displayPath}": not a directory`);
+      return (ufs.readdirSync(target.targetKey) as string[]).sort(compareNames).map((name) => {
+        const key = posix.join(target.targetKey, name);
+        const child = stat(key)!;
+        return {
+          name,
+          type: child.isDirectory() ? ('directory' as const) : ('file' as const),
+          target: { targetKey: FsTargetKey(key), displayPath: posix.join(target.displayPath, name) },
+          ...(child.isDirectory() ? {} : { size: Number(child.size) }),
+        };
+      });
+    },
+    async mkdir(target) {
+      ufs.mkdirSync(target.targetKey, { recursive: true });
+    },
+    async rmdir(target, { recursive }) {
+      ufs.rmSync(target.targetKey, { recursive });
+    },
+    async rename(from, to) {
+      ufs.renameSync(from.targetKey, to.targetKey);
+    },
+  };
+  return { fs: createFs(provider), provider, lower: createFs(lowerProvider), base: BASE };
+}

@@ -8,15 +8,16 @@ import { volumeHooks } from './memory-subject.js';
  * tests. Two classic bugs for P2 to catch: `'lexical'` checks the root only lexically (links
  * lead out), `'resolve'` checks links at resolve only (a file swapped for a link afterwards leads out).
  */
-export function rootedSubject(confineLinks: 'always' | 'resolve' | 'lexical'): ConformanceSubject {
+export function rootedSubject(confineLinks: 'always' | 'resolve' | 'lexical' | 'no-absolute'): ConformanceSubject {
   const root = '/jail';
   const outsideDir = '/elsewhere';
   const base = createMemoryProvider({ files: { [`${root}/work`]: null, [outsideDir]: null }, cwd: root });
-  const provider = confineLinks === 'lexical' ? { ...base, root } : confine(base, root, confineLinks === 'always');
-  return { fs: createFs(provider), base: `${root}/work`, outsideDir, ...volumeHooks(base.volume) };
+  const provider = confineLinks === 'lexical' ? { ...base, root } : confine(base, root, confineLinks !== 'resolve', confineLinks === 'no-absolute');
+  return { fs: createFs(provider), provider, base: `${root}/work`, outsideDir, ...volumeHooks(base.volume) };
 }
 
-function confine(base: MemoryProvider, root: string, atEveryOperation: boolean): FsProvider {
+/** `refuseAbsolute`: the over-cautious bug of refusing every absolute link, even one that stays inside. */
+function confine(base: MemoryProvider, root: string, atEveryOperation: boolean, refuseAbsolute = false): FsProvider {
   const vol = base.volume;
   const reader: LinkReader = {
     kind(path) {
@@ -27,7 +28,11 @@ function confine(base: MemoryProvider, root: string, atEveryOperation: boolean):
         return 'missing';
       }
     },
-    readlink: (path) => String(vol.readlinkSync(path)),
+    readlink(path) {
+      const text = String(vol.readlinkSync(path));
+      if (refuseAbsolute && text.startsWith('/')) throw new FsError('FS_OUTSIDE_ROOT', `"${path}" is an absolute link`);
+      return text;
+    },
   };
   const inside = async (path: string, displayPath: string): Promise<string> =>
     resolveLinks(path, reader, (resolved) => {
@@ -47,8 +52,11 @@ function confine(base: MemoryProvider, root: string, atEveryOperation: boolean):
     },
     stat: async (t, o) => base.stat(await checked(t), o),
     read: async (t, o) => base.read(await checked(t), o),
-    write: async (t, o) => base.write(await checked(t), o),
+    swap: async (t, o) => base.swap(await checked(t), o),
     listDir: async (t, o) => base.listDir(await checked(t), o),
-    remove: async (t, o) => base.remove(await checked(t), o),
+    mkdir: async (t, o) => base.mkdir(await checked(t), o),
+    rmdir: async (t, o) => base.rmdir(await checked(t), o),
+    rename: async (f, t, o) => base.rename(await checked(f), await checked(t), o),
+    walk: undefined,
   };
 }

@@ -13,6 +13,7 @@ async function localSubject(options: { durable?: boolean; anchoring?: 'proc' | '
   const fs = createLocalFs({ root: area.root, ...options });
   return {
     fs,
+    provider: fs.provider,
     base,
     outsideDir: area.outside,
     outOfBand: {

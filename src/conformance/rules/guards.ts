@@ -1,10 +1,11 @@
 import fc from 'fast-check';
-import { applyEdit, encodeText, textForWrite, type FsVersion, type FsWriteIntent } from '../../seam/index.js';
+import { applyEdit, encodeText, textForWrite, type FsExpect, type FsTarget, type FsVersion, type FsWriteIntent } from '../../seam/index.js';
 import { textArb } from '../arbitraries.js';
 import {
   aliasesOf,
   bytesEqual,
   bytesOf,
+  deepEqual,
   describeSettled,
   equal,
   expectUnchanged,
@@ -61,7 +62,7 @@ export const guardRules: Rule[] = [
     id: 'G2',
     title: 'createIfAbsent never overwrites an existing file',
     async run(ctx) {
-      const { fs } = ctx;
+      const fs = ctx.concurrentFs;
       await ctx.check(
         'existing file',
         fc.asyncProperty(textArb, textArb, async (existing, attempt) => {
@@ -113,7 +114,7 @@ export const guardRules: Rule[] = [
     id: 'G3',
     title: 'concurrent guarded mutations from one version have exactly one winner',
     async run(ctx) {
-      const { fs } = ctx;
+      const fs = ctx.concurrentFs;
       const opArb = fc.record({
         kind: fc.constantFrom('text', 'bytes', 'edit', 'edit', 'remove'),
         alias: fc.nat(),
@@ -220,7 +221,7 @@ export const guardRules: Rule[] = [
     id: 'G5',
     title: 'concurrent readers see whole old or whole new content',
     async run(ctx) {
-      const { fs } = ctx;
+      const fs = ctx.concurrentFs;
       const writerArb = fc.record({
         bytes: fc.boolean(),
         size: fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 160 * 1024 })),
@@ -300,6 +301,109 @@ export const guardRules: Rule[] = [
             equal(final.version as string, versions[state], 'version of the final content');
           },
         ),
+        0.5,
+      );
+    },
+  },
+  {
+    id: 'G6',
+    title: 'concurrent unguarded read-modify-write calls lose no update',
+    async run(ctx) {
+      const fs = ctx.concurrentFs;
+      const edits = (n: number, eol: string) => ({
+        text: Array.from({ length: n }, (_, i) => `line @${i}@${eol}`).join(''),
+        edit: (i: number) => ({ oldString: `@${i}@`, newString: `#${i}#` }),
+      });
+      const expectAll = async (target: FsTarget, n: number, results: PromiseSettledResult<unknown>[], labels: string[]) => {
+        const summary = describeSettled(results, labels);
+        results.forEach((r, i) => ok(r.status === 'fulfilled', `unguarded ${labels[i]} must succeed (${summary})`));
+        const text = (await fs.readText(target)).text;
+        for (let i = 0; i < n; i++) {
+          ok(text.includes(`#${i}#`) && !text.includes(`@${i}@`), `the change of ${labels[i]} was lost: the file holds ${JSON.stringify(text)} (${summary})`);
+        }
+      };
+      await ctx.example('edits started in the same tick', async () => {
+        const n = 6;
+        const { text, edit } = edits(n, '\n');
+        const { target } = await seedFile(fs, `${ctx.dir()}/f.txt`, text);
+        const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => fs.editText(target, edit(i))));
+        await expectAll(target, n, results, results.map((_, i) => `edit #${i}`));
+      });
+      await ctx.check(
+        'interleaved unguarded edits through every alias',
+        fc.asyncProperty(
+          fc.scheduler(),
+          fc.array(fc.record({ alias: fc.nat(), group: fc.nat(2) }), { minLength: 2, maxLength: 5 }),
+          fc.boolean(),
+          async (s, ops, crlf) => {
+            const dir = ctx.dir();
+            const { text, edit } = edits(ops.length, crlf ? '\r\n' : '\n');
+            const { target } = await seedFile(fs, `${dir}/f.txt`, text);
+            const aliases = await aliasesOf(ctx, dir, 'f.txt');
+            const labels = ops.map((op, i) => `edit #${i} via ${aliases[op.alias % aliases.length]!.label}`);
+            const tasks = ops.map((op, i) => () => fs.editText(aliases[op.alias % aliases.length]!.target, edit(i)));
+            const results = await interleave(s, tasks, ops.map((o) => o.group));
+            await expectAll(target, ops.length, results, labels);
+          },
+        ),
+        0.5,
+      );
+    },
+  },
+  {
+    id: 'G7',
+    title: 'a swap whose expectation no longer holds changes nothing and reports the current state',
+    skipIf: (subject) => (subject.provider === undefined ? 'the subject gives no provider to swap through' : undefined),
+    async run(ctx) {
+      const { fs } = ctx;
+      const provider = ctx.subject.provider!;
+      const expectArb = fc.constantFrom('current', 'stale', 'absent', 'any');
+      await ctx.check(
+        'every expectation against a present and an absent file',
+        fc.asyncProperty(fc.boolean(), expectArb, fc.option(textArb, { nil: null }), textArb, async (present, kind, next, initial) => {
+          const path = `${ctx.dir()}/f.txt`;
+          const target = await fs.resolve(path);
+          const before = present ? await fs.writeBytes(target, utf8(initial)) : undefined;
+          const stale = (await fs.writeBytes(await fs.resolve(`${path}.other`), utf8(`${initial}!`))).version;
+          const expect: FsExpect =
+            kind === 'current'
+              ? before ? { kind: 'present', version: before.version } : { kind: 'absent' }
+              : kind === 'stale' ? { kind: 'present', version: stale } : { kind };
+          const holds = kind === 'any' || kind === 'current' || (kind === 'absent' && !present);
+          const bytes = next === null ? null : utf8(next);
+          const result = await provider.swap(target, { expect, bytes });
+          const label = `swap expecting ${JSON.stringify(expect)} on ${present ? 'a present' : 'an absent'} file`;
+          if (!holds) {
+            deepEqual(result, { ok: false, current: before ? { kind: 'present', version: before.version } : { kind: 'absent' } }, `${label}: the report`);
+            await expectUnchanged(fs, target, { bytes: before && utf8(initial), ...(before ? { version: before.version } : {}) }, label);
+            return;
+          }
+          ok(result.ok, `${label} must succeed, got ${JSON.stringify(result)}`);
+          equal(result.existed, present, `${label}: existed`);
+          const now = await bytesOf(fs, target);
+          if (bytes === null) {
+            ok(now === undefined, `${label} with bytes null must remove the file`);
+            equal(result.version, undefined, `${label}: a removal has no version`);
+            return;
+          }
+          ok(now !== undefined, `${label} must leave the new bytes`);
+          bytesEqual(now, bytes, `${label}: content`);
+          equal(result.version as string | undefined, (await fs.stat(target))?.version, `${label}: the version returned is what stat reports (V3)`);
+        }),
+        0.5,
+      );
+      await ctx.check(
+        'swaps racing from one version have exactly one winner',
+        fc.asyncProperty(fc.scheduler(), fc.array(fc.nat(2), { minLength: 2, maxLength: 5 }), async (s, groups) => {
+          const { target, version } = await seedFile(fs, `${ctx.dir()}/f.txt`, 'base\n');
+          const tasks = groups.map((_, i) => () => provider.swap(target, { expect: { kind: 'present', version }, bytes: utf8(`writer ${i}\n`) }));
+          const results = await interleave(s, tasks, groups);
+          const labels = groups.map((_, i) => `swap #${i}`);
+          const summary = describeSettled(results, labels);
+          const won = results.flatMap((r, i) => (r.status === 'fulfilled' && r.value.ok ? [i] : []));
+          equal(won.length, 1, `exactly one swap must succeed (${summary}: ${JSON.stringify(results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected')))})`);
+          bytesEqual((await bytesOf(fs, target))!, utf8(`writer ${won[0]}\n`), `the file must hold the winner's bytes (${summary})`);
+        }),
         0.5,
       );
     },

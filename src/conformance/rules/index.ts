@@ -1,4 +1,5 @@
 import type { Rule } from '../harness.js';
+import { dirRules, layerRules } from './dirs.js';
 import { editRules } from './edit.js';
 import { guardRules } from './guards.js';
 import { modelRules } from './model.js';
@@ -8,4 +9,14 @@ import { textRules } from './text.js';
 import { versionRules } from './versions.js';
 
 /** Every rule, in DESIGN §4 order, then the model-based check. */
-export const ALL_RULES: readonly Rule[] = [...versionRules, ...guardRules, ...editRules, ...textRules, ...pathRules, ...searchRules, ...modelRules];
+export const ALL_RULES: readonly Rule[] = [
+  ...versionRules,
+  ...guardRules,
+  ...editRules,
+  ...textRules,
+  ...pathRules,
+  ...dirRules,
+  ...layerRules,
+  ...searchRules,
+  ...modelRules,
+];

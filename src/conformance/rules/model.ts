@@ -10,6 +10,8 @@ import {
   equal,
   fail,
   ok,
+  rejects,
+  seedFile,
   settle,
   show,
   utf8,
@@ -357,6 +359,16 @@ export const modelRules: Rule[] = [
     async run(ctx: RuleContext) {
       const { fs } = ctx;
       const oob = ctx.subject.outOfBand;
+      await ctx.example('readBytes past maxBytes, and names whose UTF-16 and code-point orders differ', async () => {
+        const dir = ctx.dir();
+        const { target } = await seedFile(fs, `${dir}/big.txt`, 'x'.repeat(100));
+        await rejects(fs.readBytes(target, { maxBytes: 99 }), 'FS_TOO_LARGE', 'readBytes of 100 bytes with maxBytes 99 (never truncated)');
+        equal((await fs.readBytes(target, { maxBytes: 100 })).bytes.byteLength, 100, 'readBytes with maxBytes equal to the size');
+        // U+FB00 sorts after U+1F600 in UTF-16 units (0xFB00 > 0xD83D) but before it by code point.
+        for (const name of ['😀.txt', 'ﬀ.txt', 'z.txt']) await seedFile(fs, `${dir}/${name}`, name);
+        const names = (await fs.listDir(await fs.resolve(dir))).map((e) => e.name);
+        deepEqual(names, ['big.txt', 'z.txt', 'ﬀ.txt', '😀.txt'], 'listDir order is by code point');
+      });
       await ctx.check(
         'write, guarded write, edit, remove and read over a few paths',
         fc.asyncProperty(fc.commands(commandArbs(oob !== undefined), { maxCommands: 30 }), async (cmds) => {

@@ -146,6 +146,9 @@ export const pathRules: Rule[] = [
         await fs.writeText(via, 'through the link\n');
         equal((await fs.readText(real.target)).text, 'through the link\n', 'a write through a link lands in the target');
         equal((await fs.resolve(`${dir}/link.txt`)).targetKey as string, real.target.targetKey, 'the link is kept after a write through it');
+        // An absolute link is no escape when it stays inside.
+        await link(`${dir}/real.txt`, `${dir}/absolute.txt`);
+        equal((await fs.readText(await fs.resolve(`${dir}/absolute.txt`))).text, 'through the link\n', 'read through an absolute link inside the root');
       });
       if (oob) {
         await ctx.example('a file swapped for an escaping link after resolve', async () => {

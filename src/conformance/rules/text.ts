@@ -126,6 +126,13 @@ export const textRules: Rule[] = [
     async run(ctx) {
       const { fs } = ctx;
       const bodyArb = bodyTextArb.map((t) => `${t}@B@`);
+      await ctx.example('a BOM followed by the character U+FEFF', async () => {
+        // Text that itself starts with U+FEFF: an encoder that adds a BOM only when the text has none drops one.
+        const { target } = await seedFile(fs, `${ctx.dir()}/f.txt`, concatBytes(BOM, utf8('\uFEFFkeep @B@\n')));
+        equal((await fs.readText(target)).text, '\uFEFFkeep @B@\n', 'readText hides one BOM and shows the U+FEFF after it');
+        await fs.editText(target, { oldString: '@B@', newString: '@edited@' });
+        bytesEqual((await fs.readBytes(target, { maxBytes: 1 << 20 })).bytes, concatBytes(BOM, utf8('\uFEFFkeep @edited@\n')), 'edit keeps the BOM and the U+FEFF');
+      });
       await ctx.check(
         'read, stream, edit and write of a BOM file',
         fc.asyncProperty(bodyArb, fc.string({ unit: fc.constantFrom('a', 'é', '😀', ' '), maxLength: 6 }), async (body, content) => {

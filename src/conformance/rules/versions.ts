@@ -33,6 +33,19 @@ export const versionRules: Rule[] = [
         equal((await fs.stat(target))?.version as string | undefined, w3.version, 'stat after the rewrites');
       });
       await ctx.check(
+        'a change anywhere in a large file, even after its first KiB',
+        fc.asyncProperty(fc.integer({ min: 1, max: 96 * 1024 - 1 }), fc.constantFrom('x', '\n', 'é'), async (at, ch) => {
+          const base = 'a'.repeat(96 * 1024);
+          const { target, version: v1 } = await seedFile(fs, `${ctx.dir()}/f.txt`, base);
+          const changed = utf8(base);
+          changed.set(utf8(ch).subarray(0, 1), at);
+          const w2 = await fs.writeBytes(target, changed);
+          notEqual(w2.version as string, v1, `changing byte ${at} of ${base.length} must change the version`);
+          equal((await fs.stat(target))?.version as string | undefined, w2.version, 'stat after the change');
+        }),
+        0.25,
+      );
+      await ctx.check(
         'rapid same-size rewrites',
         fc.asyncProperty(sameSizeContentsArb, async (contents) => {
           const target = await fs.resolve(`${ctx.dir()}/f.txt`);
