@@ -59,7 +59,7 @@ function safeRealpath(path: string): string {
   }
 }
 
-const LETTER: Record<OverlayChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D' };
+const LETTER: Record<OverlayChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R' };
 
 function display(root: string, key: string): string {
   const rel = relative(root, key);
@@ -77,7 +77,13 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
   const overlay = await openExisting(located);
   const changes = overlay ? await overlay.changes(located.paths) : [];
   if (parsed.values.json === true) {
-    const out = changes.map((c) => ({ path: display(located.root, c.path), kind: c.kind, ...(c.size === undefined ? {} : { size: c.size }) }));
+    const out = changes.map((c) => ({
+      path: display(located.root, c.path),
+      kind: c.kind,
+      ...(c.from === undefined ? {} : { from: display(located.root, c.from) }),
+      ...(c.type === undefined ? {} : { type: c.type }),
+      ...(c.size === undefined ? {} : { size: c.size }),
+    }));
     io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return EXIT_OK;
   }
@@ -86,8 +92,12 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
     return EXIT_OK;
   }
   const c = colorsFor(io.stdout, 'auto', io.env);
-  const paint = { added: c.green, modified: c.yellow, deleted: c.red } as const;
-  for (const change of changes) io.stdout.write(`${paint[change.kind](LETTER[change.kind])} ${display(located.root, change.path)}\n`);
+  const paint = { added: c.green, modified: c.yellow, deleted: c.red, renamed: c.yellow } as const;
+  for (const change of changes) {
+    const from = change.from === undefined ? '' : `${display(located.root, change.from)} -> `;
+    const dir = change.type === 'directory' ? '/' : '';
+    io.stdout.write(`${paint[change.kind](LETTER[change.kind])} ${from}${display(located.root, change.path)}${dir}\n`);
+  }
   return EXIT_OK;
 }
 

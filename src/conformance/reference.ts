@@ -50,3 +50,46 @@ export function isCrlfDominant(text: string): boolean {
   const lf = text.split('\n').length - 1 - crlf;
   return crlf > lf;
 }
+
+export type ReferenceEdit =
+  | { readonly ok: true; readonly text: string; readonly replacements: number }
+  | { readonly ok: false; readonly code: 'FS_EDIT_NOT_FOUND' | 'FS_AMBIGUOUS_EDIT' | 'FS_INVALID_ARGUMENT' };
+
+/**
+ * E3–E5, L1–L3 restated plainly (quadratic, for small texts): splice `newString` over each match,
+ * its line breaks in the style of the matched region, and nothing else changed. E7 holds both
+ * providers and the seam's own `applyEdit` to it.
+ */
+export function referenceEdit(text: string, oldString: string, newString: string, replaceAll: boolean): ReferenceEdit {
+  const fold = (s: string) => s.replaceAll('\r\n', '\n');
+  if (oldString === '' || fold(oldString) === fold(newString)) return { ok: false, code: 'FS_INVALID_ARGUMENT' };
+  const spans = findMatches(text, oldString);
+  if (spans.length === 0) return { ok: false, code: 'FS_EDIT_NOT_FOUND' };
+  if (spans.length > 1 && !replaceAll) return { ok: false, code: 'FS_AMBIGUOUS_EDIT' };
+  let out = '';
+  let last = 0;
+  for (const span of spans) {
+    out += text.slice(last, span.start) + fold(newString).replaceAll('\n', regionEol(text, span));
+    last = span.end;
+  }
+  return { ok: true, text: out + text.slice(last), replacements: spans.length };
+}
+
+/** The break inside the match, else the one ending its line, else the one before it, else LF. */
+function regionEol(text: string, span: Span): string {
+  const style = (i: number) => (text[i - 1] === '\r' ? '\r\n' : '\n');
+  for (let i = span.start; i < span.end; i++) if (text[i] === '\n') return i > span.start ? style(i) : '\n';
+  for (let i = span.end; i < text.length; i++) if (text[i] === '\n') return style(i);
+  for (let i = span.start - 1; i >= 0; i--) if (text[i] === '\n') return style(i);
+  return '\n';
+}
+
+/** T1 restated: the text of UTF-8 bytes without NUL (one leading BOM dropped), or undefined. */
+export function plainDecode(bytes: Uint8Array): string | undefined {
+  if (bytes.includes(0)) return undefined;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return undefined;
+  }
+}

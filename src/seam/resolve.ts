@@ -16,7 +16,9 @@ export const MAX_SYMLINK_HOPS = 40;
  * Resolves every symlink in an absolute path, including a dangling final link and links in
  * ancestors of a path that does not exist yet; the missing remainder is appended literally.
  * Relative link targets resolve from the link's directory. More than 40 hops: FS_IO_ERROR.
- * `onStep` sees every resolved prefix, so a rooted provider can refuse one that leaves its root.
+ * `onStep` sees every resolved prefix, the root's own ancestors included (`/`, `/srv` on the way to
+ * `/srv/root`, or after an absolute link). A rooted provider refuses a prefix that is neither
+ * inside its root nor an ancestor of it: `!isWithin(root, p) && !isWithin(p, root)`.
  */
 export async function resolveLinks(
   path: string,

@@ -98,8 +98,8 @@ describe('atomic, durable writes', () => {
     expect((await fsp.stat(at('new.txt'))).mode & 0o777).toBe(0o666 & ~umask);
   });
 
-  test('the owner of an existing file is kept (when running as root)', async () => {
-    if (process.getuid?.() !== 0) return;
+  test('the owner of an existing file is kept (when running as root)', async ({ skip }) => {
+    if (process.getuid?.() !== 0) skip();
     await fsp.writeFile(at('owned.txt'), 'a');
     await fsp.chown(at('owned.txt'), 65534, 65534);
     await fs.writeText(await resolve('owned.txt'), 'b');
@@ -228,8 +228,8 @@ describe('atomic, durable writes', () => {
     expect(await fsp.readFile(at(name), 'utf8')).toBe('long');
   });
 
-  test('the syscalls are in the durable order: O_EXCL|O_NOFOLLOW temp, fsync, rename (or link for a new file), fsync(dir)', async () => {
-    if (!hasStrace()) return;
+  test('the syscalls are in the durable order: O_EXCL|O_NOFOLLOW temp, fsync, rename (or link for a new file), fsync(dir)', async ({ skip }) => {
+    if (!hasStrace()) skip();
     const build = buildForChildren();
     const code = `
       const { createLocalFs } = await import(${JSON.stringify(build.localUrl)});
@@ -360,8 +360,8 @@ describe('special files never block (T2) and reads are bounded', () => {
     expect(await noHang(dev.stat(z))).toMatchObject({ type: 'other' });
   });
 
-  test('st_size is never trusted: a procfs file that reports size 0 is read in full, and bounded', async () => {
-    if (!existsSync('/proc/self/status')) return;
+  test('st_size is never trusted: a procfs file that reports size 0 is read in full, and bounded', async ({ skip }) => {
+    if (!existsSync('/proc/self/status')) skip();
     const proc = createLocalFs({ root: '/proc/self' });
     const t = await proc.resolve('status');
     expect((await fsp.stat(t.targetKey)).size).toBe(0);

@@ -1,6 +1,7 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { seamPerCall as kitSeamPerCall } from '../../src/conformance/index.js';
 import { createFs, createHarness, type FileSystem, type FsProvider, type HarnessContext, type HarnessPlugin } from '../../src/index.js';
 import { createObservationPolicy } from '../../src/policy/index.js';
 import { fsTools } from '../../src/tools/index.js';
@@ -69,16 +70,7 @@ export const FS_METHODS = [
 ] as const;
 export const PROVIDER_METHODS = ['resolve', 'stat', 'read', 'swap', 'listDir', 'mkdir', 'rmdir', 'rename'] as const;
 
-/**
- * A FileSystem whose every call goes through a seam of its own over `provider`, as if each came
- * from another process: nothing but the provider's swap keeps concurrent mutations apart.
- */
+/** Every call through a seam of its own over `provider`, as from separate processes (the kit's helper). */
 export function seamPerCall(provider: FsProvider): FileSystem {
-  const first = createFs(provider);
-  const out: Record<string, unknown> = { cwd: first.cwd, contains: first.contains.bind(first) };
-  if (first.root !== undefined) out.root = first.root;
-  for (const name of [...FS_METHODS, 'walk'] as const) {
-    out[name] = (...args: unknown[]) => (createFs(provider)[name] as (...a: unknown[]) => unknown)(...args);
-  }
-  return out as unknown as FileSystem;
+  return kitSeamPerCall(provider, createFs(provider));
 }

@@ -8,14 +8,16 @@ import {
   deepEqual,
   equal,
   expectUnchanged,
+  fail,
   ok,
   rejects,
   seedFile,
   settle,
+  show,
   utf8,
   type Rule,
 } from '../harness.js';
-import { findMatches } from '../reference.js';
+import { findMatches, referenceEdit } from '../reference.js';
 
 /** Text from a tiny alphabet, so that matches repeat and overlap. */
 const dupTextArb = fc
@@ -250,6 +252,12 @@ export const editRules: Rule[] = [
           const shown = Buffer.from(bytes).subarray(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf ? 3 : 0);
           const hadBom = shown.byteLength !== bytes.byteLength;
           const expected = applyEdit(shown.toString('utf8'), oldString, newString, replaceAll);
+          // The seam's engine is itself held to the plain restatement of the rules.
+          const plain = referenceEdit(shown.toString('utf8'), oldString, newString, replaceAll);
+          if (expected.ok !== plain.ok || (expected.ok && plain.ok && (expected.text !== plain.text || expected.replacements !== plain.replacements))) {
+            fail(`applyEdit and the reference edit disagree on ${JSON.stringify({ text, oldString, newString, replaceAll })}: ${show(expected.ok ? expected.text : expected.error.code)} vs ${show(plain.ok ? plain.text : plain.code)}`);
+          }
+          if (!expected.ok && !plain.ok) equal(expected.error.code, plain.code, 'applyEdit and the reference edit: error code');
           const request = { oldString, newString, replaceAll };
           const what = `editText ${JSON.stringify(request)} on ${JSON.stringify(text)} (bom ${bom})`;
           const got = await settle(fs.editText(target, request), what);
