@@ -6,15 +6,15 @@ import { defineConfig } from 'vitest/config';
 // examples use as a third party would: map each export of package.json to its source file.
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
   name: string;
-  exports: Record<string, { source: string }>;
+  exports: Record<string, string | { 'dsh-fs-source': string }>;
 };
-const selfReferences = Object.entries(pkg.exports).map(([subpath, target]) => ({
+const selfReferences = Object.entries(pkg.exports).flatMap(([subpath, target]) => (typeof target === 'string' ? [] : [{
   find: new RegExp(`^${(pkg.name + subpath.slice(1)).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`),
-  replacement: fileURLToPath(new URL(target.source, import.meta.url)),
-}));
+  replacement: fileURLToPath(new URL(target['dsh-fs-source'], import.meta.url)),
+}]));
 
 export default defineConfig({
-  resolve: { conditions: ['source'], alias: selfReferences },
+  resolve: { conditions: ['dsh-fs-source'], alias: selfReferences },
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 120_000,
