@@ -59,9 +59,15 @@ for (const sub of Object.keys(pkg.exports)) {
   const mod = await import(name);
   if (Object.keys(mod).length === 0) throw new Error(`${name} exports nothing`);
 }
-// require() of the conformance entry says it is ESM-only.
+// require() loads every other entry (Node loads ES modules that way since 20.19)...
+const require = createRequire(import.meta.url);
+for (const sub of Object.keys(pkg.exports)) {
+  if (sub === './package.json' || sub === './conformance') continue;
+  if (Object.keys(require(`dsh-fs${sub.slice(1)}`)).length === 0) throw new Error(`require of ${sub} gave nothing`);
+}
+// ...and says plainly that the conformance entry is ESM-only.
 try {
-  createRequire(import.meta.url)('dsh-fs/conformance');
+  require('dsh-fs/conformance');
   throw new Error('require("dsh-fs/conformance") did not throw');
 } catch (err) {
   if (err.code !== 'ERR_REQUIRE_ESM' || !/ESM-only/.test(err.message)) throw err;
