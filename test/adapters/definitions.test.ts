@@ -1,4 +1,5 @@
 import { zodFunction } from 'openai/helpers/zod';
+import type { ChatCompletionFunctionTool } from 'openai/resources/chat/completions';
 import { describe, expect, expectTypeOf, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createHarness, type FsErrorCode, type ToolResult } from '../../src/index.js';
@@ -51,7 +52,10 @@ describe('toolDefinitions({ format })', () => {
   });
 
   it('openai: { type: "function", function: { name, description, parameters } }, the listing schema as is', () => {
-    const defs = toolDefinitions({ format: 'openai' });
+    // The openai package's own type for a Chat Completions tool accepts both OpenAI formats.
+    const defs: ChatCompletionFunctionTool[] = toolDefinitions({ format: 'openai' });
+    const strict: ChatCompletionFunctionTool[] = toolDefinitions({ format: 'openai-strict' });
+    expect(strict).toHaveLength(NAMES.length);
     const anthropic = toolDefinitions();
     expect(defs.map((d) => d.type)).toEqual(NAMES.map(() => 'function'));
     expect(defs.map((d) => d.function.name)).toEqual(NAMES);
