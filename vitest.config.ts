@@ -6,15 +6,19 @@ import { defineConfig } from 'vitest/config';
 // examples use as a third party would: map each export of package.json to its source file.
 const pkg = JSON.parse(readFileSync(new URL('./package.json', import.meta.url), 'utf8')) as {
   name: string;
-  exports: Record<string, { source: string }>;
+  exports: Record<string, string | { 'dsh-fs-source'?: string; source?: string }>;
 };
-const selfReferences = Object.entries(pkg.exports).map(([subpath, target]) => ({
+// The condition is 'dsh-fs-source', not 'source': dependencies (eventsource-parser, under ai) publish
+// their own 'source' entries, which tsc and vite would then compile. A plain 'source' key is still read here.
+const sourceOf = (target: string | { 'dsh-fs-source'?: string; source?: string }) =>
+  typeof target === 'string' ? undefined : (target['dsh-fs-source'] ?? target.source);
+const selfReferences = Object.entries(pkg.exports).flatMap(([subpath, target]) => (sourceOf(target) === undefined ? [] : [{
   find: new RegExp(`^${(pkg.name + subpath.slice(1)).replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')}$`),
-  replacement: fileURLToPath(new URL(target.source, import.meta.url)),
-}));
+  replacement: fileURLToPath(new URL(sourceOf(target)!, import.meta.url)),
+}]));
 
 export default defineConfig({
-  resolve: { conditions: ['source'], alias: selfReferences },
+  resolve: { conditions: ['dsh-fs-source'], alias: selfReferences },
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 120_000,

@@ -4,7 +4,7 @@ import { defineConfig } from 'vitest/config';
 const profile = process.env.BENCH_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_PROF}`] : [];
 
 export default defineConfig({
-  resolve: { conditions: ['source'] },
+  resolve: { conditions: ['dsh-fs-source'] },
   test: {
     include: ['bench/run.ts'],
     pool: 'forks',

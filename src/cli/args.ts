@@ -26,18 +26,18 @@ const STATE_HELP = `  --state DIR   where the sandbox keeps its changes (default
 const PATHS_HELP = `  PATH...       limit the command to these files or directories (each selects everything beneath it);
                 relative to the current directory when it is inside --root, else to --root`;
 
-export const MAIN_HELP = `dsh-fs — read/write/edit tools for AI agents over MCP, on a directory or a reviewable sandbox of it
+export const MAIN_HELP = `dsh-fs — file tools for AI agents (read, write, edit, glob, grep) over MCP, on a directory or a reviewable sandbox of it
 
 Usage:
   dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR]
   dsh-fs status  --root DIR [--state DIR] [--json] [PATH...]
-  dsh-fs diff    --root DIR [--state DIR] [--color auto|always|never] [PATH...]
-  dsh-fs commit  --root DIR [--state DIR] [--force] [PATH...]
-  dsh-fs discard --root DIR [--state DIR] [PATH...]
-  dsh-fs demo
+  dsh-fs diff    --root DIR [--state DIR] [--color auto|always|never] [--json] [PATH...]
+  dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
+  dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
+  dsh-fs demo    [--keep DIR]
 
 Commands:
-  serve     run an MCP server on stdio with the read, write and edit tools
+  serve     run an MCP server on stdio with the read, write, edit, glob and grep tools
   status    list the changes an agent made in the sandbox
   diff      show those changes as a unified diff
   commit    write the sandbox's changes to the directory, refusing any that conflict
@@ -54,9 +54,10 @@ Exit status: 0 success, 1 failure or commit conflict, 2 usage error.
 export const HELP: Record<Command, string> = {
   serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR]
 
-Runs an MCP server on stdin/stdout exposing the tools read, write and edit (and any search tools
-the toolkit provides) confined to DIR, under the observation policy: a session must read a file
-before it overwrites or edits it, and a change made since that read is refused.
+Runs an MCP server on stdin/stdout exposing the tools read, write, edit, glob and grep, confined
+to DIR, under the observation policy: a session must read a file before it overwrites or edits it,
+and a change made since that read is refused. An MCP client starts this command itself; run by
+hand, it waits for MCP messages on stdin (Ctrl-C stops it).
 
 Options:
   --root DIR    the directory the tools work on (required)
@@ -82,7 +83,7 @@ ${STATE_HELP}
 ${PATHS_HELP}
   -h, --help    show this help
 `,
-  diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--color auto|always|never] [PATH...]
+  diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--color auto|always|never] [--json] [PATH...]
 
 Prints the sandbox's changes as a git-style unified diff, from DIR as it is now to the sandbox.
 
@@ -90,10 +91,11 @@ Options:
   --root DIR        the directory the sandbox is over (required)
 ${STATE_HELP}
   --color WHEN      auto (default: coloured on a terminal, unless NO_COLOR is set), always, never
+  --json            print one entry per changed file: [{ "path", "kind", "diff" }]
 ${PATHS_HELP}
   -h, --help        show this help
 `,
-  commit: `Usage: dsh-fs commit --root DIR [--state DIR] [--force] [PATH...]
+  commit: `Usage: dsh-fs commit --root DIR [--state DIR] [--force] [--json] [PATH...]
 
 Writes the sandbox's changes to DIR. A file that changed in DIR since the sandbox first saw it is
 a conflict: it is reported and left untouched, and stays in the sandbox. Look at it with
@@ -106,27 +108,34 @@ Options:
 ${STATE_HELP}
   --force       commit conflicting files too, replacing what DIR holds now (a path that now
                 leads elsewhere through a symlink is still refused)
+  --json        print the report as JSON: { "committed": [{ "path", "kind", "forced"? }],
+                "conflicts": [{ "path", "kind", "code", "message" }], "failed": [...] }
 ${PATHS_HELP}
   -h, --help    show this help
 `,
-  discard: `Usage: dsh-fs discard --root DIR [--state DIR] [PATH...]
+  discard: `Usage: dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
 
 Drops the sandbox's changes: those paths show DIR's content again.
 
 Options:
   --root DIR    the directory the sandbox is over (required)
 ${STATE_HELP}
+  --json        print what was dropped as JSON: { "discarded": [{ "path", "kind" }] }
 ${PATHS_HELP}
   -h, --help    show this help
 `,
-  demo: `Usage: dsh-fs demo
+  demo: `Usage: dsh-fs demo [--keep DIR]
 
 Creates a small sample project in a temporary directory and runs a scripted agent session against
-a sandbox over it, printing each tool call and its result: a read, a refused blind overwrite, a
-refused stale edit after an outside change, an edit of a CRLF file, an ambiguous edit and its fix,
-then the diff and a commit. The temporary directory is removed afterwards.
+a sandbox over it, printing each tool call and its result: a read, a glob and a grep, a refused
+blind overwrite, a refused stale edit after an outside change, an edit of a CRLF file, an
+ambiguous edit and its fix, then the diff and a commit. The temporary directory is removed
+afterwards.
 
 Options:
+  --keep DIR    work in DIR (created if missing; must be empty) and keep it: the session's changes
+                stay in the sandbox, uncommitted, and the status/diff/commit commands to try next
+                are printed
   -h, --help    show this help
 `,
 };
@@ -138,10 +147,10 @@ const COMMON: Options = { help: { type: 'boolean', short: 'h' } };
 const OPTIONS: Record<Command, Options> = {
   serve: { ...COMMON, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' } },
   status: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
-  diff: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, color: { type: 'string' } },
-  commit: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' } },
-  discard: { ...COMMON, root: { type: 'string' }, state: { type: 'string' } },
-  demo: { ...COMMON },
+  diff: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, color: { type: 'string' }, json: { type: 'boolean' } },
+  commit: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
+  discard: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
+  demo: { ...COMMON, keep: { type: 'string' } },
 };
 
 const TAKES_PATHS: Record<Command, boolean> = {

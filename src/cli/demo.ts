@@ -1,11 +1,11 @@
-import { mkdtemp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative, resolve } from 'node:path';
 import { createHarness, type ToolResult } from '../harness/index.js';
 import { createObservationPolicy } from '../policy/index.js';
 import type { FsErrorCode } from '../seam/index.js';
-import { fsTools } from '../tools/index.js';
-import { EXIT_FAILURE, EXIT_OK } from './args.js';
+import { fsTools, searchTools } from '../tools/index.js';
+import { EXIT_FAILURE, EXIT_OK, UsageError } from './args.js';
 import { colorDiff, colorsFor } from './color.js';
 import type { Io } from './review.js';
 import { openLower, openSandbox } from './workspace.js';
@@ -38,17 +38,40 @@ type Expect = 'ok' | FsErrorCode;
 
 class DemoFailure extends Error {}
 
+/** How to run this command again: `dsh-fs` when installed, else `node <path to main.js>`. */
+function selfCommand(): string {
+  const entry = process.argv[1] ?? 'dsh-fs';
+  return basename(entry) === 'dsh-fs' ? 'dsh-fs' : `node ${shellQuote(entry)}`;
+}
+
+function shellQuote(text: string): string {
+  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replaceAll("'", "'\\''")}'`;
+}
+
+/** The directory `--keep` names: created if missing, refused unless empty (the demo writes a project there). */
+async function keepDir(dir: string, cwd: string): Promise<string> {
+  const abs = resolve(cwd, dir);
+  const entries = await readdir(abs).catch((err: NodeJS.ErrnoException) => {
+    if (err.code === 'ENOENT') return [];
+    throw new UsageError(`--keep "${dir}": ${err.code === 'ENOTDIR' ? 'not a directory' : err.message}`, 'demo');
+  });
+  if (entries.length > 0) throw new UsageError(`--keep "${dir}" must be an empty or new directory`, 'demo');
+  await mkdir(abs, { recursive: true });
+  return abs;
+}
+
 /**
  * A scripted agent session against a sandbox over a sample project in a temporary directory:
  * every tool call and its result is printed, and checked, so the demo is also a smoke test.
+ * With `keep`, it works in that directory, leaves its changes uncommitted and keeps them.
  */
-export async function demo(io: Io): Promise<number> {
+export async function demo(io: Io, keep?: string): Promise<number> {
   const c = colorsFor(io.stdout, 'auto', io.env);
   const out = (text = '') => io.stdout.write(`${text}\n`);
-  const temp = await mkdtemp(join(tmpdir(), 'dsh-fs-demo-'));
+  const temp = keep === undefined ? await mkdtemp(join(tmpdir(), 'dsh-fs-demo-')) : await keepDir(keep, io.cwd);
   const project = join(temp, 'project');
   const state = join(temp, 'sandbox-state');
-  const cleanup = () => rm(temp, { recursive: true, force: true });
+  const cleanup = () => (keep === undefined ? rm(temp, { recursive: true, force: true }) : Promise.resolve());
   const onSignal = () => {
     void cleanup().finally(() => process.exit(130));
   };
@@ -61,7 +84,7 @@ export async function demo(io: Io): Promise<number> {
       await writeFile(join(project, path), text);
     }
     const sandbox = await openSandbox(openLower(project), state);
-    const ctx = createHarness({ fs: sandbox, plugins: [createObservationPolicy(), fsTools()] });
+    const ctx = createHarness({ fs: sandbox, plugins: [createObservationPolicy(), fsTools(), searchTools()] });
     const session = 'demo-agent';
 
     let stepNo = 0;
@@ -90,6 +113,10 @@ export async function demo(io: Io): Promise<number> {
 
     step('Read a file');
     await call('read', { file_path: 'src/greet.js' }, 'ok');
+
+    step('Find files, and search inside them');
+    await call('glob', { pattern: '*.js' }, 'ok');
+    await call('grep', { pattern: 'return null', include: '*.js' }, 'ok');
 
     step('Create a new file: no read needed');
     await call('write', { file_path: 'NOTES.md', content: '# Notes\n\n- try dsh-fs\n' }, 'ok');
@@ -139,6 +166,15 @@ export async function demo(io: Io): Promise<number> {
     out();
     io.stdout.write(colorDiff(await sandbox.diff(), c));
 
+    if (keep !== undefined) {
+      step('Your turn: review the sandbox');
+      note('The changes stay in the sandbox, uncommitted. Try:');
+      const args = `--root ${shellQuote(project)} --state ${shellQuote(state)}`;
+      for (const command of ['status', 'diff', 'commit']) out(`  ${selfCommand()} ${command} ${args}`);
+      note(`Serve the project to an MCP client: ${selfCommand()} serve ${args}`);
+      return EXIT_OK;
+    }
+
     step('Commit');
     const result = await sandbox.commit();
     for (const path of result.committed) out(`${c.green('committed')} ${relative(sandbox.root ?? project, path)}`);
@@ -160,6 +196,6 @@ export async function demo(io: Io): Promise<number> {
     process.off('SIGINT', onSignal);
     process.off('SIGTERM', onSignal);
     await cleanup();
-    out(c.dim(`(removed ${temp})`));
+    out(c.dim(keep === undefined ? `(removed ${temp})` : `(kept ${temp})`));
   }
 }

@@ -65,7 +65,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       case 'discard':
         return await discard(parsed, io);
       case 'demo':
-        return await demo(io);
+        return await demo(io, optionalString(parsed, 'keep'));
     }
   } catch (err) {
     if (err instanceof UsageError) {
@@ -77,6 +77,21 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     io.stderr.write(`dsh-fs: ${message}\n`);
     return EXIT_FAILURE;
   }
+}
+
+/** Shown when `serve` is started by hand: it is not hung, it waits for a client. */
+export const SERVE_TTY_HINT = 'waiting for an MCP client on stdin (an MCP client starts this command itself; see "dsh-fs serve --help"); Ctrl-C stops it';
+
+/**
+ * A reader that goes away (`dsh-fs status | head -1`) ends the output, not the command: EPIPE is
+ * swallowed and the command finishes with its usual status. Other stream errors are reported.
+ */
+export function quietOnClosedPipe(stream: NodeJS.WritableStream, stderr: NodeJS.WritableStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE' || err.code === 'ERR_STREAM_DESTROYED') return;
+    stderr.write(`dsh-fs: cannot write output: ${err.message}\n`);
+    process.exit(EXIT_FAILURE);
+  });
 }
 
 async function serve(parsed: Parsed, io: Io): Promise<number> {
@@ -105,6 +120,7 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
     process.once('SIGTERM', () => resolve('SIGTERM'));
   });
   await server.connect(new StdioServerTransport());
+  if (process.stdin.isTTY) log(SERVE_TTY_HINT);
   log(
     `${version} serving ${root} (${mode}${stateDir === undefined ? ', writes go to the directory' : `; sandbox state in ${stateDir}`})`,
   );
@@ -128,6 +144,7 @@ function isMainModule(): boolean {
 }
 
 if (isMainModule()) {
+  quietOnClosedPipe(process.stdout, process.stderr);
   const io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
   const code = await main(process.argv.slice(2), io);
   // Exit naturally, so piped output is flushed; a stream left open (a server's stdin) ends it after a moment.

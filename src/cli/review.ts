@@ -105,6 +105,13 @@ export async function diff(parsed: Parsed, io: Io): Promise<number> {
   const mode = oneOf<ColorMode>(optionalString(parsed, 'color'), ['auto', 'always', 'never'], 'color', 'diff') ?? 'auto';
   const located = await locate('diff', parsed, io);
   const overlay = await openExisting(located);
+  if (parsed.values.json === true) {
+    const changes = overlay ? await overlay.changes(located.paths) : [];
+    const out = [];
+    for (const c of changes) out.push({ path: display(located.root, c.path), kind: c.kind, diff: await overlay!.diff([c.path]) });
+    io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    return EXIT_OK;
+  }
   const text = overlay ? await overlay.diff(located.paths) : '';
   io.stdout.write(colorDiff(text, colorsFor(io.stdout, mode, io.env)));
   return EXIT_OK;
@@ -112,8 +119,10 @@ export async function diff(parsed: Parsed, io: Io): Promise<number> {
 
 export async function commit(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('commit', parsed, io);
+  const json = parsed.values.json === true;
+  const nothing = () => io.stdout.write(json ? `${JSON.stringify({ committed: [], conflicts: [], failed: [] }, null, 2)}\n` : 'Nothing to commit.\n');
   if (!(await hasSandboxState(located.stateDir))) {
-    io.stdout.write('Nothing to commit.\n');
+    nothing();
     return EXIT_OK;
   }
   return withStateLock(
@@ -122,7 +131,7 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
       const overlay = (await openExisting(located))!;
       const todo = await overlay.changes(located.paths);
       if (todo.length === 0) {
-        io.stdout.write('Nothing to commit.\n');
+        nothing();
         return EXIT_OK;
       }
       const kinds = new Map(todo.map((c) => [c.path, c] as const));
@@ -132,6 +141,18 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
         result = await overlay.commit(located.paths, { onProgress: progress.update, force: parsed.values.force === true });
       } finally {
         progress.done();
+      }
+      const status = result.conflicts.length + result.failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
+      if (json) {
+        const entry = (path: string) => ({ path: display(located.root, path), kind: kinds.get(path)?.kind ?? 'modified' });
+        const overwritten = new Set(result.overwritten);
+        const report = {
+          committed: result.committed.map((path) => ({ ...entry(path), ...(overwritten.has(path) ? { forced: true } : {}) })),
+          conflicts: result.conflicts.map((p) => ({ ...entry(p.path), code: p.code, message: p.message })),
+          failed: result.failed.map((p) => ({ ...entry(p.path), code: p.code, message: p.message })),
+        };
+        io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        return status;
       }
       const c = colorsFor(io.stdout, 'auto', io.env);
       const line = (change: OverlayChange | undefined, path: string) =>
@@ -159,7 +180,7 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
         io.stdout.write(`${c.red(`${n} failed`)} (kept in the sandbox):\n`);
         for (const p of result.failed) io.stdout.write(`${line(kinds.get(p.path), p.path)}      ${p.code}: ${p.message}\n`);
       }
-      return result.conflicts.length + result.failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
+      return status;
     },
     { onWait: (pid) => waiting(io, pid) },
   );
@@ -167,8 +188,17 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
 
 export async function discard(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('discard', parsed, io);
+  const json = parsed.values.json === true;
+  const report = (changes: readonly OverlayChange[]) =>
+    io.stdout.write(
+      json
+        ? `${JSON.stringify({ discarded: changes.map((c) => ({ path: display(located.root, c.path), kind: c.kind })) }, null, 2)}\n`
+        : changes.length === 0
+          ? 'Nothing to discard.\n'
+          : `Discarded ${changes.length} change${changes.length === 1 ? '' : 's'}.\n`,
+    );
   if (!(await hasSandboxState(located.stateDir))) {
-    io.stdout.write('Nothing to discard.\n');
+    report([]);
     return EXIT_OK;
   }
   return withStateLock(
@@ -177,8 +207,7 @@ export async function discard(parsed: Parsed, io: Io): Promise<number> {
       const overlay = (await openExisting(located))!;
       const todo = await overlay.changes(located.paths);
       await overlay.discard(located.paths);
-      const n = todo.length;
-      io.stdout.write(n === 0 ? 'Nothing to discard.\n' : `Discarded ${n} change${n === 1 ? '' : 's'}.\n`);
+      report(todo);
       return EXIT_OK;
     },
     { onWait: (pid) => waiting(io, pid) },

@@ -18,6 +18,7 @@ export {
   describeIssues,
   errorResult,
   toJsonSchema,
+  toolListing,
   type JsonSchema,
   type Tool,
   type ToolCall,
@@ -25,5 +26,10 @@ export {
   type ToolExec,
   type ToolListing,
   type ToolRegistry,
+  type ToolFailure,
+  type ToolHints,
   type ToolResult,
+  type ToolSuccess,
+  type ToolValueOf,
+  type ToolValues,
 } from './tools.js';

@@ -21,11 +21,26 @@ export interface ToolCall {
   readonly signal?: AbortSignal;
 }
 
+/** What a tool does to its environment, as MCP clients and approval prompts read it. */
+export interface ToolHints {
+  /** Never changes a file. */
+  readonly readOnlyHint?: boolean;
+  /** May replace or remove content (meaningful when not read-only). */
+  readonly destructiveHint?: boolean;
+  /** Repeating a call with the same arguments changes nothing more. */
+  readonly idempotentHint?: boolean;
+}
+
 /** A model-facing tool: a zod input schema, an execute that returns a structured value, a render. */
 export interface Tool<Args = any, Value = any> {
   readonly name: string;
+  /** A short human-readable name (MCP's `title`). */
+  readonly title?: string;
   readonly description: string;
   readonly schema: z.ZodType<Args>;
+  /** The shape of `execute`'s value, when it is a JSON object (MCP's `outputSchema`). */
+  readonly outputSchema?: z.ZodType;
+  readonly hints?: ToolHints;
   execute(args: Args, call: ToolCall): Promise<Value>;
   /** The text the model sees for a successful call. */
   render(value: Value): string;
@@ -36,22 +51,47 @@ export interface ToolErrorInfo {
   readonly code: FsErrorCode;
 }
 
-export interface ToolResult<Value = unknown> {
-  readonly isError: boolean;
-  /** Model-facing text: the tool's render, or `Error: <message>`. */
+export interface ToolSuccess<Value = unknown> {
+  readonly isError: false;
+  /** Model-facing text: the tool's render. */
   readonly text: string;
-  /** The structured value, on success. */
-  readonly value?: Value;
-  readonly error?: ToolErrorInfo;
+  /** The structured value. */
+  readonly value: Value;
+  readonly error?: undefined;
 }
+
+export interface ToolFailure {
+  readonly isError: true;
+  /** Model-facing text: `Error: <message>`. */
+  readonly text: string;
+  readonly error: ToolErrorInfo;
+  readonly value?: undefined;
+}
+
+/** A call's outcome; `isError` tells which (`if (r.isError) r.error.code; else r.value`). */
+export type ToolResult<Value = unknown> = ToolSuccess<Value> | ToolFailure;
+
+/**
+ * The value type of each tool by name, for `ctx.tools.execute`'s result. `dsh-fs/tools` adds the
+ * built-in tools; a plugin may add its own by declaration merging.
+ */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface ToolValues {}
+
+/** The value type `execute(name, …)` resolves to. */
+export type ToolValueOf<Name extends string> = Name extends keyof ToolValues ? ToolValues[Name] : unknown;
 
 /** A JSON Schema object (draft 2020-12, without `$schema`). */
 export type JsonSchema = Record<string, unknown>;
 
+/** A tool as `list()` and the MCP server describe it (`inputSchema`, camel case, as MCP and the AI SDK spell it). */
 export interface ToolListing {
   readonly name: string;
+  readonly title?: string;
   readonly description: string;
   readonly inputSchema: JsonSchema;
+  readonly outputSchema?: JsonSchema;
+  readonly hints?: ToolHints;
 }
 
 export interface ToolRegistry {
@@ -61,8 +101,11 @@ export interface ToolRegistry {
   get(name: string): Tool | undefined;
   /** Every registered tool, in registration order, with its input as JSON Schema. */
   list(): ToolListing[];
-  /** Validates, runs and renders. Never rejects: every failure is an `isError` result. */
-  execute(name: string, args: unknown, exec: ToolExec): Promise<ToolResult>;
+  /**
+   * Validates, runs and renders. Never rejects: every failure is an `isError` result. `null` for
+   * an optional argument counts as leaving it out (OpenAI's strict mode sends it).
+   */
+  execute<Name extends string>(name: Name, args: unknown, exec: ToolExec): Promise<ToolResult<ToolValueOf<Name>>>;
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -81,7 +124,7 @@ export function createToolRegistry(context: { readonly fs: FileSystem; readonly 
     }
     const call = toCall(exec, context);
     if (call.signal?.aborted) throw new FsError('FS_ABORTED', `${name}: aborted before it started`);
-    const parsed = tool.schema.safeParse(args, { reportInput: true });
+    const parsed = tool.schema.safeParse(withoutNullOptionals(args, tool.schema), { reportInput: true });
     if (!parsed.success) {
       throw new FsError('FS_INVALID_ARGUMENT', `invalid arguments for ${name}: ${describeIssues(parsed.error, args, tool.schema)}`);
     }
@@ -105,11 +148,10 @@ export function createToolRegistry(context: { readonly fs: FileSystem; readonly 
     },
     has: (name) => tools.has(name),
     get: (name) => tools.get(name),
-    list: () =>
-      [...tools.values()].map((t) => ({ name: t.name, description: t.description, inputSchema: toJsonSchema(t.schema) })),
-    async execute(name, args, exec) {
+    list: () => [...tools.values()].map(toolListing),
+    async execute<Name extends string>(name: Name, args: unknown, exec: ToolExec): Promise<ToolResult<ToolValueOf<Name>>> {
       try {
-        return await run(name, args, exec);
+        return (await run(name, args, exec)) as ToolResult<ToolValueOf<Name>>;
       } catch (err) {
         return errorResult(err, `${String(name)} failed`);
       }
@@ -117,15 +159,65 @@ export function createToolRegistry(context: { readonly fs: FileSystem; readonly 
   };
 }
 
-/** A tool input schema as JSON Schema for LLM APIs: input mode (defaults optional), no `$schema`. */
-export function toJsonSchema(schema: z.ZodType): JsonSchema {
-  const json = z.toJSONSchema(schema, { io: 'input' }) as JsonSchema;
+/** A tool as `list()` gives it. */
+export function toolListing(tool: Tool): ToolListing {
+  return {
+    name: tool.name,
+    ...(tool.title === undefined ? {} : { title: tool.title }),
+    description: tool.description,
+    inputSchema: toJsonSchema(tool.schema),
+    ...(tool.outputSchema === undefined ? {} : { outputSchema: toJsonSchema(tool.outputSchema, 'output') }),
+    ...(tool.hints === undefined ? {} : { hints: { ...tool.hints } }),
+  };
+}
+
+/**
+ * A tool schema as JSON Schema for LLM APIs: input mode (defaults optional), no `$schema`. An
+ * optional property that also accepts `null` is shown without the null branch: leaving it out
+ * is the way to omit it, and null is still accepted.
+ */
+export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output' = 'input'): JsonSchema {
+  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
   delete json.$schema;
+  if (io === 'input') dropNullBranches(json);
   return json;
 }
 
+function dropNullBranches(json: JsonSchema): void {
+  const props = json.properties as Record<string, JsonSchema> | undefined;
+  if (props === undefined) return;
+  const required = new Set((json.required as string[] | undefined) ?? []);
+  for (const [key, prop] of Object.entries(props)) {
+    if (required.has(key)) continue;
+    if (Array.isArray(prop.type) && prop.type.includes('null')) {
+      const types = (prop.type as unknown[]).filter((t) => t !== 'null');
+      props[key] = { ...prop, type: types.length === 1 ? types[0] : types };
+      continue;
+    }
+    if (!Array.isArray(prop.anyOf)) continue;
+    const branches = (prop.anyOf as JsonSchema[]).filter((b) => b.type !== 'null');
+    if (branches.length !== 1 || branches.length === prop.anyOf.length) continue;
+    const { anyOf: _drop, ...rest } = prop;
+    props[key] = { ...branches[0], ...rest };
+  }
+}
+
+/** `null` for an optional property of an object schema is taken as the property left out. */
+function withoutNullOptionals(args: unknown, schema: z.ZodType): unknown {
+  if (!(schema instanceof z.ZodObject) || typeof args !== 'object' || args === null || Array.isArray(args)) return args;
+  const shape = schema.shape as Record<string, z.ZodType>;
+  let out: Record<string, unknown> | undefined;
+  for (const [key, value] of Object.entries(args)) {
+    const field = shape[key];
+    if (value !== null || field === undefined || !field.safeParse(undefined).success) continue;
+    out ??= { ...(args as Record<string, unknown>) };
+    delete out[key];
+  }
+  return out ?? args;
+}
+
 /** The result for a failed call: `Error: <message>` and the error's name and code. */
-export function errorResult(err: unknown, what = 'tool call failed'): ToolResult<never> {
+export function errorResult(err: unknown, what = 'tool call failed'): ToolFailure {
   const error = toFsError(err, what);
   return { isError: true, text: `Error: ${clipMessage(error.message)}`, error: { name: 'FsError', code: error.code } };
 }
@@ -196,8 +288,8 @@ export function describeIssues(error: z.ZodError, args: unknown, schema: z.ZodTy
           if (issue.path.length === 0) return `arguments must be a JSON object, got ${typeName(issue.input)}`;
           const input = valueAt(args, issue.path);
           if (input === undefined) return `missing required ${arg}`;
-          const hint = input === null ? '; omit it to use the default' : '';
-          return `${arg} must be ${article(issue.expected)}, got ${typeName(input)}${hint}`;
+          // null for an optional argument never gets here (it counts as left out).
+          return `${arg} must be ${article(issue.expected)}, got ${typeName(input)}`;
         }
         default:
           return name === '' ? issue.message : `${arg}: ${issue.message}`;

@@ -97,6 +97,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
         throw new FsError('FS_OUTSIDE_ROOT', `path "${path}" resolves to "${abs}", which is outside the root "${root}"`);
       }
       const target = await call(`cannot resolve "${abs}"`, signal, () => provider.resolve(abs, { signal }));
+      throwIfAborted(signal, `cannot resolve "${abs}"`); // a provider may finish without looking at the signal
       checkTarget(target);
       return target;
     },

@@ -3,6 +3,7 @@ import type { Tool } from '../harness/index.js';
 import { shownPath } from '../harness/tools.js';
 import { EDIT_DESCRIPTION, createEditSchema, type EditArgs } from './schemas.js';
 import { withRemedy } from './errors.js';
+import { editOutputSchema } from './outputs.js';
 
 export interface EditValue {
   readonly path: string;
@@ -40,6 +41,9 @@ function mergeRanges(lines: readonly FsLineRange[]): FsLineRange[] {
 export function createEditTool(): Tool<EditArgs, EditValue> {
   return {
     name: 'edit',
+    title: 'Edit file',
+    hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
+    outputSchema: editOutputSchema,
     description: EDIT_DESCRIPTION,
     schema: createEditSchema(),
     render: renderEdit,
@@ -54,7 +58,7 @@ export function createEditTool(): Tool<EditArgs, EditValue> {
         const guard = await call.events.editIntent(target, call.owner);
         const outcome = await call.fs.editText(
           target,
-          { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all },
+          { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all === true },
           guard,
           signal ? { signal } : {},
         );
@@ -63,7 +67,7 @@ export function createEditTool(): Tool<EditArgs, EditValue> {
           path: target.displayPath,
           version: outcome.version,
           replacements: outcome.replacements,
-          replaceAll: args.replace_all,
+          replaceAll: args.replace_all === true,
           lines: outcome.lines,
         };
       } catch (err) {

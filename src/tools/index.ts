@@ -1,5 +1,11 @@
 import type { HarnessContext, HarnessPluginObject, Tool } from '../harness/index.js';
-import { toJsonSchema, type JsonSchema } from '../harness/index.js';
+import { toolListing } from '../harness/index.js';
+import { formatTools, type AnthropicToolDefinition, type ToolDefinitionFor, type ToolFormat } from '../adapters/definitions.js';
+import { createSearchTools, type SearchToolsOptions } from './search.js';
+import type { ReadValue } from './read.js';
+import type { WriteValue } from './write.js';
+import type { EditValue } from './edit.js';
+import type { GlobValue, GrepValue } from './search.js';
 import { createEditTool } from './edit.js';
 import { createReadTool } from './read.js';
 import { toolLimits, type FsToolsOptions } from './schemas.js';
@@ -31,21 +37,29 @@ export function fsTools(options: FsToolsOptions = {}): HarnessPluginObject {
   };
 }
 
-/** A tool definition in the shape LLM APIs take (`input_schema` as JSON Schema). */
-export interface ToolDefinition {
-  readonly name: string;
-  readonly description: string;
-  readonly input_schema: JsonSchema;
+/** A tool definition in Anthropic's shape (`input_schema`); see `toolDefinitions({ format })` for others. */
+export type ToolDefinition = AnthropicToolDefinition;
+
+export interface ToolDefinitionsOptions<F extends ToolFormat = ToolFormat> extends FsToolsOptions, SearchToolsOptions {
+  /** The API's shape (default `anthropic`). */
+  readonly format?: F;
+  /** Include `glob` and `grep` (default true, as `dsh-fs serve` does). */
+  readonly search?: boolean;
 }
 
-/** Definitions of the three tools, ready for Anthropic-style APIs (or OpenAI's `parameters`). */
-export function toolDefinitions(options: FsToolsOptions = {}): ToolDefinition[] {
+/**
+ * Definitions of the tools in one LLM API's own shape: `anthropic` → `{ name, description,
+ * input_schema }`; `openai` / `openai-strict` → `{ type: 'function', function: { name,
+ * description, parameters, strict? } }`. Run calls with `ctx.tools.execute(name, args, …)`.
+ */
+export function toolDefinitions<F extends ToolFormat = 'anthropic'>(options: ToolDefinitionsOptions<F> = {}): ToolDefinitionFor<F>[] {
   const suite = createFsTools(options);
-  return [suite.read, suite.write, suite.edit].map((t) => ({
-    name: t.name,
-    description: t.description,
-    input_schema: toJsonSchema(t.schema),
-  }));
+  const tools: Tool[] = [suite.read, suite.write, suite.edit];
+  if (options.search !== false) {
+    const search = createSearchTools(options);
+    tools.push(search.glob, search.grep);
+  }
+  return formatTools(tools.map(toolListing), options.format ?? ('anthropic' as F));
 }
 
 export {
@@ -70,6 +84,27 @@ export { createReadTool, readFooter, readWindow, renderRead, renderReadLine, typ
 export { createWriteTool, renderWrite, type WriteValue } from './write.js';
 export { createEditTool, renderEdit, type EditValue } from './edit.js';
 export { REMEDIES, withRemedy } from './errors.js';
+export { editOutputSchema, globOutputSchema, grepOutputSchema, readOutputSchema, writeOutputSchema } from './outputs.js';
+export {
+  TOOL_FORMATS,
+  formatTools,
+  toOpenAIStrictSchema,
+  type AnthropicToolDefinition,
+  type OpenAIToolDefinition,
+  type ToolDefinitionFor,
+  type ToolFormat,
+} from '../adapters/definitions.js';
+
+// `ctx.tools.execute('read', …)` resolves to a ToolResult<ReadValue>, and so on.
+declare module '../harness/tools.js' {
+  interface ToolValues {
+    read: ReadValue;
+    write: WriteValue;
+    edit: EditValue;
+    glob: GlobValue;
+    grep: GrepValue;
+  }
+}
 export {
   DEFAULT_SEARCH_LIMITS,
   compareNewestFirst,

@@ -10,6 +10,7 @@ import {
   type ReadArgs,
 } from './schemas.js';
 import { withRemedy } from './errors.js';
+import { readOutputSchema } from './outputs.js';
 
 export interface ReadLine {
   /** 1-based line number. */
@@ -316,6 +317,9 @@ export function renderRead(value: ReadValue): string {
 export function createReadTool(limits: FsToolLimits = DEFAULT_TOOL_LIMITS): Tool<ReadArgs, ReadValue> {
   return {
     name: 'read',
+    title: 'Read file',
+    hints: { readOnlyHint: true, idempotentHint: true },
+    outputSchema: readOutputSchema,
     description: readDescription(limits),
     schema: createReadSchema(limits),
     render: renderRead,

@@ -38,10 +38,14 @@ export function formatBytes(bytes: number): string {
   return bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
 }
 
+/** Not empty and not only whitespace: a path of spaces is a mistake, never a file to create. */
+export const NOT_BLANK = /\S/;
+
 const FILE_PATH = (verb: string) =>
   z
     .string()
-    .min(1, 'must be a non-empty path')
+    .min(1, { message: 'must be a non-empty path', abort: true })
+    .regex(NOT_BLANK, 'must not be blank')
     .describe(`Path of the file to ${verb}: absolute, or relative to the working directory.`);
 
 export function createReadSchema(limits: FsToolLimits = DEFAULT_TOOL_LIMITS) {
@@ -50,12 +54,12 @@ export function createReadSchema(limits: FsToolLimits = DEFAULT_TOOL_LIMITS) {
     offset: z
       .int()
       .min(1, 'must be 1 or more (line numbers start at 1)')
-      .optional()
+      .nullish()
       .describe('1-based number of the first line to return. Defaults to 1.'),
     limit: z
       .int()
       .min(1, 'must be 1 or more')
-      .optional()
+      .nullish()
       .describe(`Maximum number of lines to return. Defaults to ${limits.maxLines}, which is also the most one call returns.`),
   });
 }
@@ -80,11 +84,14 @@ export function createEditSchema() {
     new_string: z.string().describe('Replacement text, taken literally. An empty string deletes the match.'),
     replace_all: z
       .boolean()
+      .nullable()
       .default(false)
       .describe('Replace every match. Defaults to false: then old_string must match exactly one place in the file.'),
   });
 }
 
+// Optional arguments are nullish: OpenAI's strict mode (and its zodFunction helper) needs them
+// nullable, and a model sends null for an omitted option; null means "left out".
 export type ReadArgs = z.output<ReturnType<typeof createReadSchema>>;
 export type WriteArgs = z.output<ReturnType<typeof createWriteSchema>>;
 export type EditArgs = z.output<ReturnType<typeof createEditSchema>>;

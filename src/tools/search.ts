@@ -10,7 +10,10 @@ import {
   relativeTo,
   type SkipCounts,
 } from '../seam/index.js';
-import { toJsonSchema, type HarnessContext, type HarnessPluginObject, type JsonSchema, type Tool } from '../harness/index.js';
+import { NOT_BLANK } from './schemas.js';
+import { globOutputSchema, grepOutputSchema } from './outputs.js';
+import { toolListing, type HarnessContext, type HarnessPluginObject, type Tool } from '../harness/index.js';
+import { formatTools, type ToolDefinitionFor, type ToolFormat } from '../adapters/definitions.js';
 
 export interface SearchToolsOptions {
   /** Paths glob shows inline (default 100). */
@@ -69,15 +72,17 @@ export function searchToolLimits(options: SearchToolsOptions = {}): SearchToolLi
 const SEARCH_PATH = (what: string) =>
   z
     .string()
-    .min(1, 'must be a non-empty path')
-    .optional()
+    .min(1, { message: 'must be a non-empty path', abort: true })
+    .regex(NOT_BLANK, 'must not be blank')
+    .nullish()
     .describe(`${what}: absolute, or relative to the working directory. Defaults to the working directory.`);
 
 export function createGlobSchema() {
   return z.strictObject({
     pattern: z
       .string()
-      .min(1, 'must be a non-empty glob')
+      .min(1, { message: 'must be a non-empty glob', abort: true })
+      .regex(NOT_BLANK, 'must not be blank')
       .describe(
         'Glob pattern matched against file paths relative to path, e.g. "**/*.ts" or "src/**/test_*.py". ' +
           'A pattern without "/" matches file names at any depth ("*.ts" finds every .ts file). ' +
@@ -113,12 +118,13 @@ export function createGrepSchema() {
     path: SEARCH_PATH('File or directory to search'),
     include: z
       .string()
-      .min(1, 'must be a non-empty glob')
+      .min(1, { message: 'must be a non-empty glob', abort: true })
+      .regex(NOT_BLANK, 'must not be blank')
       .superRefine((value, ctx) => {
         const problem = includeProblem(value);
         if (problem !== undefined) ctx.addIssue({ code: 'custom', message: problem });
       })
-      .optional()
+      .nullish()
       .describe(
         'Only search files matching this one glob, e.g. "*.ts" or "*.{ts,tsx}"; a glob without "/" matches ' +
           'file names at any depth, one with "/" matches paths relative to path.',
@@ -212,12 +218,21 @@ export function createGlobTool(options: SearchToolsOptions = {}): Tool<GlobArgs,
   const limits = searchToolLimits(options);
   return {
     name: 'glob',
+    title: 'Find files',
+    hints: { readOnlyHint: true, idempotentHint: true },
+    outputSchema: globOutputSchema,
     description: globDescription(limits),
     schema: createGlobSchema(),
     render: renderGlob,
     async execute(args, call) {
       const { signal } = call;
-      const dir = args.path === undefined ? call.cwd : canonicalPath(args.path, call.cwd);
+      const dir = args.path == null ? call.cwd : canonicalPath(args.path, call.cwd);
+      // The walk skips version-control directories it meets; one named as the start is skipped too.
+      const below = relativeTo(call.fs.root ?? '/', dir) ?? dir;
+      const vcs = below.split('/').find((segment) => VCS_DIRECTORIES.includes(segment));
+      if (vcs !== undefined) {
+        throw new FsError('FS_INVALID_ARGUMENT', `path "${args.path}" is inside a version-control directory (${vcs}), which glob skips; search a directory outside it`);
+      }
       const result = await glob(call.fs, args.pattern, {
         cwd: dir,
         matchBase: true,
@@ -303,6 +318,9 @@ export function createGrepTool(options: SearchToolsOptions = {}): Tool<GrepArgs,
   const limits = searchToolLimits(options);
   return {
     name: 'grep',
+    title: 'Search file contents',
+    hints: { readOnlyHint: true, idempotentHint: true },
+    outputSchema: grepOutputSchema,
     description: grepDescription(limits),
     schema: createGrepSchema(),
     render: renderGrep,
@@ -310,8 +328,8 @@ export function createGrepTool(options: SearchToolsOptions = {}): Tool<GrepArgs,
       const { signal } = call;
       const result = await grep(call.fs, args.pattern, {
         cwd: call.cwd,
-        ...(args.path === undefined ? {} : { path: args.path }),
-        ...(args.include === undefined ? {} : { include: args.include }),
+        ...(args.path == null ? {} : { path: args.path }),
+        ...(args.include == null ? {} : { include: args.include }),
         maxMatches: limits.grepMaxMatches,
         maxLineBytes: limits.grepMaxLineBytes,
         maxFileBytes: limits.grepMaxFileBytes,
@@ -391,8 +409,8 @@ export function searchTools(options: SearchToolsOptions = {}): HarnessPluginObje
   };
 }
 
-/** Definitions of `glob` and `grep` in the shape LLM APIs take, as `toolDefinitions()` gives for the others. */
-export function searchToolDefinitions(options: SearchToolsOptions = {}): { name: string; description: string; input_schema: JsonSchema }[] {
+/** Definitions of `glob` and `grep` alone (`toolDefinitions()` includes them by default). */
+export function searchToolDefinitions<F extends ToolFormat = 'anthropic'>(options: SearchToolsOptions & { readonly format?: F } = {}): ToolDefinitionFor<F>[] {
   const suite = createSearchTools(options);
-  return [suite.glob, suite.grep].map((t) => ({ name: t.name, description: t.description, input_schema: toJsonSchema(t.schema) }));
+  return formatTools([suite.glob, suite.grep].map(toolListing), options.format ?? ('anthropic' as F));
 }

@@ -3,6 +3,7 @@ import type { Tool } from '../harness/index.js';
 import { shownPath } from '../harness/tools.js';
 import { WRITE_DESCRIPTION, createWriteSchema, type WriteArgs } from './schemas.js';
 import { withRemedy } from './errors.js';
+import { writeOutputSchema } from './outputs.js';
 
 export interface WriteValue {
   readonly path: string;
@@ -21,6 +22,10 @@ export function renderWrite(value: WriteValue): string {
 export function createWriteTool(): Tool<WriteArgs, WriteValue> {
   return {
     name: 'write',
+    title: 'Write file',
+    // Writing the same content again changes nothing more.
+    hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: true },
+    outputSchema: writeOutputSchema,
     description: WRITE_DESCRIPTION,
     schema: createWriteSchema(),
     render: renderWrite,

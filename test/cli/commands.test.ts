@@ -321,6 +321,7 @@ describe('dsh-fs demo', () => {
     const steps = [...r.stdout.matchAll(/^── (\d+)\. (.*?) ─+$/gm)].map((m) => m[2]);
     expect(steps).toEqual([
       'Read a file',
+      'Find files, and search inside them',
       'Create a new file: no read needed',
       'Overwrite a file it never read: refused',
       'Edit after someone else changed the file: refused as stale',
@@ -330,6 +331,8 @@ describe('dsh-fs demo', () => {
       'Commit',
     ]);
     expect(r.stdout).toContain('→ read {"file_path":"src/greet.js"}');
+    expect(r.stdout).toContain('→ glob {"pattern":"*.js"}\n← src/util.js\n  src/greet.js\n');
+    expect(r.stdout).toContain('← Found 2 matches in 1 file');
     expect(r.stdout).toContain('[FS_NOT_OBSERVED]');
     expect(r.stdout).toContain('[FS_STALE_VERSION]');
     expect(r.stdout).toMatch(/old_string matches 2 times \(at lines 3, 10\).*\[FS_AMBIGUOUS_EDIT\]/);

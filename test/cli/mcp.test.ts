@@ -211,9 +211,11 @@ describe('dsh-fs serve: invalid arguments', () => {
       expect(textOf(result)).toBe(text);
       expect(codeOf(result)).toBe('FS_INVALID_ARGUMENT');
     }
-    const unknown = await s.call('delete', { file_path: 'notes.txt' });
-    expect(unknown.isError).toBe(true);
-    expect(textOf(unknown)).toMatch(/^Error: unknown tool "delete"; available tools: read, write, edit/);
+    // An unknown tool is a protocol error (JSON-RPC InvalidParams), not a tool result.
+    await expect(s.call('delete', { file_path: 'notes.txt' })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringMatching(/unknown tool "delete"; available tools: read, write, edit, glob, grep/),
+    });
     expect((await runCli(['status', '--root', root, '--state', state])).stdout).toBe('No changes.\n');
   });
 });

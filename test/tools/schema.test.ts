@@ -16,8 +16,9 @@ const SNAKE = /^[a-z]+(_[a-z]+)*$/;
 describe('tool schemas', () => {
   const defs = Object.fromEntries(toolDefinitions().map((d) => [d.name, d]));
 
-  it('defines exactly read, write and edit with their argument sets', () => {
-    expect(toolDefinitions().map((d) => d.name)).toEqual(['read', 'write', 'edit']);
+  it('defines read, write and edit (and glob and grep unless search is false) with their argument sets', () => {
+    expect(toolDefinitions().map((d) => d.name)).toEqual(['read', 'write', 'edit', 'glob', 'grep']);
+    expect(toolDefinitions({ search: false }).map((d) => d.name)).toEqual(['read', 'write', 'edit']);
     const shape = (name: string) => {
       const s = defs[name]!.input_schema as { properties: Record<string, unknown>; required: string[] };
       return { properties: Object.keys(s.properties), required: s.required };
@@ -69,7 +70,11 @@ describe('tool schemas', () => {
   it('lists the same tools through the harness registry, registered by one plugin', () => {
     const { ctx } = setup();
     expect(ctx.plugins).toEqual(['observation-policy', 'fs-tools']);
-    expect(ctx.tools.list()).toEqual(toolDefinitions().map((d) => ({ name: d.name, description: d.description, inputSchema: d.input_schema })));
+    const listed = ctx.tools.list();
+    expect(listed.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))).toEqual(
+      toolDefinitions({ search: false }).map((d) => ({ name: d.name, description: d.description, inputSchema: d.input_schema })),
+    );
+    expect(listed.map((t) => t.title)).toEqual(['Read file', 'Write file', 'Edit file']);
   });
 
   it('refuses to register the suite twice or over another tool of the same name', () => {
@@ -136,8 +141,8 @@ describe('argument validation', () => {
       'invalid arguments for read: argument "offset": must be 1 or more (line numbers start at 1)',
     );
     await expectInvalid(
-      run('read', { file_path: 'a', limit: null }),
-      'invalid arguments for read: argument "limit" must be a number, got null; omit it to use the default',
+      run('read', { file_path: null }),
+      'invalid arguments for read: argument "file_path" must be a string, got null',
     );
     await expectInvalid(run('read', { file_path: '' }), 'invalid arguments for read: argument "file_path": must be a non-empty path');
     await expectInvalid(run('edit', { file_path: 'a', old_string: 'x', new_string: 'y', replace_all: 'yes' }),

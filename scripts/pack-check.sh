@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# Packs the package as npm would publish it and uses it the way a consumer does, in a scratch
+# directory: install the tarball, import every export (ESM), type-check a TypeScript consumer with
+# moduleResolution nodenext and bundler, and run the bin. Registry packages come from npm's cache
+# when they are there (--prefer-offline); the toolchain (tsc) is this checkout's.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+work="$(mktemp -d "${TMPDIR:-/tmp}/dsh-fs-pack-check.XXXXXX")"
+trap 'rm -rf "$work"' EXIT
+cd "$repo"
+
+version() { node -p "require('$repo/package-lock.json').packages['node_modules/$1'].version"; }
+
+echo "pack-check: packing"
+tarball="$(npm pack --silent --pack-destination "$work" | tail -n 1)"
+tarball="$work/$tarball"
+
+# The tarball: no install-time scripts, and the files the README and the exports point at.
+tar -xzf "$tarball" -C "$work"
+node --input-type=module - "$work/package" <<'JS'
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+const dir = process.argv[2];
+const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+const fail = (m) => { console.error(`pack-check: ${m}`); process.exit(1); };
+for (const s of ['preinstall', 'install', 'postinstall', 'prepare']) if (pkg.scripts?.[s]) fail(`the package has a "${s}" script`);
+for (const f of ['LICENSE', 'README.md', 'dist/cli/main.js']) if (!existsSync(join(dir, f))) fail(`${f} is not in the tarball`);
+const pages = ['README.md', ...readdirSync(join(dir, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+for (const page of pages) {
+  const text = readFileSync(join(dir, page), 'utf8');
+  for (const [, link] of text.matchAll(/\]\(((?!https?:|#)[^)#]+)/g)) {
+    if (!existsSync(join(dir, dirname(page), link))) fail(`${page} links to ${link}, which is not in the tarball`);
+  }
+}
+for (const [sub, target] of Object.entries(pkg.exports)) {
+  const files = typeof target === 'string' ? [target] : Object.entries(target).filter(([c]) => c !== 'dsh-fs-source').map(([, f]) => f);
+  for (const f of files) if (!existsSync(join(dir, f))) fail(`export ${sub} points at ${f}, which is not in the tarball`);
+}
+JS
+
+echo "pack-check: installing into a scratch consumer"
+consumer="$work/consumer"
+mkdir -p "$consumer"
+cd "$consumer"
+cat > package.json <<JSON
+{ "name": "consumer", "version": "0.0.0", "private": true, "type": "module" }
+JSON
+npm install --prefer-offline --no-audit --no-fund --loglevel=error \
+  "$tarball" "ai@$(version ai)" "@types/node@$(version @types/node)" > install.log 2>&1 || { cat install.log; exit 1; }
+
+echo "pack-check: importing every export"
+node --input-type=module - <<'JS'
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+const pkg = JSON.parse(readFileSync('node_modules/dsh-fs/package.json', 'utf8'));
+for (const sub of Object.keys(pkg.exports)) {
+  if (sub === './package.json') continue;
+  const name = `dsh-fs${sub.slice(1)}`;
+  const mod = await import(name);
+  if (Object.keys(mod).length === 0) throw new Error(`${name} exports nothing`);
+}
+// require() loads every other entry (Node loads ES modules that way since 20.19)...
+const require = createRequire(import.meta.url);
+for (const sub of Object.keys(pkg.exports)) {
+  if (sub === './package.json' || sub === './conformance') continue;
+  if (Object.keys(require(`dsh-fs${sub.slice(1)}`)).length === 0) throw new Error(`require of ${sub} gave nothing`);
+}
+// ...and says plainly that the conformance entry is ESM-only.
+try {
+  require('dsh-fs/conformance');
+  throw new Error('require("dsh-fs/conformance") did not throw');
+} catch (err) {
+  if (err.code !== 'ERR_REQUIRE_ESM' || !/ESM-only/.test(err.message)) throw err;
+}
+JS
+
+echo "pack-check: type-checking a TypeScript consumer (nodenext and bundler)"
+cat > consumer.ts <<'TS'
+import { createHarness, type ToolResult } from 'dsh-fs';
+import { createMemoryFs } from 'dsh-fs/memory';
+import { createLocalFs } from 'dsh-fs/local';
+import { createOverlayFs } from 'dsh-fs/overlay';
+import { createObservationPolicy } from 'dsh-fs/observation-policy';
+import { fsTools, searchTools, toolDefinitions, type ReadValue } from 'dsh-fs/tools';
+import { createMcpServer } from 'dsh-fs/mcp';
+import { aiSdkTools } from 'dsh-fs/ai-sdk';
+import { runConformance } from 'dsh-fs/conformance';
+
+const fs = createMemoryFs({ files: { '/w/a.txt': 'x\n' }, cwd: '/w' });
+const ctx = createHarness({ fs, plugins: [createObservationPolicy(), fsTools(), searchTools()] });
+const r: ToolResult<ReadValue> = await ctx.tools.execute('read', { file_path: 'a.txt' }, { owner: 's' });
+const code: string | undefined = r.isError ? r.error.code : r.value.lines[0]?.text;
+const anthropic: string = toolDefinitions()[0]!.input_schema.type as string;
+const strict: boolean | undefined = toolDefinitions({ format: 'openai-strict' })[0]!.function.strict;
+const server = createMcpServer({ fs });
+const tools = aiSdkTools(ctx);
+export { code, anthropic, strict, server, tools, createLocalFs, createOverlayFs, runConformance };
+TS
+for resolution in nodenext bundler; do
+  module=$([ "$resolution" = nodenext ] && echo nodenext || echo esnext)
+  cat > "tsconfig.$resolution.json" <<JSON
+{ "compilerOptions": { "target": "ES2022", "lib": ["ES2024"], "module": "$module", "moduleResolution": "$resolution",
+  "strict": true, "noEmit": true, "skipLibCheck": true, "types": ["node"] }, "files": ["consumer.ts"] }
+JSON
+  node "$repo/node_modules/typescript/bin/tsc" -p "tsconfig.$resolution.json"
+done
+
+echo "pack-check: running the bin"
+npx --no-install dsh-fs --help | grep -q 'dsh-fs serve' || { echo 'pack-check: npx dsh-fs --help did not print the help'; exit 1; }
+echo "pack-check: ok"

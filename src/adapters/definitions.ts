@@ -1,0 +1,101 @@
+import type { JsonSchema, ToolListing } from '../harness/index.js';
+import { FsError } from '../seam/index.js';
+
+/** The LLM API a definition list is shaped for. */
+export type ToolFormat = 'anthropic' | 'openai' | 'openai-strict';
+
+/** Anthropic Messages API `tools[]` entry. */
+export interface AnthropicToolDefinition {
+  readonly name: string;
+  readonly description: string;
+  readonly input_schema: JsonSchema;
+}
+
+/** OpenAI Chat Completions `tools[]` entry. */
+export interface OpenAIToolDefinition {
+  readonly type: 'function';
+  readonly function: {
+    readonly name: string;
+    readonly description: string;
+    readonly parameters: JsonSchema;
+    readonly strict?: boolean;
+  };
+}
+
+export type ToolDefinitionFor<F extends ToolFormat> = F extends 'anthropic' ? AnthropicToolDefinition : OpenAIToolDefinition;
+
+export const TOOL_FORMATS: readonly ToolFormat[] = ['anthropic', 'openai', 'openai-strict'];
+
+/**
+ * Tool listings (`ctx.tools.list()`) in one API's shape. With `openai-strict`, every property is
+ * required, optional ones accept null (the tools treat null as left out), and keywords outside
+ * OpenAI's strict subset are dropped (the tools still check them and say what is wrong).
+ */
+export function formatTools<F extends ToolFormat>(listings: readonly ToolListing[], format: F): ToolDefinitionFor<F>[] {
+  if (!TOOL_FORMATS.includes(format)) {
+    throw new FsError('FS_INVALID_ARGUMENT', `format must be one of ${TOOL_FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
+  }
+  return listings.map((t) => {
+    if (format === 'anthropic') return { name: t.name, description: t.description, input_schema: t.inputSchema };
+    const strict = format === 'openai-strict';
+    return {
+      type: 'function' as const,
+      function: {
+        name: t.name,
+        description: t.description,
+        parameters: strict ? toOpenAIStrictSchema(t.inputSchema) : t.inputSchema,
+        ...(strict ? { strict: true } : {}),
+      },
+    };
+  }) as ToolDefinitionFor<F>[];
+}
+
+/** Keywords OpenAI's strict mode accepts; anything else makes the API refuse the schema. */
+const STRICT_KEYWORDS = new Set([
+  'type', 'description', 'properties', 'required', 'additionalProperties', 'items', 'enum', 'const', 'anyOf',
+  '$defs', '$ref', 'pattern', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum', 'multipleOf',
+  'minItems', 'maxItems',
+]);
+
+/** A JSON Schema rewritten into OpenAI's strict subset (a copy; the input is not changed). */
+export function toOpenAIStrictSchema(schema: JsonSchema): JsonSchema {
+  const out: JsonSchema = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (!STRICT_KEYWORDS.has(key)) continue;
+    if (key === 'properties' && isObject(value)) {
+      out.properties = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toOpenAIStrictSchema(v as JsonSchema)]));
+    } else if (key === 'items' && isObject(value)) {
+      out.items = toOpenAIStrictSchema(value);
+    } else if (key === 'anyOf' && Array.isArray(value)) {
+      out.anyOf = value.map((v) => toOpenAIStrictSchema(v as JsonSchema));
+    } else if (key === '$defs' && isObject(value)) {
+      out.$defs = Object.fromEntries(Object.entries(value).map(([k, v]) => [k, toOpenAIStrictSchema(v as JsonSchema)]));
+    } else {
+      out[key] = value;
+    }
+  }
+  if (isObject(out.properties)) {
+    const props = out.properties as Record<string, JsonSchema>;
+    const required = new Set(Array.isArray(schema.required) ? (schema.required as string[]) : []);
+    for (const [key, prop] of Object.entries(props)) if (!required.has(key)) props[key] = nullable(prop);
+    out.required = Object.keys(props);
+    out.additionalProperties = false;
+  }
+  return out;
+}
+
+function nullable(schema: JsonSchema): JsonSchema {
+  if (Array.isArray(schema.enum) && !schema.enum.includes(null)) schema = { ...schema, enum: [...schema.enum, null] };
+  const { type } = schema;
+  if (typeof type === 'string') return type === 'null' ? schema : { ...schema, type: [type, 'null'] };
+  if (Array.isArray(type)) return type.includes('null') ? schema : { ...schema, type: [...type, 'null'] };
+  if (Array.isArray(schema.anyOf)) {
+    return schema.anyOf.some((b) => isObject(b) && b.type === 'null') ? schema : { ...schema, anyOf: [...schema.anyOf, { type: 'null' }] };
+  }
+  const { description, ...rest } = schema;
+  return { ...(description === undefined ? {} : { description }), anyOf: [rest, { type: 'null' }] };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}

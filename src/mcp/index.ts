@@ -1,0 +1,136 @@
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type CallToolResult,
+  type Tool as McpTool,
+} from '@modelcontextprotocol/sdk/types.js';
+import { createHarness, errorResult, type HarnessContext, type HarnessPlugin, type Owner, type ToolListing, type ToolResult } from '../harness/index.js';
+import { createObservationPolicy } from '../policy/index.js';
+import type { FileSystem } from '../seam/index.js';
+import { fsTools, searchTools } from '../tools/index.js';
+
+export interface CreateMcpServerOptions {
+  /** The filesystem the tools work on. */
+  readonly fs: FileSystem;
+  /** The observation policy (default: a new `createObservationPolicy()`); pass your own to export or restore its state. */
+  readonly policy?: HarnessPlugin;
+  /** Tool plugins (default: `fsTools()` and `searchTools()`); your own harness tools are served the same way. */
+  readonly tools?: readonly HarnessPlugin[];
+  /** Server name and version in the MCP handshake (default `dsh-fs`, `0.0.0`). */
+  readonly name?: string;
+  readonly version?: string;
+  /** The server's instructions to the model (default: names the cwd and the read-before-write rule). */
+  readonly instructions?: string;
+  /** `destructiveHint` of the tools that change files (default true; false when changes are reviewed first, as in a sandbox). */
+  readonly destructive?: boolean;
+  /** The session the policy tracks (default: one new session per server; stdio carries one client). */
+  readonly owner?: Owner;
+  /** One line per tool call (`edit: ok`, `write: FS_STALE_VERSION`). */
+  readonly log?: (line: string) => void;
+  /**
+   * Runs each call (default: on `fs`). A host may take a lock here, or hand over a newer
+   * FileSystem; a harness is made per FileSystem, under the same policy.
+   */
+  readonly run?: <T>(call: (fs: FileSystem) => Promise<T>, signal: AbortSignal) => Promise<T>;
+}
+
+/**
+ * An MCP server serving a harness's tools over `fs` under the observation policy: connect it to
+ * any transport (`await server.connect(transport)`). Tools carry a title, annotations and an
+ * outputSchema that their `structuredContent` follows; an unknown tool is a JSON-RPC error.
+ * The server owns `tools/list` and `tools/call`: add tools as harness plugins (`tools`), not
+ * with `server.registerTool`.
+ */
+export function createMcpServer(options: CreateMcpServerOptions): McpServer {
+  const policy = options.policy ?? createObservationPolicy();
+  const plugins = options.tools ?? [fsTools(), searchTools()];
+  const log = options.log ?? (() => {});
+  const owner: Owner = options.owner ?? {};
+  const run = options.run ?? (<T>(call: (fs: FileSystem) => Promise<T>) => call(options.fs));
+
+  let current: { fs: FileSystem; ctx: HarnessContext } | undefined;
+  const harnessFor = (fs: FileSystem): HarnessContext => {
+    if (current?.fs !== fs) {
+      // Plugins are objects applied once per harness; a harness over a newer FileSystem reuses them.
+      const ctx = createHarness({
+        fs,
+        plugins: [policy, ...plugins],
+        onListenerError: (error, info) => log(`an ${info.event} listener failed for "${info.target.displayPath}": ${String(error)}`),
+      });
+      current = { fs, ctx };
+    }
+    return current.ctx;
+  };
+
+  const first = harnessFor(options.fs);
+  const listings = first.tools.list();
+  const tools = listings.map((t) => mcpTool(t, options.destructive ?? true));
+  const names = new Set(listings.map((t) => t.name));
+
+  const server = new McpServer(
+    { name: options.name ?? 'dsh-fs', version: options.version ?? '0.0.0' },
+    {
+      capabilities: { tools: { listChanged: false } },
+      instructions:
+        options.instructions ??
+        `Tool paths are absolute or relative to ${first.cwd}. Read a file (any part) before you overwrite or edit it; if it changed since, read it again.`,
+    },
+  );
+  server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
+  server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+    const { name } = request.params;
+    if (!names.has(name)) {
+      throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name)}; available tools: ${[...names].join(', ')}`);
+    }
+    let result: ToolResult;
+    try {
+      result = await run((fs) => harnessFor(fs).tools.execute(name, request.params.arguments ?? {}, { owner, signal: extra.signal }), extra.signal);
+    } catch (err) {
+      // The host's wrapper failed (a lock, a damaged sandbox): still a result the model can read.
+      result = errorResult(err, `${name} failed`);
+    }
+    log(`${name}: ${result.isError ? result.error.code : 'ok'}`);
+    return toCallToolResult(result);
+  });
+  return server;
+}
+
+/** A registry listing as MCP describes a tool. */
+export function mcpTool(listing: ToolListing, destructive = true): McpTool {
+  const hints = listing.hints ?? {};
+  const readOnly = hints.readOnlyHint === true;
+  return {
+    name: listing.name,
+    ...(listing.title === undefined ? {} : { title: listing.title }),
+    description: listing.description,
+    inputSchema: listing.inputSchema as McpTool['inputSchema'],
+    ...(listing.outputSchema === undefined ? {} : { outputSchema: listing.outputSchema as McpTool['outputSchema'] }),
+    annotations: {
+      ...(listing.title === undefined ? {} : { title: listing.title }),
+      readOnlyHint: readOnly,
+      ...(readOnly ? {} : { destructiveHint: destructive && hints.destructiveHint !== false }),
+      idempotentHint: hints.idempotentHint === true,
+      // The tools touch only the given filesystem.
+      openWorldHint: false,
+    },
+  };
+}
+
+/** MCP's shape of a registry result: the rendered text, plus the structured value on success. */
+export function toCallToolResult(result: ToolResult): CallToolResult {
+  const content = [{ type: 'text' as const, text: result.text }];
+  if (result.isError) {
+    // The code travels in _meta, so clients that show structuredContent still show the model the text and its remedy.
+    return { isError: true, content, _meta: { 'dsh-fs/error': { ...result.error } } };
+  }
+  return { content, structuredContent: toStructured(result.value) };
+}
+
+function toStructured(value: unknown): Record<string, unknown> {
+  // Through JSON, so the client receives exactly what the protocol can carry (no undefined, no class instances).
+  const plain: unknown = value === undefined ? {} : JSON.parse(JSON.stringify(value));
+  return typeof plain === 'object' && plain !== null && !Array.isArray(plain) ? (plain as Record<string, unknown>) : { value: plain };
+}
