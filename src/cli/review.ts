@@ -72,18 +72,23 @@ async function openExisting(located: Located): Promise<OverlayFileSystem | undef
   return openSandbox(openLower(located.root), located.stateDir);
 }
 
+/** One change as `--json` shows it, with root-relative paths. */
+function changeJson(root: string, c: OverlayChange) {
+  return {
+    path: display(root, c.path),
+    kind: c.kind,
+    ...(c.from === undefined ? {} : { from: display(root, c.from) }),
+    ...(c.type === undefined ? {} : { type: c.type }),
+    ...(c.size === undefined ? {} : { size: c.size }),
+  };
+}
+
 export async function status(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('status', parsed, io);
   const overlay = await openExisting(located);
   const changes = overlay ? await overlay.changes(located.paths) : [];
   if (parsed.values.json === true) {
-    const out = changes.map((c) => ({
-      path: display(located.root, c.path),
-      kind: c.kind,
-      ...(c.from === undefined ? {} : { from: display(located.root, c.from) }),
-      ...(c.type === undefined ? {} : { type: c.type }),
-      ...(c.size === undefined ? {} : { size: c.size }),
-    }));
+    const out = changes.map((c) => changeJson(located.root, c));
     io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return EXIT_OK;
   }
@@ -108,7 +113,7 @@ export async function diff(parsed: Parsed, io: Io): Promise<number> {
   if (parsed.values.json === true) {
     const changes = overlay ? await overlay.changes(located.paths) : [];
     const out = [];
-    for (const c of changes) out.push({ path: display(located.root, c.path), kind: c.kind, diff: await overlay!.diff([c.path]) });
+    for (const c of changes) out.push({ ...changeJson(located.root, c), diff: await overlay!.diff([c.path]) });
     io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return EXIT_OK;
   }

@@ -128,9 +128,9 @@ describe('status, diff, commit and discard', () => {
     expect(await run(['status', ...args])).toEqual({ code: 0, stdout: 'M src/app.ts\nA src/new.ts\nD src/old.ts\n', stderr: '' });
     const json = JSON.parse((await run(['status', ...args, '--json'])).stdout) as unknown;
     expect(json).toEqual([
-      { path: 'src/app.ts', kind: 'modified', size: 40 },
-      { path: 'src/new.ts', kind: 'added', size: 11 },
-      { path: 'src/old.ts', kind: 'deleted' },
+      { path: 'src/app.ts', kind: 'modified', type: 'file', size: 40 },
+      { path: 'src/new.ts', kind: 'added', type: 'file', size: 11 },
+      { path: 'src/old.ts', kind: 'deleted', type: 'file' },
     ]);
     // From outside the root, PATHs are relative to the root; from inside it, to the current directory.
     expect((await run(['status', ...args, 'src/app.ts', 'src/old.ts'], { cwd: p.base })).stdout).toBe('M src/app.ts\nD src/old.ts\n');
