@@ -324,6 +324,12 @@ export function createReview(core: OverlayCore, view: FileSystem) {
           const srcAsBase = await lowerAsBase(src, source, signal);
           const dstAsBase = await lowerAsBase(dst, entry, signal);
           if (srcAsBase && dstAsBase) throw err;
+          if (srcAsBase && (await lowerHolds(dst, entry, signal))) {
+            // The new name already holds this content underneath: only the source is left to remove.
+            await publish(src, source, signal);
+            await state.apply({ entries: [[path, undefined], [from, undefined]] });
+            return 'committed';
+          }
           const srcGone = (await lowerStat(lower, src, signal)) === undefined;
           if (srcGone && dstAsBase) {
             // The source went underneath: that side is already as wanted; the content is the overlay's.
@@ -515,7 +521,8 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         if (why === undefined) continue;
         outcomes[i] = conflict(c.path, `cannot commit "${c.path}": the lower changed since the overlay removed this directory (${why}); the lower was not changed`);
         todo.forEach((d, j) => {
-          if (j !== i && d.kind !== 'deleted' && d.path.startsWith(`${c.path}/`) && outcomes[j] === undefined) {
+          const inside = d.path.startsWith(`${c.path}/`) || (d.path === c.path && d.type === 'file');
+          if (j !== i && d.kind !== 'deleted' && inside && outcomes[j] === undefined) {
             outcomes[j] = conflict(d.path, `cannot commit "${d.path}": it lies in the removed directory "${c.path}", whose removal conflicts`);
           }
         });
