@@ -244,20 +244,19 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
         throw new FsError('FS_INVALID_ARGUMENT', `${what}: a directory cannot be moved inside itself`);
       }
       const signal = opts?.signal;
-      // Both names are held, in one order, so two opposite renames cannot deadlock.
+      // Both names are held, in one order, so two opposite renames cannot deadlock (one name: once).
       const [first, second] = [from.targetKey, to.targetKey].sort();
+      const both = <T>(fn: () => Promise<T>) => (first === second ? locks.run(first!, fn) : locks.run(first!, () => locks.run(second!, fn)));
       await call(what, signal, () =>
-        locks.run(first!, () =>
-          locks.run(second!, async () => {
-            if (from.targetKey !== to.targetKey) {
-              return provider.rename(from, to, { ...(expect === undefined ? {} : { expect }), replace, signal });
-            }
-            // A move onto itself changes nothing, but its guard and existence still count.
-            const info = await provider.stat(from, { signal });
-            if (info === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-            if (expect !== undefined && info.version !== expect) throw new FsError('FS_STALE_VERSION', `${what}: the file changed since it was read`);
-          }),
-        ),
+        both(async () => {
+          if (from.targetKey !== to.targetKey) {
+            return provider.rename(from, to, { ...(expect === undefined ? {} : { expect }), replace, signal });
+          }
+          // A move onto itself changes nothing, but its guard and existence still count.
+          const info = await provider.stat(from, { signal });
+          if (info === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+          if (expect !== undefined && info.version !== expect) throw new FsError('FS_STALE_VERSION', `${what}: the file changed since it was read`);
+        }),
       );
     },
 
