@@ -164,7 +164,7 @@ export function pgError(err: unknown, what: string, signal?: AbortSignal): FsErr
   if (code === '42501') return new FsError('FS_PERMISSION_DENIED', `${what}: PostgreSQL refused access: ${detail}`, cause);
   if (code === '54000') return new FsError('FS_TOO_LARGE', `${what}: PostgreSQL limit exceeded: ${detail}`, cause);
   if (isConnectionError(err)) {
-    return new FsError('FS_IO_ERROR', `${what}: lost the connection to PostgreSQL (${code ?? (err as { code?: string }).code ?? 'no code'}): ${detail}`, cause);
+    return new FsError('FS_IO_ERROR', `${what}: no connection to PostgreSQL (connection lost or refused, ${code ?? (err as { code?: string }).code ?? 'no code'}): ${detail}`, cause);
   }
   if (signal?.aborted) return new FsError('FS_ABORTED', `${what}: aborted`, cause);
   return new FsError('FS_IO_ERROR', `${what}: PostgreSQL error${code ? ` ${code}` : ''}: ${detail}`, cause);
