@@ -282,6 +282,41 @@ describe.runIf(SERVER !== undefined)('postgres provider against a server: cancel
     expect(await read(fs, '/locked.txt')).toBe('three');
   });
 
+  it('reports a connection the server ended mid-statement as FS_IO_ERROR, and goes on with a new one', async () => {
+    const pool = new pg.Pool({ connectionString: SERVER, max: 2 });
+    pool.on('error', () => {}); // idle clients the server ends are the application's to log
+    const other = sharedPool();
+    const workspace = newWorkspace('terminate');
+    const fs = createPostgresFs({ client: pool, workspace });
+    const t = await fs.resolve('/locked.txt');
+    await fs.writeText(t, 'one');
+    const holder = await other.connect();
+    try {
+      await holder.query('BEGIN');
+      await holder.query(`SELECT 1 FROM dsh_fs_entries WHERE workspace = $1 AND path = '/locked.txt' FOR UPDATE`, [workspace]);
+      const write = fs.writeText(t, 'two').then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      for (;;) {
+        const { rows } = await other.query(
+          `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE dsh_fs_entries%'`,
+        );
+        if (rows.length > 0) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      const failure = await write;
+      expect(isFsError(failure, 'FS_IO_ERROR'), String(failure)).toBe(true);
+      expect((failure as Error).message).toMatch(/connection to PostgreSQL/);
+    } finally {
+      await holder.query('ROLLBACK');
+      holder.release();
+    }
+    await fs.writeText(t, 'three');
+    expect(await read(fs, '/locked.txt')).toBe('three');
+    await pool.end();
+  });
+
   it('reports a statement timeout as FS_IO_ERROR naming it', async () => {
     const pool = new pg.Pool({ connectionString: SERVER, statement_timeout: 200, max: 2 });
     const other = sharedPool();
