@@ -42,7 +42,10 @@ export class Db {
     return this.run(what, signal, false, fn);
   }
 
-  /** A transaction (READ COMMITTED), retried whole on a serialization failure or deadlock. */
+  /**
+   * A transaction (READ COMMITTED), retried whole on a serialization failure, a deadlock, or a
+   * constraint race with a concurrent directory change (which the retry then sees and reports).
+   */
   transaction<T>(what: string, signal: AbortSignal | undefined, fn: (q: Q) => Promise<T>): Promise<T> {
     return this.run(what, signal, true, fn);
   }
@@ -54,7 +57,7 @@ export class Db {
         return await this.once(what, signal, tx, fn);
       } catch (err) {
         const code = sqlState(err);
-        if (!tx || code === undefined || !['40001', '40P01'].includes(code) || attempt >= MAX_ATTEMPTS) throw pgError(err, what, signal);
+        if (!tx || code === undefined || !RETRYABLE.has(code) || attempt >= MAX_ATTEMPTS) throw pgError(err, what, signal);
       }
     }
   }
