@@ -317,6 +317,20 @@ describe.runIf(SERVER !== undefined)('postgres provider against a server: cancel
     await pool.end();
   });
 
+  it('works over a single pg Client too (statements and transactions queued on its one connection)', async () => {
+    const client = new pg.Client({ connectionString: SERVER });
+    await client.connect();
+    try {
+      const fs = createPostgresFs({ client, workspace: newWorkspace('client') });
+      await Promise.all(Array.from({ length: 8 }, (_, i) => write(fs, `/c/d${i % 2}/f${i}.txt`, `${i}`)));
+      await Promise.all([fs.rename(await fs.resolve('/c/d0'), await fs.resolve('/c/e0')), write(fs, '/c/d1/f1.txt', 'one')]);
+      expect(await read(fs, '/c/e0/f2.txt')).toBe('2');
+      expect(await read(fs, '/c/d1/f1.txt')).toBe('one');
+    } finally {
+      await client.end();
+    }
+  });
+
   it('reports a statement timeout as FS_IO_ERROR naming it', async () => {
     const pool = new pg.Pool({ connectionString: SERVER, statement_timeout: 200, max: 2 });
     const other = sharedPool();
