@@ -65,7 +65,12 @@ export class Db {
   private async once<T>(what: string, signal: AbortSignal | undefined, tx: boolean, fn: (q: Q) => Promise<T>): Promise<T> {
     const client = this.client;
     if (isPool(client)) {
-      const conn = await abortable(client.connect(), signal, what);
+      const connecting = client.connect();
+      const conn = await abortable(connecting, signal, what).catch((err: unknown) => {
+        // Aborted while waiting for a connection: hand it back to the pool once it comes.
+        connecting.then((c) => c.release(), () => {});
+        throw err;
+      });
       let broken: unknown;
       // On abort the statement is cancelled on the server (best effort, through another connection
       // of the pool); the caller is answered at once either way.
