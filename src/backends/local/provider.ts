@@ -722,9 +722,10 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     let target: BigIntStats | undefined;
     if (key === root) target = await fsp.lstat(root, { bigint: true });
     else {
+      // A link into a missing directory has no parent to open: it dangles, listed as `other`.
       const parent = await openParent(key).catch(() => undefined);
       try {
-        target = await fsp.lstat(parent!.child(posix.basename(key)), { bigint: true }).catch(() => undefined);
+        target = parent && (await fsp.lstat(parent.child(posix.basename(key)), { bigint: true }).catch(() => undefined));
       } finally {
         await parent?.close();
       }

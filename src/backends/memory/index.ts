@@ -220,7 +220,12 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
         const displayPath = posix.join(target.displayPath, name);
         const lexical = posix.join(target.targetKey, name);
         const own = canonical ? lstat(lexical) : undefined;
-        const key = own && !own.isSymbolicLink() ? lexical : await resolveLinks(lexical, reader);
+        // A link that loops is listed as `other` under its own name, never followed.
+        const key = own && !own.isSymbolicLink() ? lexical : await resolveLinks(lexical, reader).catch(() => undefined);
+        if (key === undefined) {
+          entries.push({ name, type: 'other', target: { targetKey: FsTargetKey(lexical), displayPath } });
+          continue;
+        }
         const child = own && !own.isSymbolicLink() ? own : follow(key);
         const type = !child ? 'other' : child.isFile() ? 'file' : child.isDirectory() ? 'directory' : 'other';
         entries.push({
