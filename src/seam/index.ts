@@ -2,7 +2,7 @@ export * from './types.js';
 export { FsError, FS_ERROR_CODES, isFsError, toFsError, throwIfAborted, type FsErrorCode } from './errors.js';
 export { createFs, DEFAULT_MAX_TEXT_BYTES, type CreateFsOptions } from './fs.js';
 export { applyEdit, nearMatchHint, type EditResult } from './edit.js';
-export { canonicalPath, isWithin } from './path.js';
+export { MAX_PATH_SEGMENTS, canonicalPath, isWithin } from './path.js';
 export {
   decodeText,
   encodeText,
