@@ -1,9 +1,10 @@
 import { realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import type { OverlayChange, OverlayChangeKind, OverlayCommitProgress, OverlayFileSystem } from '../backends/overlay/index.js';
 import { UsageError, type Command, type Parsed, EXIT_FAILURE, EXIT_OK, oneOf, optionalString, requireString } from './args.js';
 import { colorDiff, colorsFor, type ColorMode } from './color.js';
 import { withStateLock } from './lock.js';
+import { relativeInside } from './paths.js';
 import { hasSandboxState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
 
 /** Where the command's output goes; the CLI passes the process streams, tests may pass others. */
@@ -35,10 +36,7 @@ async function locate(command: Command, parsed: Parsed, io: Io): Promise<Located
  */
 export function rootRelative(path: string, givenRoot: string, root: string, cwd: string, command: Command): string {
   const roots = [root, resolve(cwd, givenRoot)];
-  const inside = (base: string, p: string) => {
-    const rel = relative(base, p);
-    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel)) ? rel : undefined;
-  };
+  const inside = relativeInside;
   const realCwd = safeRealpath(cwd);
   const cwdInside = roots.some((r) => inside(r, cwd) !== undefined || inside(r, realCwd) !== undefined);
   const candidates = isAbsolute(path) ? [path] : cwdInside ? [resolve(cwd, path), resolve(realCwd, path)] : [resolve(root, path)];
@@ -62,8 +60,8 @@ function safeRealpath(path: string): string {
 const LETTER: Record<OverlayChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D' };
 
 function display(root: string, key: string): string {
-  const rel = relative(root, key);
-  return rel === '' || rel.startsWith('..') ? key : rel;
+  const rel = relativeInside(root, key);
+  return rel === undefined || rel === '' ? key : rel;
 }
 
 async function openExisting(located: Located): Promise<OverlayFileSystem | undefined> {

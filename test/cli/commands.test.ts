@@ -342,3 +342,58 @@ describe('dsh-fs demo', () => {
     expect(existsSync(temp!)).toBe(false);
   });
 });
+
+describe('containment compares path segments', () => {
+  it('--state inside --root is refused in every spelling, also through a symlink', async () => {
+    const p = await project({ 'a.txt': 'a\n' });
+    const root = await realpath(p.root);
+    await symlink(root, join(p.base, 'alias'));
+    await symlink(join(root, 'sub'), join(p.base, 'into-sub'));
+    const inside = [
+      join(p.root, '..state'),
+      join(p.root, '..'),
+      `${p.root}/`,
+      join(p.root, 'x', '..', '..state'),
+      join(p.base, 'alias', '..state'),
+      join(p.base, 'alias'),
+      join(p.base, 'into-sub', 'st'),
+    ];
+    for (const state of inside.slice(1, 2)) await expect(resolveStateDir(root, state)).resolves.toBe(p.base);
+    for (const state of [inside[0]!, ...inside.slice(2)]) {
+      await expect(resolveStateDir(root, state), state).rejects.toThrow(/lies inside --root/);
+      const r = await run(['status', '--root', p.root, '--state', state], { cwd: p.base });
+      expect(r.code, state).toBe(2);
+      expect(r.stderr, state).toMatch(/lies inside --root/);
+    }
+    // Siblings whose names start like the root are outside.
+    await expect(resolveStateDir(root, `${root}-state`)).resolves.toBe(`${root}-state`);
+    await expect(resolveStateDir(root, `${root}..state`)).resolves.toBe(`${root}..state`);
+  });
+
+  it('a name starting with ".." is inside the root for every command, and the diff header is root-relative', async () => {
+    const p = await project({ '..foo': 'one\n', 'src/..bar/x.txt': 'x\n' });
+    const root = await realpath(p.root);
+    const overlay = await createOverlayFs({ lower: createLocalFs({ root }), stateDir: p.state });
+    await overlay.writeText(await overlay.resolve('..foo'), 'two\n');
+    await overlay.writeText(await overlay.resolve('src/..bar/x.txt'), 'y\n');
+    const args = ['--root', p.root, '--state', p.state];
+    expect(rootRelative('..foo', root, root, root, 'status')).toBe('..foo');
+    expect(rootRelative('..foo', root, root, p.base, 'status')).toBe('..foo');
+    expect(rootRelative(join(root, '..foo'), root, root, '/', 'status')).toBe('..foo');
+    expect(() => rootRelative('../foo', root, root, root, 'status')).toThrow(/is outside --root/);
+    expect(await run(['status', ...args])).toEqual({ code: 0, stdout: 'M ..foo\nM src/..bar/x.txt\n', stderr: '' });
+    expect(await run(['status', ...args, '..foo'], { cwd: root })).toEqual({ code: 0, stdout: 'M ..foo\n', stderr: '' });
+    const diff = await run(['diff', ...args, '--color', 'never', '..foo'], { cwd: root });
+    expect(diff.code).toBe(0);
+    expect(diff.stdout).toMatch(/^diff --git a\/\.\.foo b\/\.\.foo\n/);
+    expect(diff.stdout).toContain('--- a/..foo\n+++ b/..foo\n');
+    expect(diff.stdout).not.toContain(root);
+    const all = await run(['diff', ...args, '--color', 'never']);
+    expect(all.stdout).toContain('diff --git a/src/..bar/x.txt b/src/..bar/x.txt\n');
+    const committed = await run(['commit', ...args, '..foo'], { cwd: root });
+    expect(committed.code, committed.stderr).toBe(0);
+    expect(committed.stdout).toContain('  M ..foo\n');
+    expect(await readFile(join(root, '..foo'), 'utf8')).toBe('two\n');
+    expect(await run(['discard', ...args, 'src/..bar'], { cwd: root })).toMatchObject({ code: 0, stdout: 'Discarded 1 change.\n' });
+  });
+});

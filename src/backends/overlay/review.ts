@@ -259,7 +259,8 @@ function conflict(path: string, message: string): OverlayCommitProblem {
 
 function displayName(rootKey: string, key: string): string {
   const rel = posix.relative(rootKey, key);
-  return rel === '' || rel.startsWith('..') ? key.replace(/^\/+/, '') : rel;
+  // `..x` is a name inside the root; only `..` and `../…` lead out.
+  return rel === '' || rel === '..' || rel.startsWith('../') ? key.replace(/^\/+/, '') : rel;
 }
 
 const keepBom = new TextDecoder('utf-8', { ignoreBOM: true });
