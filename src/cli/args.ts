@@ -78,7 +78,8 @@ then the path relative to DIR.
 Options:
   --root DIR    the directory the sandbox is over (required)
 ${STATE_HELP}
-  --json        print the changes as JSON: [{ "path", "kind", "size"? }]
+  --json        print the changes as JSON: { "changes": [{ "path", "kind", "size"? }],
+                "removedTempFiles": [...] } (temp files a killed commit left, now removed)
 ${PATHS_HELP}
   -h, --help    show this help
 `,

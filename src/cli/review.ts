@@ -3,7 +3,7 @@ import { isAbsolute, resolve } from 'node:path';
 import type { OverlayChange, OverlayChangeKind, OverlayCommitProgress, OverlayFileSystem } from '../backends/overlay/index.js';
 import { UsageError, type Command, type Parsed, EXIT_FAILURE, EXIT_OK, oneOf, optionalString, requireString } from './args.js';
 import { colorDiff, colorsFor, type ColorMode } from './color.js';
-import { withStateLock } from './lock.js';
+import { deadHolder, withStateLock } from './lock.js';
 import { relativeInside } from './paths.js';
 import { hasSandboxState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
 
@@ -70,13 +70,39 @@ async function openExisting(located: Located): Promise<OverlayFileSystem | undef
   return openSandbox(openLower(located.root), located.stateDir);
 }
 
+/**
+ * Removes the temp files that a process killed while holding the sandbox's lock (a commit
+ * writing to the root) left there, and says so on stderr. Root-relative paths of what it removed.
+ */
+async function sweepAfter(dead: number, located: Located, io: Io): Promise<string[]> {
+  // Every temp file there now predates this call, and no sandbox process is writing to the root.
+  const removed = (await openLower(located.root).sweepTemps({ olderThanMs: 0 })).map((p) => display(located.root, p));
+  if (removed.length > 0) {
+    const n = removed.length;
+    io.stderr.write(
+      `dsh-fs: removed ${n} temp file${n === 1 ? '' : 's'} left in ${located.root} by ${dead > 0 ? `process ${dead}` : 'a process'}, ` +
+        `which was stopped while it held the sandbox's lock: ${removed.join(', ')}\n`,
+    );
+  }
+  return removed;
+}
+
+/** status: when the lock names a dead process, take it over (never waiting long for a live one) and sweep. */
+async function sweepIfDead(located: Located, io: Io): Promise<string[]> {
+  if ((await deadHolder(located.stateDir)) === undefined) return [];
+  return withStateLock(located.stateDir, async ({ tookOverFrom }) => (tookOverFrom === undefined ? [] : sweepAfter(tookOverFrom, located, io)), {
+    timeoutMs: 2_000,
+  }).catch(() => []);
+}
+
 export async function status(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('status', parsed, io);
+  const removedTempFiles = await sweepIfDead(located, io);
   const overlay = await openExisting(located);
   const changes = overlay ? await overlay.changes(located.paths) : [];
   if (parsed.values.json === true) {
     const out = changes.map((c) => ({ path: display(located.root, c.path), kind: c.kind, ...(c.size === undefined ? {} : { size: c.size }) }));
-    io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify({ changes: out, removedTempFiles }, null, 2)}\n`);
     return EXIT_OK;
   }
   if (changes.length === 0) {
@@ -106,7 +132,9 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
   }
   return withStateLock(
     located.stateDir,
-    async () => {
+    async ({ tookOverFrom }) => {
+      // A commit killed mid-write left its temp files in the root: resuming sweeps them.
+      if (tookOverFrom !== undefined) await sweepAfter(tookOverFrom, located, io);
       const overlay = (await openExisting(located))!;
       const todo = await overlay.changes(located.paths);
       if (todo.length === 0) {

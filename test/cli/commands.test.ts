@@ -126,8 +126,9 @@ describe('status, diff, commit and discard', () => {
     const p = await sandboxWithChanges();
     const args = ['--root', p.root, '--state', p.state];
     expect(await run(['status', ...args])).toEqual({ code: 0, stdout: 'M src/app.ts\nA src/new.ts\nD src/old.ts\n', stderr: '' });
-    const json = JSON.parse((await run(['status', ...args, '--json'])).stdout) as unknown;
-    expect(json).toEqual([
+    const json = JSON.parse((await run(['status', ...args, '--json'])).stdout) as { changes: unknown; removedTempFiles: unknown };
+    expect(json.removedTempFiles).toEqual([]);
+    expect(json.changes).toEqual([
       { path: 'src/app.ts', kind: 'modified', size: 40 },
       { path: 'src/new.ts', kind: 'added', size: 11 },
       { path: 'src/old.ts', kind: 'deleted' },
@@ -142,7 +143,7 @@ describe('status, diff, commit and discard', () => {
     const p = await project(SAMPLE);
     const args = ['--root', p.root, '--state', p.state];
     expect((await run(['status', ...args])).stdout).toBe('No changes.\n');
-    expect((await run(['status', ...args, '--json'])).stdout).toBe('[]\n');
+    expect(JSON.parse((await run(['status', ...args, '--json'])).stdout)).toEqual({ changes: [], removedTempFiles: [] });
     expect(await run(['diff', ...args])).toEqual({ code: 0, stdout: '', stderr: '' });
     expect(await run(['commit', ...args])).toEqual({ code: 0, stdout: 'Nothing to commit.\n', stderr: '' });
     expect(await run(['discard', ...args])).toEqual({ code: 0, stdout: 'Nothing to discard.\n', stderr: '' });
@@ -395,5 +396,48 @@ describe('containment compares path segments', () => {
     expect(committed.stdout).toContain('  M ..foo\n');
     expect(await readFile(join(root, '..foo'), 'utf8')).toBe('two\n');
     expect(await run(['discard', ...args, 'src/..bar'], { cwd: root })).toMatchObject({ code: 0, stdout: 'Discarded 1 change.\n' });
+  });
+});
+
+describe('temp files left by a commit that was killed', () => {
+  /** A lock as a process killed mid-commit leaves it: naming a pid that no longer exists. */
+  async function deadLock(state: string): Promise<number> {
+    const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const pid = Number(child.stdout);
+    await writeFile(join(state, LOCK_FILE), `${JSON.stringify({ pid, host: hostname(), token: 'dead' })}\n`);
+    return pid;
+  }
+  const TEMP = '.app.ts.0123456789abcdef0123456789abcdef.dsh-tmp';
+
+  it('status sweeps them (and reports them on stderr and in --json); a live holder is left alone', async () => {
+    const p = await sandboxWithChanges();
+    const args = ['--root', p.root, '--state', p.state];
+    await writeFile(join(p.root, 'src', TEMP), 'half a commit');
+    await writeFile(join(p.root, 'keep.dsh-tmp'), 'not ours');
+    // A live holder (this process): nothing is swept.
+    await writeFile(join(p.state, LOCK_FILE), `${JSON.stringify({ pid: process.pid, host: hostname(), token: 'live' })}\n`);
+    expect(JSON.parse((await run(['status', ...args, '--json'])).stdout).removedTempFiles).toEqual([]);
+    expect(existsSync(join(p.root, 'src', TEMP))).toBe(true);
+    const pid = await deadLock(p.state);
+    const r = await run(['status', ...args, '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ removedTempFiles: [`src/${TEMP}`] });
+    expect(r.stderr).toBe(`dsh-fs: removed 1 temp file left in ${await realpath(p.root)} by process ${pid}, which was stopped while it held the sandbox's lock: src/${TEMP}\n`);
+    expect(existsSync(join(p.root, 'src', TEMP))).toBe(false);
+    expect(existsSync(join(p.root, 'keep.dsh-tmp'))).toBe(true);
+    expect(existsSync(join(p.state, LOCK_FILE))).toBe(false);
+    // Nothing left to report the next time.
+    expect(await run(['status', ...args])).toEqual({ code: 0, stdout: 'M src/app.ts\nA src/new.ts\nD src/old.ts\n', stderr: '' });
+  });
+
+  it('a resumed commit sweeps them before committing', async () => {
+    const p = await sandboxWithChanges();
+    const args = ['--root', p.root, '--state', p.state];
+    await writeFile(join(p.root, 'src', TEMP), 'half a commit');
+    await deadLock(p.state);
+    const r = await run(['commit', ...args]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^dsh-fs: removed 1 temp file left in .* by process \d+, which was stopped while it held the sandbox's lock: src\/\.app\.ts\.0123456789abcdef0123456789abcdef\.dsh-tmp\n/);
+    expect(await readdir(join(p.root, 'src'))).toEqual(['app.ts', 'new.ts']);
   });
 });
