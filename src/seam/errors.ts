@@ -16,6 +16,7 @@ export const FS_ERROR_CODES = [
   'FS_READ_ONLY',
   'FS_CONFLICT',
   'FS_INVALID_ARGUMENT',
+  'FS_TIMEOUT',
 ] as const;
 
 export type FsErrorCode = (typeof FS_ERROR_CODES)[number];

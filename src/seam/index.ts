@@ -18,6 +18,7 @@ export {
   type DecodedText,
 } from './text.js';
 export { KeyedMutex } from './lock.js';
+export { DEFAULT_MATCH_TIMEOUT_MS } from './regex-worker.js';
 export { contentVersion, contentHasher, type ContentHasher } from './version.js';
 export { resolveLinks, checkWriteIntent, compareNames, MAX_SYMLINK_HOPS, type LinkReader, type NodeKind } from './resolve.js';
 export {
