@@ -29,7 +29,7 @@ const PATHS_HELP = `  PATH...       limit the command to these files or director
 export const MAIN_HELP = `dsh-fs — file tools for AI agents (read, write, edit, glob, grep) over MCP, on a directory or a reviewable sandbox of it
 
 Usage:
-  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR]
+  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--max-request-bytes N]
   dsh-fs status  --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs diff    --root DIR [--state DIR] [--color auto|always|never] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
@@ -52,7 +52,7 @@ Exit status: 0 success, 1 failure or commit conflict, 2 usage error.
 `;
 
 export const HELP: Record<Command, string> = {
-  serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR]
+  serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR] [--max-request-bytes N]
 
 Runs an MCP server on stdin/stdout exposing the tools read, write, edit, glob and grep, confined
 to DIR, under the observation policy: a session must read a file before it overwrites or edits it,
@@ -65,6 +65,9 @@ Options:
                 only written by "dsh-fs commit". direct: changes are written to DIR.
 ${STATE_HELP}
                 (sandbox mode only)
+  --max-request-bytes N
+                the largest MCP message accepted, in bytes (default 67108864, 64 MiB); a larger
+                request is answered with an error (FS_TOO_LARGE) and the server goes on
   -h, --help    show this help
 
 Each MCP session is one agent session for the policy. Only MCP messages go to stdout; logs go to
@@ -79,7 +82,8 @@ then the path relative to DIR.
 Options:
   --root DIR    the directory the sandbox is over (required)
 ${STATE_HELP}
-  --json        print the changes as JSON: [{ "path", "kind", "size"? }]
+  --json        print the changes as JSON: { "changes": [{ "path", "kind", "size"? }],
+                "removedTempFiles": [...] } (temp files a killed commit left, now removed)
 ${PATHS_HELP}
   -h, --help    show this help
 `,
@@ -145,7 +149,7 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 const COMMON: Options = { help: { type: 'boolean', short: 'h' } };
 
 const OPTIONS: Record<Command, Options> = {
-  serve: { ...COMMON, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' } },
+  serve: { ...COMMON, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' }, 'max-request-bytes': { type: 'string' } },
   status: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
   diff: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, color: { type: 'string' }, json: { type: 'boolean' } },
   commit: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
