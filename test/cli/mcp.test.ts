@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { hash } from 'node:crypto';
 import { existsSync } from 'node:fs';
-import { readFile, realpath, writeFile } from 'node:fs/promises';
+import { readFile, realpath, stat, truncate, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -321,6 +321,27 @@ describe('dsh-fs serve: modes and state', () => {
     const listing = t.client.listTools({ cursor: 'c'.repeat(2_000_000) });
     await expect(listing).rejects.toThrow(/over this server's limit of 1000000 bytes/);
     expect((await t.client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+
+  it('a file past 2 GiB is refused from its size in both modes, and the server goes on', { timeout: 120_000 }, async () => {
+    // Reading such a file into one buffer used to abort the whole process (args[3]->IsInt32()).
+    const { root, state } = await project(SAMPLE);
+    const huge = join(root, 'huge.bin');
+    await writeFile(huge, '');
+    await truncate(huge, 2 * 1024 ** 3 + 4096);
+    for (const mode of [['--state', state], ['--mode', 'direct']]) {
+      const s = await start(['--root', root, ...mode]);
+      const read = await s.call('read', { file_path: 'huge.bin' });
+      expect(codeOf(read), textOf(read)).toBe('FS_TOO_LARGE');
+      // A blind write is refused by the policy, a write after the refused read by the size check.
+      const write = await s.call('write', { file_path: 'huge.bin', content: 'small' });
+      expect(['FS_NOT_OBSERVED', 'FS_TOO_LARGE']).toContain(codeOf(write));
+      const edit = await s.call('edit', { file_path: 'huge.bin', old_string: 'a', new_string: 'b' });
+      expect(edit.isError).toBe(true);
+      expect(textOf(await s.call('read', { file_path: 'notes.txt' }))).toContain('1: one');
+      await s.close();
+    }
+    expect((await stat(huge)).size).toBe(2 * 1024 ** 3 + 4096);
   });
 
   it('a raw oversized line with its id at the end, a notification and bad JSON do not stop the server', async () => {
