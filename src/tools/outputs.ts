@@ -55,3 +55,48 @@ export const grepOutputSchema = z.strictObject({
   skippedCounts,
   maxFileBytes: z.int(),
 });
+
+export const moveOutputSchema = z.strictObject({
+  from: z.string(),
+  to: z.string(),
+  type: z.enum(['file', 'directory']),
+  version: z.string().optional(),
+  replaced: z.boolean(),
+});
+
+export const deleteOutputSchema = z.strictObject({
+  path: z.string(),
+  version: z.string(),
+  bytes: z.int(),
+});
+
+export const listOutputSchema = z.strictObject({
+  path: z.string(),
+  entries: z.array(
+    z.strictObject({
+      path: z.string(),
+      type: z.enum(['file', 'directory', 'other']),
+      depth: z.int(),
+      size: z.int().optional(),
+      link: z.boolean().optional(),
+      notExpanded: z.strictObject({ reason: z.enum(['depth', 'limit']), entries: z.int() }).optional(),
+    }),
+  ),
+  total: z.int(),
+  omitted: z.int(),
+  rootOmitted: z.int(),
+  ignored: z.int(),
+  maxDepth: z.int(),
+  stopped: z.strictObject({ scanned: z.int() }).optional(),
+});
+
+export const readImageOutputSchema = z.strictObject({
+  type: z.literal('image'),
+  path: z.string(),
+  version: z.string(),
+  mediaType: z.enum(['image/png', 'image/jpeg', 'image/gif', 'image/webp']),
+  data: z.string(),
+  size: z.int(),
+  width: z.int(),
+  height: z.int(),
+});
