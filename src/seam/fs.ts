@@ -246,18 +246,19 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       const signal = opts?.signal;
       // Both names are held, in one order, so two opposite renames cannot deadlock.
       const [first, second] = [from.targetKey, to.targetKey].sort();
+      // One name given twice is locked once: the mutex is not reentrant, and a second run() on a
+      // key this call holds would wait for itself forever.
+      const both = <T>(fn: () => Promise<T>) => (first === second ? locks.run(first!, fn) : locks.run(first!, () => locks.run(second!, fn)));
       await call(what, signal, () =>
-        locks.run(first!, () =>
-          locks.run(second!, async () => {
-            if (from.targetKey !== to.targetKey) {
-              return provider.rename(from, to, { ...(expect === undefined ? {} : { expect }), replace, signal });
-            }
-            // A move onto itself changes nothing, but its guard and existence still count.
-            const info = await provider.stat(from, { signal });
-            if (info === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-            if (expect !== undefined && info.version !== expect) throw new FsError('FS_STALE_VERSION', `${what}: the file changed since it was read`);
-          }),
-        ),
+        both(async () => {
+          if (from.targetKey !== to.targetKey) {
+            return provider.rename(from, to, { ...(expect === undefined ? {} : { expect }), replace, signal });
+          }
+          // A move onto itself changes nothing, but its guard and existence still count.
+          const info = await provider.stat(from, { signal });
+          if (info === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+          if (expect !== undefined && info.version !== expect) throw new FsError('FS_STALE_VERSION', `${what}: the file changed since it was read`);
+        }),
       );
     },
 
