@@ -2,7 +2,7 @@ import type { HarnessContext, HarnessPluginObject, Tool } from '../harness/index
 import { toolListing } from '../harness/index.js';
 import { formatTools, type AnthropicToolDefinition, type ToolDefinitionFor, type ToolFormat } from '../adapters/definitions.js';
 import { createSearchTools, type SearchToolsOptions } from './search.js';
-import type { ReadValue } from './read.js';
+import type { ReadResultValue } from './read.js';
 import type { WriteValue } from './write.js';
 import type { EditValue } from './edit.js';
 import type { GlobValue, GrepValue } from './search.js';
@@ -116,7 +116,21 @@ export {
   type ReadArgs,
   type WriteArgs,
 } from './schemas.js';
-export { createReadTool, readFooter, readWindow, renderRead, renderReadLine, type ReadLine, type ReadValue, type TextWindow, type WindowOptions } from './read.js';
+export {
+  createReadTool,
+  isImageValue,
+  readFooter,
+  readWindow,
+  renderRead,
+  renderReadLine,
+  type ReadImageValue,
+  type ReadLine,
+  type ReadResultValue,
+  type ReadValue,
+  type TextWindow,
+  type WindowOptions,
+} from './read.js';
+export { imageType, sniffImage, type ImageMediaType, type ImageSniff } from './image.js';
 export { createWriteTool, renderWrite, type WriteValue } from './write.js';
 export { createEditTool, renderEdit, type EditValue } from './edit.js';
 export {
@@ -163,6 +177,10 @@ export {
   TOOL_FORMATS,
   formatTools,
   toOpenAIStrictSchema,
+  toolResultContent,
+  type AnthropicToolResultBlock,
+  type OpenAIImagePart,
+  type ToolResultContentFor,
   type AnthropicToolDefinition,
   type OpenAIToolDefinition,
   type ToolDefinitionFor,
@@ -172,7 +190,7 @@ export {
 // `ctx.tools.execute('read', …)` resolves to a ToolResult<ReadValue>, and so on.
 declare module '../harness/tools.js' {
   interface ToolValues {
-    read: ReadValue;
+    read: ReadResultValue;
     write: WriteValue;
     edit: EditValue;
     glob: GlobValue;

@@ -27,6 +27,7 @@ describe('createMcpServer (dsh-fs/mcp)', () => {
       ['read', 'Read file'],
       ['write', 'Write file'],
       ['edit', 'Edit file'],
+      ['list', 'List directory'],
       ['glob', 'Find files'],
       ['grep', 'Search file contents'],
     ]);
@@ -38,7 +39,10 @@ describe('createMcpServer (dsh-fs/mcp)', () => {
     expect(hints.grep).toMatchObject({ readOnlyHint: true, idempotentHint: true, openWorldHint: false });
     for (const t of tools) {
       expect(t.inputSchema).not.toHaveProperty('$schema');
-      expect(t.outputSchema, t.name).toMatchObject({ type: 'object', additionalProperties: false });
+      expect(t.outputSchema, t.name).toMatchObject({ type: 'object' });
+      // read's is a union (text or image); each shape is closed.
+      const shapes = (t.outputSchema as { anyOf?: unknown[] }).anyOf ?? [t.outputSchema];
+      for (const shape of shapes) expect(shape, t.name).toMatchObject({ type: 'object', additionalProperties: false });
       expect(t.outputSchema).not.toHaveProperty('$schema');
     }
   });
@@ -69,7 +73,7 @@ describe('createMcpServer (dsh-fs/mcp)', () => {
 
   it('answers an unknown tool with a JSON-RPC error, and bad arguments or refusals with a tool error result', async () => {
     const { call } = await connect();
-    await expect(call('delete', {})).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('unknown tool "delete"; available tools: read, write, edit, glob, grep') });
+    await expect(call('delete', {})).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('unknown tool "delete"; available tools: read, write, edit, list, glob, grep') });
     const bad = await call('read', { file_path: 'a.txt', pages: 1 });
     expect(bad).toMatchObject({ isError: true, _meta: { 'dsh-fs/error': { name: 'FsError', code: 'FS_INVALID_ARGUMENT' } } });
     const blind = await call('write', { file_path: 'a.txt', content: 'mine' });
