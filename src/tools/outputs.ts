@@ -26,6 +26,8 @@ export const writeOutputSchema = z.strictObject({
   operation: z.enum(['create', 'update']),
   version: z.string(),
   bytes: z.int(),
+  diff: z.string().optional(),
+  diffTruncated: z.boolean().optional(),
 });
 
 export const editOutputSchema = z.strictObject({
@@ -34,6 +36,8 @@ export const editOutputSchema = z.strictObject({
   replacements: z.int(),
   replaceAll: z.boolean(),
   lines: z.array(z.strictObject({ start: z.int(), end: z.int() })),
+  diff: z.string().optional(),
+  diffTruncated: z.boolean().optional(),
 });
 
 export const globOutputSchema = z.strictObject({
