@@ -38,7 +38,7 @@ export function sniffImage(bytes: Uint8Array): ImageSniff | undefined {
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const size = dimensions(mediaType, bytes, view);
   if (size === undefined || size.width < 1 || size.height < 1) {
-    return { mediaType, problem: `its ${mediaType.slice(6).toUpperCase()} header is truncated or damaged` };
+    return { mediaType, problem: 'its header is truncated or damaged' };
   }
   return { mediaType, ...size };
 }

@@ -350,7 +350,7 @@ const IMAGE_SNIFF_MAX_BYTES = 64 * 1024 * 1024;
  * The image at `target`, or undefined when its bytes are not one of the four formats (the caller
  * then reports what it found). Recorded as observed at the version of exactly these bytes.
  */
-async function readImage(call: ToolCall, target: FsTarget, limits: FsToolLimits): Promise<ReadImageValue | undefined> {
+async function readImage(call: ToolCall, target: FsTarget, limits: FsToolLimits, notText?: FsError): Promise<ReadImageValue | undefined> {
   const { signal } = call;
   let read;
   try {
@@ -363,7 +363,9 @@ async function readImage(call: ToolCall, target: FsTarget, limits: FsToolLimits)
   if (image === undefined) return undefined;
   const size = read.bytes.byteLength;
   if ('problem' in image) {
-    throw new FsError('FS_NOT_TEXT', `cannot read "${target.displayPath}": it starts like a ${image.mediaType} image, but ${image.problem}`);
+    // What the text decoder found still leads; the note says why it is not shown as an image either.
+    const found = notText?.message ?? `cannot read "${target.displayPath}"`;
+    throw new FsError('FS_NOT_TEXT', `${found}; it starts like a ${FORMAT_NAMES[image.mediaType]} image, but ${image.problem}`);
   }
   if (size > limits.maxImageBytes) {
     throw new FsError(
@@ -383,6 +385,8 @@ async function readImage(call: ToolCall, target: FsTarget, limits: FsToolLimits)
     height: image.height,
   };
 }
+
+const FORMAT_NAMES: Record<ImageMediaType, string> = { 'image/png': 'PNG', 'image/jpeg': 'JPEG', 'image/gif': 'GIF', 'image/webp': 'WebP' };
 
 /** The chunks of a stream whose first chunk has already been taken. */
 async function* withFirst(first: IteratorResult<string>, rest: AsyncIterator<string>): AsyncGenerator<string> {
@@ -412,7 +416,7 @@ export function createReadTool(limits: FsToolLimits = DEFAULT_TOOL_LIMITS): Tool
         } catch (err) {
           if (isFsError(err, 'FS_NOT_FOUND')) call.events.observed(target, { kind: 'absent' }, call.owner);
           if (isFsError(err, 'FS_NOT_TEXT')) {
-            const image = await readImage(call, target, limits);
+            const image = await readImage(call, target, limits, err);
             if (image !== undefined) return image;
           }
           throw err;

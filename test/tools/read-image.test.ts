@@ -65,7 +65,7 @@ describe('read: images', () => {
     expect((await h.read('blob.bin')).error?.code).toBe('FS_NOT_TEXT');
     const bad = await h.read('bad.png');
     expect(bad.error?.code).toBe('FS_NOT_TEXT');
-    expect(bad.text).toContain('starts like a image/png image, but its PNG header is truncated or damaged');
+    expect(bad.text).toBe('Error: cannot read "/p/bad.png": not a UTF-8 text file: found a NUL byte at byte 8 (binary file); it starts like a PNG image, but its header is truncated or damaged');
     const exact = harness({ '/p/ok.png': bytes }, { maxImageBytes: bytes.length });
     expect((await exact.read('ok.png')).isError).toBe(false);
   });
