@@ -98,7 +98,8 @@ export class RuleContext {
   }
 }
 
-const FS_CALLS = [
+/** Every call of the contract, in the order of the README's table. */
+export const FS_CALLS = [
   'resolve',
   'stat',
   'readText',

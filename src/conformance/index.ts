@@ -4,7 +4,7 @@
  */
 export { describeConformance, DEFAULT_RULE_TIMEOUT } from './vitest.js';
 export { runConformance, RULES } from './run.js';
-export { DEFAULT_NUM_RUNS, seamPerCall } from './harness.js';
+export { DEFAULT_NUM_RUNS, FS_CALLS, seamPerCall } from './harness.js';
 export type {
   ConformanceCapabilities,
   ConformanceFactory,

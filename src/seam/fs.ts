@@ -244,10 +244,8 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
         throw new FsError('FS_INVALID_ARGUMENT', `${what}: a directory cannot be moved inside itself`);
       }
       const signal = opts?.signal;
-      // Both names are held, in one order, so two opposite renames cannot deadlock.
+      // Both names are held, in one order, so two opposite renames cannot deadlock (one name: once).
       const [first, second] = [from.targetKey, to.targetKey].sort();
-      // One name given twice is locked once: the mutex is not reentrant, and a second run() on a
-      // key this call holds would wait for itself forever.
       const both = <T>(fn: () => Promise<T>) => (first === second ? locks.run(first!, fn) : locks.run(first!, () => locks.run(second!, fn)));
       await call(what, signal, () =>
         both(async () => {
@@ -351,8 +349,17 @@ function writtenVersion(result: SwapDone, what: string): FsVersion {
 }
 
 /** D4 for providers without `walk`: depth first over listDir, into real subdirectories only. */
-async function* walkByListing(provider: FsProvider, top: FsTarget, signal: AbortSignal | undefined): AsyncGenerator<FsWalkEntry> {
-  const stack = [{ dir: top, prefix: '', entries: await provider.listDir(top, { signal }), next: 0 }];
+function walkByListing(provider: FsProvider, top: FsTarget, signal: AbortSignal | undefined): AsyncGenerator<FsWalkEntry> {
+  return depthFirst(top, (dir) => provider.listDir(dir, { signal }));
+}
+
+/**
+ * The walk of D4 over any listing function: a directory's entries, each followed by the entries
+ * of its real subdirectories (never a link's), with their paths below `top`. `list` is told
+ * whether it lists `top` itself (which a provider may need to check further than a child).
+ */
+export async function* depthFirst(top: FsTarget, list: (dir: FsTarget, isTop: boolean) => Promise<FsDirEntry[]>): AsyncGenerator<FsWalkEntry> {
+  const stack = [{ dir: top, prefix: '', entries: await list(top, true), next: 0 }];
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
     const entry = frame.entries[frame.next++];
@@ -362,9 +369,7 @@ async function* walkByListing(provider: FsProvider, top: FsTarget, signal: Abort
     }
     const path = frame.prefix === '' ? entry.name : `${frame.prefix}/${entry.name}`;
     yield { ...entry, path };
-    if (isRealSubdirectory(frame.dir, entry)) {
-      stack.push({ dir: entry.target, prefix: path, entries: await provider.listDir(entry.target, { signal }), next: 0 });
-    }
+    if (isRealSubdirectory(frame.dir, entry)) stack.push({ dir: entry.target, prefix: path, entries: await list(entry.target, false), next: 0 });
   }
 }
 

@@ -81,14 +81,14 @@ describeConformance('overlay over memory', async (): Promise<ConformanceSubject>
   const lower = createMemoryFs({ files: { '/work': null } });
   const fs = await createOverlayFs({ lower });
   const hooks = volumeHooks(lower.provider.volume);
-  return { fs, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true } };
+  return { fs, provider: fs.provider, lower, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true } };
 });
 
 describeConformance('overlay over memory, upper saved in a filesystem', async (): Promise<ConformanceSubject> => {
   const lower = createMemoryFs({ files: { '/work': null } });
   const fs = await createOverlayFs({ lower, upper: createMemoryFs() });
   const hooks = volumeHooks(lower.provider.volume);
-  return { fs, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true } };
+  return { fs, provider: fs.provider, lower, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true } };
 });
 
 describeConformance('overlay over local', async (): Promise<ConformanceSubject> => {
@@ -102,6 +102,8 @@ describeConformance('overlay over local', async (): Promise<ConformanceSubject> 
   const setup: SetupHooks = hasMkfifo ? hostHooks.setup : { mkdir: hostHooks.setup.mkdir!, symlink: hostHooks.setup.symlink! };
   return {
     fs,
+    provider: fs.provider,
+    lower,
     base: join(root, 'work'),
     outsideDir,
     outOfBand: overlayHooks(fs, hostHooks.outOfBand),

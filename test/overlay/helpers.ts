@@ -50,7 +50,10 @@ export type Op =
   | { op: 'remove'; path: string; intent: 'none' | 'current' }
   | { op: 'read'; path: string }
   | { op: 'stat'; path: string }
-  | { op: 'list'; path: string };
+  | { op: 'list'; path: string }
+  | { op: 'mkdir'; path: string }
+  | { op: 'rmdir'; path: string; recursive: boolean }
+  | { op: 'rename'; from: string; to: string; expect: 'none' | 'current' | 'stale'; replace: 'no' | 'yes' | 'current' };
 
 const pathArb = fc.constantFrom(...PATHS);
 
@@ -72,6 +75,18 @@ export const opArb: fc.Arbitrary<Op> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ op: fc.constant('read' as const), path: pathArb }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('stat' as const), path: pathArb }) },
   { weight: 1, arbitrary: fc.record({ op: fc.constant('list' as const), path: fc.constantFrom(...DIRS) }) },
+  { weight: 1, arbitrary: fc.record({ op: fc.constant('mkdir' as const), path: fc.constantFrom(...PATHS, ...DIRS) }) },
+  { weight: 2, arbitrary: fc.record({ op: fc.constant('rmdir' as const), path: fc.constantFrom(...DIRS, '/a/x'), recursive: fc.boolean() }) },
+  {
+    weight: 3,
+    arbitrary: fc.record({
+      op: fc.constant('rename' as const),
+      from: fc.constantFrom(...PATHS, '/d', '/e', '/n', '/d/e'),
+      to: fc.constantFrom(...PATHS, '/d', '/e', '/n', '/d/e', '/z', '/n/z', '/d/z'),
+      expect: fc.constantFrom('none' as const, 'current' as const, 'stale' as const),
+      replace: fc.constantFrom('no' as const, 'yes' as const, 'current' as const),
+    }),
+  },
 );
 
 export const opsArb = fc.array(opArb, { maxLength: 14 });
@@ -90,7 +105,7 @@ function withoutTimes(value: unknown): unknown {
 
 async function runOpRaw(fs: FileSystem, op: Op): Promise<unknown> {
   try {
-    const target = await fs.resolve(op.path);
+    const target = await fs.resolve(op.op === 'rename' ? op.from : op.path);
     const currentVersion = async () => (await fs.stat(target))?.version ?? FsVersion('sha256:absent');
     switch (op.op) {
       case 'write': {
@@ -117,6 +132,20 @@ async function runOpRaw(fs: FileSystem, op: Op): Promise<unknown> {
         return { ok: (await fs.stat(target)) ?? 'absent' };
       case 'list':
         return { ok: await fs.listDir(target) };
+      case 'mkdir':
+        await fs.mkdir(target);
+        return { ok: 'made' };
+      case 'rmdir':
+        await fs.rmdir(target, { recursive: op.recursive });
+        return { ok: 'removed' };
+      case 'rename': {
+        const to = await fs.resolve(op.to);
+        const version = async (t: typeof target) => (await fs.stat(t))?.version ?? FsVersion('sha256:absent');
+        const expect = op.expect === 'none' ? undefined : op.expect === 'stale' ? contentVersion(utf8('stale')) : await version(target);
+        const replace = op.replace === 'no' ? false : op.replace === 'yes' ? true : await version(to);
+        await fs.rename(target, to, { ...(expect === undefined ? {} : { expect }), replace });
+        return { ok: 'moved' };
+      }
     }
   } catch (err) {
     if (isFsError(err)) return { error: err.code };

@@ -1,7 +1,7 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { seamPerCall as kitSeamPerCall } from '../../src/conformance/index.js';
+import { FS_CALLS, seamPerCall as kitSeamPerCall } from '../../src/conformance/index.js';
 import { createFs, createHarness, type FileSystem, type FsProvider, type HarnessContext, type HarnessPlugin } from '../../src/index.js';
 import { createObservationPolicy } from '../../src/policy/index.js';
 import { fsTools } from '../../src/tools/index.js';
@@ -53,21 +53,8 @@ export function withPoints<T extends object>(obj: T, methods: readonly string[],
   return out as T;
 }
 
-export const FS_METHODS = [
-  'resolve',
-  'stat',
-  'readText',
-  'streamText',
-  'readBytes',
-  'listDir',
-  'writeText',
-  'writeBytes',
-  'editText',
-  'remove',
-  'mkdir',
-  'rmdir',
-  'rename',
-] as const;
+// Every call but walk, which returns an iterable rather than a promise.
+export const FS_METHODS = FS_CALLS.filter((m) => m !== 'walk');
 export const PROVIDER_METHODS = ['resolve', 'stat', 'read', 'swap', 'listDir', 'mkdir', 'rmdir', 'rename'] as const;
 
 /** Every call through a seam of its own over `provider`, as from separate processes (the kit's helper). */

@@ -782,7 +782,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         withRedirects(from.targetKey, what, (fromKey) =>
           withRedirects(to.targetKey, what, (toKey) => {
             const [first, second] = [fromKey, toKey].sort();
-            return lock.run(first!, () => lock.run(second!, () => renameLocked(fromKey, toKey, options, what)));
+            const move = () => renameLocked(fromKey, toKey, options, what);
+            return first === second ? lock.run(first!, move) : lock.run(first!, () => lock.run(second!, move));
           }),
         ),
       );

@@ -11,7 +11,7 @@ import {
   contentVersion,
   createFs,
   expectHolds,
-  isRealSubdirectory,
+  depthFirst,
   observe,
   resolveLinks,
   type CreateFsOptions,
@@ -22,7 +22,6 @@ import {
   type FsProvider,
   type FsSwapResult,
   type FsTarget,
-  type FsWalkEntry,
   type NodeKind,
   type RenameSide,
 } from '../../seam/index.js';
@@ -181,23 +180,9 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
     return entries;
   };
 
-  /** D4: depth first, one listing per real subdirectory. */
-  async function* walkTree(top: FsTarget, signal: AbortSignal | undefined): AsyncGenerator<FsWalkEntry> {
-    const listing = await provider.listDir(top, { signal });
-    const stack = [{ dir: top, prefix: '', entries: listing, next: 0 }];
-    while (stack.length > 0) {
-      const frame = stack[stack.length - 1]!;
-      const entry = frame.entries[frame.next++];
-      if (entry === undefined) {
-        stack.pop();
-        continue;
-      }
-      const path = frame.prefix === '' ? entry.name : `${frame.prefix}/${entry.name}`;
-      yield { ...entry, path };
-      // A real subdirectory's key is its real path, so its children need no resolution.
-      if (isRealSubdirectory(frame.dir, entry)) stack.push({ dir: entry.target, prefix: path, entries: await children(entry.target, true), next: 0 });
-    }
-  }
+  /** D4: one listing per real subdirectory; below the top, a real subdirectory's key is its real path. */
+  const walkTree = (top: FsTarget, signal: AbortSignal | undefined) =>
+    depthFirst(top, (dir, isTop) => (isTop ? provider.listDir(dir, { signal }) : children(dir, true)));
 
   const seed = (tree: MemoryTree | MemorySnapshot) => {
     for (const [raw, entry] of Object.entries(tree)) {

@@ -132,7 +132,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       const child = entries.get(childKey);
       if (child?.kind === 'file') out.push(entryFor(e.name, childKey, child));
       else if (state.dirs.has(childKey)) out.push(entryFor(e.name, childKey, undefined));
-      else if (child) continue; // whited out
+      else if (child || state.opaque.has(childKey)) continue; // whited out, or a removed directory
       else if (e.target.targetKey !== childKey) {
         // A lower symlink: its type is whatever the view holds at the link's target.
         const linked = entries.get(e.target.targetKey);
@@ -526,6 +526,7 @@ function hasUpperChild(state: UpperState, key: string): boolean {
   const prefix = key === '/' ? '/' : `${key}/`;
   for (const k of state.entries.keys()) if (isChild(prefix, k)) return true;
   for (const d of state.dirs) if (isChild(prefix, d)) return true;
+  for (const d of state.opaque) if (isChild(prefix, d)) return true;
   return false;
 }
 

@@ -324,6 +324,19 @@ export function createReview(core: OverlayCore, view: FileSystem) {
           const srcAsBase = await lowerAsBase(src, source, signal);
           const dstAsBase = await lowerAsBase(dst, entry, signal);
           if (srcAsBase && dstAsBase) throw err;
+          if (srcAsBase && (await lowerHolds(dst, entry, signal))) {
+            // The new name already holds this content underneath: only the source is left to remove.
+            await publish(src, source, signal);
+            await state.apply({ entries: [[path, undefined], [from, undefined]] });
+            return 'committed';
+          }
+          const srcGone = (await lowerStat(lower, src, signal)) === undefined;
+          if (srcGone && dstAsBase) {
+            // The source went underneath: that side is already as wanted; the content is the overlay's.
+            await publish(dst, entry, signal);
+            await state.apply({ entries: [[path, undefined], [from, undefined]] });
+            return 'committed';
+          }
           const done = (await lowerStat(lower, src, signal)) === undefined && (await lowerHolds(dst, entry, signal));
           if (!done) {
             if (!force) {
@@ -421,6 +434,26 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     return `${what}: the lower changed since the overlay first saw it at "${target.targetKey}" (expected ${expected}, found ${found}); the lower was not changed`;
   }
 
+  /** Why the lower's directory cannot simply go (something the overlay never saw), or undefined. */
+  async function removalBlocked(dir: string, signal: AbortSignal | undefined): Promise<string | undefined> {
+    const info = await lowerStat(lower, pathTarget(dir), signal);
+    if (info === undefined) return undefined;
+    if (info.type !== 'directory') return `found a ${info.type} there`;
+    for await (const e of lower.walk(pathTarget(dir), { signal })) {
+      const key = posix.join(dir, e.path);
+      if (e.target.targetKey !== key || e.type === 'other') return `"${key}" is a symlink or special file`;
+      if (e.type === 'directory') {
+        if (!state.opaque.has(key)) return `the directory "${key}" appeared`;
+        continue;
+      }
+      const entry = state.entries.get(key);
+      if (entry?.base === undefined) return `"${key}" appeared`;
+      const now = await lowerStat(lower, pathTarget(key), signal);
+      if (now?.version !== entry.base) return `"${key}" changed`;
+    }
+    return undefined;
+  }
+
   /**
    * The changes a commit of `roots` takes: those selected, plus (until nothing is added) the other
    * end of a selected rename and a removed directory above anything that appears in it, which
@@ -479,7 +512,23 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         throw toFsError(err, 'commit stopped by its progress callback');
       }
     };
-    for (let i = 0; i < todo.length; i++) if (remaining[i] === 0) finish(i);
+    // A removed directory whose lower gained or changed something below is a conflict before any
+    // step runs, and so is what would appear inside it: no step of theirs touches the lower.
+    if (!force) {
+      for (const [i, c] of todo.entries()) {
+        if (c.type !== 'directory' || c.kind === 'added') continue;
+        const why = await removalBlocked(c.path, signal);
+        if (why === undefined) continue;
+        outcomes[i] = conflict(c.path, `cannot commit "${c.path}": the lower changed since the overlay removed this directory (${why}); the lower was not changed`);
+        todo.forEach((d, j) => {
+          const inside = d.path.startsWith(`${c.path}/`) || (d.path === c.path && d.type === 'file');
+          if (j !== i && d.kind !== 'deleted' && inside && outcomes[j] === undefined) {
+            outcomes[j] = conflict(d.path, `cannot commit "${d.path}": it lies in the removed directory "${c.path}", whose removal conflicts`);
+          }
+        });
+      }
+    }
+    for (let i = 0; i < todo.length; i++) if (remaining[i] === 0 || outcomes[i] !== undefined) finish(i);
     for (const step of steps) {
       throwIfAborted(signal, 'commit');
       const i = step.change;

@@ -144,6 +144,10 @@ export const dirRules: Rule[] = [
         await fs.rename(a.target, b.target, { expect: a.version, replace: b.version });
         equal(await typeOf(fs, `${dir}/a.txt`), undefined, 'the source name after a rename');
         equal((await fs.stat(b.target))?.version as string | undefined, a.version, 'the moved file keeps its version');
+        // A move onto its own name (or an alias of it) changes nothing, and still checks its guard.
+        await fs.rename(b.target, await fs.resolve(`${dir}/./b.txt`));
+        await rejects(fs.rename(b.target, b.target, { expect: b.version }), 'FS_STALE_VERSION', 'a move onto itself with a stale guard');
+        bytesEqual((await bytesOf(fs, b.target))!, a.bytes, 'a move onto itself keeps the file');
         const deep = await fs.resolve(`${dir}/new/deeper/moved.txt`);
         await fs.rename(b.target, deep);
         bytesEqual((await bytesOf(fs, deep))!, a.bytes, 'a rename creates the missing parents of its destination');
