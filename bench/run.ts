@@ -5,6 +5,7 @@ import { test } from 'vitest';
 import { checkRows, formatTable, machine, type BenchRow } from './lib.js';
 import { runLargeFileBench } from './sections/large-files.js';
 import { runOverlayBench } from './sections/overlay.js';
+import { runPostgresBench } from './sections/postgres.js';
 import { runScaleBench } from './sections/scale.js';
 import { runToolStackBench } from './sections/tool-stack.js';
 import { runVersionsBench } from './sections/versions.js';
@@ -20,6 +21,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'versions', run: runVersionsBench },
   { name: 'scale', run: runScaleBench },
   { name: 'search', run: runSearchRows },
+  { name: 'postgres', run: runPostgresBench },
 ];
 
 /** The search benchmark lives in its own file, owned with the search feature; included when present. */

@@ -80,6 +80,7 @@ import { createHarness, type ToolResult } from 'dsh-fs';
 import { createMemoryFs } from 'dsh-fs/memory';
 import { createLocalFs } from 'dsh-fs/local';
 import { createOverlayFs } from 'dsh-fs/overlay';
+import { createPostgresFs } from 'dsh-fs/postgres';
 import { createObservationPolicy } from 'dsh-fs/observation-policy';
 import { fsTools, searchTools, toolDefinitions, type ReadValue } from 'dsh-fs/tools';
 import { createMcpServer } from 'dsh-fs/mcp';
@@ -94,7 +95,7 @@ const anthropic: string = toolDefinitions()[0]!.input_schema.type as string;
 const strict: boolean | undefined = toolDefinitions({ format: 'openai-strict' })[0]!.function.strict;
 const server = createMcpServer({ fs });
 const tools = aiSdkTools(ctx);
-export { code, anthropic, strict, server, tools, createLocalFs, createOverlayFs, runConformance };
+export { code, anthropic, strict, server, tools, createLocalFs, createOverlayFs, createPostgresFs, runConformance };
 TS
 for resolution in nodenext bundler; do
   module=$([ "$resolution" = nodenext ] && echo nodenext || echo esnext)

@@ -29,7 +29,7 @@ const PATHS_HELP = `  PATH...       limit the command to these files or director
 export const MAIN_HELP = `dsh-fs — file tools for AI agents (read, write, edit, list, glob, grep, move, delete) over MCP, on a directory or a reviewable sandbox of it
 
 Usage:
-  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete]
+  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--max-request-bytes N]
   dsh-fs status  --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs diff    --root DIR [--state DIR] [--color auto|always|never] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
@@ -54,6 +54,7 @@ Exit status: 0 success, 1 failure or commit conflict, 2 usage error.
 
 export const HELP: Record<Command, string> = {
   serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete]
+                    [--max-request-bytes N]
 
 Runs an MCP server on stdin/stdout exposing the tools read, write, edit, list, glob and grep, and
 in sandbox mode move and delete, confined to DIR, under the observation policy: a session must
@@ -69,6 +70,9 @@ ${STATE_HELP}
                 (sandbox mode only)
   --allow-delete  also serve move and delete in direct mode (a sandbox always serves them:
                 its changes are reviewed before they reach DIR)
+  --max-request-bytes N
+                the largest MCP message accepted, in bytes (default 67108864, 64 MiB); a larger
+                request is answered with an error (FS_TOO_LARGE) and the server goes on
   -h, --help    show this help
 
 Each MCP session is one agent session for the policy. Only MCP messages go to stdout; logs go to
@@ -83,7 +87,8 @@ then the path relative to DIR.
 Options:
   --root DIR    the directory the sandbox is over (required)
 ${STATE_HELP}
-  --json        print the changes as JSON: [{ "path", "kind", "size"? }]
+  --json        print the changes as JSON: { "changes": [{ "path", "kind", "size"? }],
+                "removedTempFiles": [...] } (temp files a killed commit left, now removed)
 ${PATHS_HELP}
   -h, --help    show this help
 `,
@@ -149,7 +154,14 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 const COMMON: Options = { help: { type: 'boolean', short: 'h' } };
 
 const OPTIONS: Record<Command, Options> = {
-  serve: { ...COMMON, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' }, 'allow-delete': { type: 'boolean' } },
+  serve: {
+    ...COMMON,
+    root: { type: 'string' },
+    mode: { type: 'string' },
+    state: { type: 'string' },
+    'allow-delete': { type: 'boolean' },
+    'max-request-bytes': { type: 'string' },
+  },
   status: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
   diff: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, color: { type: 'string' }, json: { type: 'boolean' } },
   commit: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },

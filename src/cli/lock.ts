@@ -15,6 +15,12 @@ export interface StateLockOptions {
   readonly onWait?: (holder: number | undefined) => void;
 }
 
+/** What `fn` learns about how the lock was had. */
+export interface LockGrant {
+  /** The pid of a dead holder whose lock this process took over (it died mid-operation), if any. */
+  readonly tookOverFrom: number | undefined;
+}
+
 interface Holder {
   readonly pid: number;
   readonly host: string;
@@ -30,28 +36,29 @@ const UNREADABLE_GRACE_MS = 10_000;
  * The server holds it for each tool call and the review commands for commit and discard, so the
  * state document has one writer at a time.
  */
-export async function withStateLock<T>(stateDir: string, fn: () => Promise<T>, options: StateLockOptions = {}): Promise<T> {
+export async function withStateLock<T>(stateDir: string, fn: (grant: LockGrant) => Promise<T>, options: StateLockOptions = {}): Promise<T> {
   const path = join(stateDir, LOCK_FILE);
   const me: Holder = { pid: process.pid, host: hostname(), token: randomBytes(12).toString('hex') };
-  await acquire(path, me, options);
+  const grant = await acquire(path, me, options);
   try {
-    return await fn();
+    return await fn(grant);
   } finally {
     await release(path, me);
   }
 }
 
-async function acquire(path: string, me: Holder, options: StateLockOptions): Promise<void> {
+async function acquire(path: string, me: Holder, options: StateLockOptions): Promise<LockGrant> {
   const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   let told = false;
   let wait = 10;
+  let dead: number | undefined;
   for (;;) {
     throwIfAborted(options.signal, 'cannot lock the sandbox state');
-    if (await tryCreate(path, me)) return;
+    if (await tryCreate(path, me)) return { tookOverFrom: dead };
     const holder = await readHolder(path);
     if (holder === 'gone') continue;
     if (await isStale(path, holder)) {
-      await takeOver(path, holder);
+      if (await takeOver(path, holder)) dead = holder?.pid ?? 0;
       continue;
     }
     const pid = holder === undefined ? undefined : holder.pid;
@@ -76,24 +83,25 @@ async function acquire(path: string, me: Holder, options: StateLockOptions): Pro
  * with a live one. Takers go one at a time, through a second exclusively created file, and
  * re-read the holder before removing; nothing else can replace a lock that exists.
  */
-async function takeOver(path: string, stale: Holder | undefined): Promise<void> {
+async function takeOver(path: string, stale: Holder | undefined): Promise<boolean> {
   const guard = `${path}.takeover`;
   try {
     await (await open(guard, 'wx', 0o600)).close();
   } catch (err) {
     const code = (err as { code?: unknown }).code;
-    if (code === 'ENOENT') return;
+    if (code === 'ENOENT') return false;
     if (code !== 'EEXIST') throw toFsError(err, `cannot take over the sandbox lock "${path}"`);
     // Another taker is at it. A guard left by a taker that crashed in between is cleared by age.
     const st = await stat(guard).catch(() => undefined);
     if (st !== undefined && Date.now() - st.mtimeMs > UNREADABLE_GRACE_MS) await rm(guard, { force: true }).catch(() => {});
     else await delay(5);
-    return;
+    return false;
   }
   try {
     const now = await readHolder(path);
     const same = stale === undefined ? now === undefined : typeof now === 'object' && now.token === stale.token;
     if (same) await rm(path, { force: true });
+    return same;
   } finally {
     await rm(guard, { force: true }).catch(() => {});
   }
@@ -146,6 +154,17 @@ async function isStale(path: string, holder: Holder | undefined): Promise<boolea
   // A holder on another host (a shared state directory) cannot be checked: wait for it.
   if (holder.host !== hostname()) return false;
   return !processAlive(holder.pid);
+}
+
+/**
+ * The pid of the process named by the lock when it is dead (on this host): it was killed while
+ * holding the lock, e.g. mid-commit. Undefined when the lock is free, held by a live process, or
+ * unreadable.
+ */
+export async function deadHolder(stateDir: string): Promise<number | undefined> {
+  const holder = await readHolder(join(stateDir, LOCK_FILE)).catch(() => undefined);
+  if (typeof holder !== 'object' || holder.host !== hostname()) return undefined;
+  return processAlive(holder.pid) ? undefined : holder.pid;
 }
 
 function processAlive(pid: number): boolean {

@@ -1,7 +1,6 @@
 #!/usr/bin/env node
 import { readFileSync, realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { isFsError } from '../seam/index.js';
 import {
   EXIT_FAILURE,
@@ -20,6 +19,7 @@ import {
 import { demo } from './demo.js';
 import { commit, diff, discard, status, type Io } from './review.js';
 import { createDshFsMcpServer } from './serve.js';
+import { BoundedStdioTransport, maxRequestBytes, type TransportEnd } from './stdio-transport.js';
 import { fsTools, moveDeleteTools, searchTools } from '../tools/index.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode } from './workspace.js';
 
@@ -117,14 +117,13 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   const tools = () => [fsTools(), searchTools(), ...(moveDelete ? [moveDeleteTools()] : [])];
   const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools });
 
-  const stopped = new Promise<string>((resolve) => {
-    process.stdin.once('end', () => resolve('the client closed stdin'));
-    process.stdin.once('close', () => resolve('the client closed stdin'));
-    process.stdout.on('error', () => resolve('stdout is closed'));
-    process.once('SIGINT', () => resolve('SIGINT'));
-    process.once('SIGTERM', () => resolve('SIGTERM'));
+  const transport = new BoundedStdioTransport({ maxRequestBytes: maxRequestBytes(parsed), log });
+  const stopped = new Promise<TransportEnd>((resolve) => {
+    void transport.ended.then(resolve);
+    process.once('SIGINT', () => resolve({ reason: 'SIGINT', failed: false }));
+    process.once('SIGTERM', () => resolve({ reason: 'SIGTERM', failed: false }));
   });
-  await server.connect(new StdioServerTransport());
+  await server.connect(transport);
   if (process.stdin.isTTY) log(SERVE_TTY_HINT);
   log(
     `${version} serving ${root} (${mode}${stateDir === undefined ? ', writes go to the directory' : `; sandbox state in ${stateDir}`}; ` +
@@ -134,9 +133,9 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   // Let calls that started finish, so a mutation is never cut between the write and its record.
   await idle();
   await server.close().catch(() => {});
-  log(`stopped: ${why}`);
+  log(`stopped: ${why.reason}`);
   if (process.stdout.writableNeedDrain) await new Promise((resolve) => process.stdout.once('drain', resolve));
-  return EXIT_OK;
+  return why.failed ? EXIT_FAILURE : EXIT_OK;
 }
 
 function isMainModule(): boolean {

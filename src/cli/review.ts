@@ -1,9 +1,10 @@
 import { realpathSync } from 'node:fs';
-import { isAbsolute, relative, resolve } from 'node:path';
+import { isAbsolute, resolve } from 'node:path';
 import type { OverlayChange, OverlayChangeKind, OverlayCommitProgress, OverlayFileSystem } from '../backends/overlay/index.js';
 import { UsageError, type Command, type Parsed, EXIT_FAILURE, EXIT_OK, oneOf, optionalString, requireString } from './args.js';
 import { colorDiff, colorsFor, type ColorMode } from './color.js';
-import { withStateLock } from './lock.js';
+import { deadHolder, withStateLock } from './lock.js';
+import { relativeInside } from './paths.js';
 import { hasSandboxState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
 
 /** Where the command's output goes; the CLI passes the process streams, tests may pass others. */
@@ -35,10 +36,7 @@ async function locate(command: Command, parsed: Parsed, io: Io): Promise<Located
  */
 export function rootRelative(path: string, givenRoot: string, root: string, cwd: string, command: Command): string {
   const roots = [root, resolve(cwd, givenRoot)];
-  const inside = (base: string, p: string) => {
-    const rel = relative(base, p);
-    return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel)) ? rel : undefined;
-  };
+  const inside = relativeInside;
   const realCwd = safeRealpath(cwd);
   const cwdInside = roots.some((r) => inside(r, cwd) !== undefined || inside(r, realCwd) !== undefined);
   const candidates = isAbsolute(path) ? [path] : cwdInside ? [resolve(cwd, path), resolve(realCwd, path)] : [resolve(root, path)];
@@ -62,8 +60,8 @@ function safeRealpath(path: string): string {
 const LETTER: Record<OverlayChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R' };
 
 function display(root: string, key: string): string {
-  const rel = relative(root, key);
-  return rel === '' || rel.startsWith('..') ? key : rel;
+  const rel = relativeInside(root, key);
+  return rel === undefined || rel === '' ? key : rel;
 }
 
 async function openExisting(located: Located): Promise<OverlayFileSystem | undefined> {
@@ -83,13 +81,39 @@ function changeJson(root: string, c: OverlayChange) {
   };
 }
 
+/**
+ * Removes the temp files that a process killed while holding the sandbox's lock (a commit
+ * writing to the root) left there, and says so on stderr. Root-relative paths of what it removed.
+ */
+async function sweepAfter(dead: number, located: Located, io: Io): Promise<string[]> {
+  // Every temp file there now predates this call, and no sandbox process is writing to the root.
+  const removed = (await openLower(located.root).sweepTemps({ olderThanMs: 0 })).map((p) => display(located.root, p));
+  if (removed.length > 0) {
+    const n = removed.length;
+    io.stderr.write(
+      `dsh-fs: removed ${n} temp file${n === 1 ? '' : 's'} left in ${located.root} by ${dead > 0 ? `process ${dead}` : 'a process'}, ` +
+        `which was stopped while it held the sandbox's lock: ${removed.join(', ')}\n`,
+    );
+  }
+  return removed;
+}
+
+/** status: when the lock names a dead process, take it over (never waiting long for a live one) and sweep. */
+async function sweepIfDead(located: Located, io: Io): Promise<string[]> {
+  if ((await deadHolder(located.stateDir)) === undefined) return [];
+  return withStateLock(located.stateDir, async ({ tookOverFrom }) => (tookOverFrom === undefined ? [] : sweepAfter(tookOverFrom, located, io)), {
+    timeoutMs: 2_000,
+  }).catch(() => []);
+}
+
 export async function status(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('status', parsed, io);
+  const removedTempFiles = await sweepIfDead(located, io);
   const overlay = await openExisting(located);
   const changes = overlay ? await overlay.changes(located.paths) : [];
   if (parsed.values.json === true) {
     const out = changes.map((c) => changeJson(located.root, c));
-    io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify({ changes: out, removedTempFiles }, null, 2)}\n`);
     return EXIT_OK;
   }
   if (changes.length === 0) {
@@ -132,7 +156,9 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
   }
   return withStateLock(
     located.stateDir,
-    async () => {
+    async ({ tookOverFrom }) => {
+      // A commit killed mid-write left its temp files in the root: resuming sweeps them.
+      if (tookOverFrom !== undefined) await sweepAfter(tookOverFrom, located, io);
       const overlay = (await openExisting(located))!;
       const todo = await overlay.changes(located.paths);
       if (todo.length === 0) {

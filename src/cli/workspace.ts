@@ -1,12 +1,13 @@
 import { hash } from 'node:crypto';
-import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
+import { mkdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
-import { basename, dirname, isAbsolute, join, relative, resolve } from 'node:path';
+import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { createLocalFs, type LocalFileSystem } from '../backends/local/index.js';
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
 import { KeyedMutex, toFsError, type FileSystem } from '../seam/index.js';
 import { withStateLock, type StateLockOptions } from './lock.js';
 import { UsageError } from './args.js';
+import { relativeInside } from './paths.js';
 
 export type Mode = 'sandbox' | 'direct';
 
@@ -40,22 +41,27 @@ export function defaultStateDir(root: string, env: NodeJS.ProcessEnv = process.e
 export async function resolveStateDir(root: string, given: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const dir = given === undefined ? defaultStateDir(root, env) : resolve(given);
   const real = await realpathOfNearest(dir);
-  const rel = relative(root, real);
-  if (rel === '' || (!rel.startsWith('..') && !isAbsolute(rel))) {
+  // Both the path as given and its real path: a link into the root is refused like the root's own spelling.
+  if (relativeInside(root, dir) !== undefined || relativeInside(root, real) !== undefined) {
     // The agent could otherwise read and rewrite the sandbox's own bookkeeping through the tools.
     throw new UsageError(`--state "${given ?? dir}" lies inside --root "${root}"; keep the sandbox state outside the directory it protects`);
   }
   return dir;
 }
 
-/** realpath of the deepest existing ancestor, with the rest appended (the directory may not exist yet). */
-async function realpathOfNearest(path: string): Promise<string> {
+/**
+ * realpath of the deepest existing ancestor, with the rest appended (the directory may not exist
+ * yet). A dangling link on the way is followed through its text, as mkdir would follow it.
+ */
+async function realpathOfNearest(path: string, hops = 0): Promise<string> {
   const rest: string[] = [];
   let p = path;
   for (;;) {
     try {
       return join(await realpath(p), ...rest.reverse());
     } catch {
+      const text = hops < 40 ? await readlink(p).catch(() => undefined) : undefined;
+      if (text !== undefined) return realpathOfNearest(join(resolve(dirname(p), text), ...rest.reverse()), hops + 1);
       const parent = dirname(p);
       if (parent === p) return path;
       rest.push(basename(p));

@@ -18,6 +18,7 @@ export const FS_ERROR_CODES = [
   'FS_INVALID_ARGUMENT',
   'FS_NOT_EMPTY',
   'FS_ALREADY_EXISTS',
+  'FS_TIMEOUT',
 ] as const;
 
 export type FsErrorCode = (typeof FS_ERROR_CODES)[number];

@@ -2,7 +2,7 @@ export * from './types.js';
 export { FsError, FS_ERROR_CODES, isFsError, toFsError, throwIfAborted, type FsErrorCode } from './errors.js';
 export { createFs, depthFirst, isRealSubdirectory, DEFAULT_MAX_TEXT_BYTES, type CreateFsOptions } from './fs.js';
 export { applyEdit, editBytes, nearMatchHint, type EditResult, type BytesEdit } from './edit.js';
-export { canonicalPath, isWithin } from './path.js';
+export { MAX_PATH_SEGMENTS, canonicalPath, isWithin } from './path.js';
 export {
   decodeText,
   encodeText,
@@ -18,6 +18,7 @@ export {
   type DecodedText,
 } from './text.js';
 export { KeyedMutex } from './lock.js';
+export { DEFAULT_MATCH_TIMEOUT_MS } from './regex-worker.js';
 export { contentVersion, contentHasher, type ContentHasher } from './version.js';
 export { resolveLinks, checkWriteIntent, compareNames, MAX_SYMLINK_HOPS, type LinkReader, type NodeKind } from './resolve.js';
 export {

@@ -23,7 +23,27 @@ export function canonicalPath(input: unknown, cwd: string): string {
   }
   const base = posix.isAbsolute(input) ? '/' : canonicalCwd(cwd);
   // posix.resolve collapses `..` lexically and strips trailing slashes; `//x` becomes `/x`.
-  return posix.resolve(base, input);
+  const path = posix.resolve(base, input);
+  const segments = countSegments(path);
+  if (segments > MAX_PATH_SEGMENTS) {
+    throw new FsError(
+      'FS_INVALID_ARGUMENT',
+      `path ${JSON.stringify(input.length > 200 ? `${input.slice(0, 200)}…` : input)} has ${segments} segments; at most ${MAX_PATH_SEGMENTS} are allowed`,
+    );
+  }
+  return path;
+}
+
+/**
+ * The most segments a canonical path may have. Far beyond any real tree (Linux's PATH_MAX of 4096
+ * bytes allows 2048), and low enough that every per-segment walk stays cheap.
+ */
+export const MAX_PATH_SEGMENTS = 4096;
+
+function countSegments(path: string): number {
+  let n = 0;
+  for (let i = path.indexOf('/'); i !== -1 && n <= MAX_PATH_SEGMENTS; i = path.indexOf('/', i + 1)) n++;
+  return path === '/' ? 0 : n;
 }
 
 function canonicalCwd(cwd: string): string {

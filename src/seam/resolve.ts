@@ -25,12 +25,13 @@ export async function resolveLinks(
   reader: LinkReader,
   onStep?: (resolved: string, link: boolean) => void,
 ): Promise<string> {
-  const queue = path.split('/').filter((s) => s !== '' && s !== '.');
+  // A stack of the segments still to walk, next one last: pushes and pops are O(1) and nothing is
+  // spread into an argument list, so a path of any length cannot overflow the call stack.
+  const stack = segmentsOf(path).reverse();
   let resolved = '/';
   let hops = 0;
-  while (queue.length > 0) {
-    const seg = queue.shift()!;
-    if (seg === '.') continue;
+  while (stack.length > 0) {
+    const seg = stack.pop()!;
     if (seg === '..') {
       resolved = posix.dirname(resolved);
       onStep?.(resolved, false);
@@ -43,14 +44,15 @@ export async function resolveLinks(
         throw new FsError('FS_IO_ERROR', `cannot resolve "${path}": too many levels of symbolic links`);
       }
       const target = await reader.readlink(candidate);
-      queue.unshift(...target.split('/').filter((s) => s !== '' && s !== '.'));
+      const linked = segmentsOf(target);
+      for (let i = linked.length - 1; i >= 0; i--) stack.push(linked[i]!);
       if (posix.isAbsolute(target)) resolved = '/';
       onStep?.(resolved, true);
       continue;
     }
     if (kind === 'missing' || kind === 'file' || kind === 'other') {
       // Nothing below a missing entry or a non-directory can be a link: append the rest lexically.
-      const rest = posix.resolve(candidate, ...queue);
+      const rest = posix.resolve(candidate, stack.reverse().join('/'));
       onStep?.(rest, false);
       return rest;
     }
@@ -58,6 +60,10 @@ export async function resolveLinks(
     onStep?.(resolved, false);
   }
   return resolved;
+}
+
+function segmentsOf(path: string): string[] {
+  return path.split('/').filter((s) => s !== '' && s !== '.');
 }
 
 /**

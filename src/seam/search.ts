@@ -2,6 +2,7 @@ import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import fg from 'fast-glob';
 import { nestedQuantifier, overlappingAlternation } from './regex-safety.js';
+import { DEFAULT_MATCH_TIMEOUT_MS, LineMatcher } from './regex-worker.js';
 import { FsError, isFsError, throwIfAborted, toFsError, type FsErrorCode } from './errors.js';
 import { comparePaths, globToRegExp, isIgnored, parseGitignore, type IgnoreRule } from './glob-match.js';
 import { canonicalPath, describeType } from './path.js';
@@ -485,6 +486,11 @@ export interface GrepOptions {
   readonly maxFiles?: number;
   /** Files read at once (default 8); results keep their order regardless. */
   readonly concurrency?: number;
+  /**
+   * Matching runs in a worker thread; when it makes no progress on one batch of lines (a chunk
+   * of a file) for this long, the search stops with FS_TIMEOUT (default 10,000 ms).
+   */
+  readonly matchTimeoutMs?: number;
 }
 
 export interface GrepMatch {
@@ -600,6 +606,7 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   const maxFileBytes = positiveInteger(options.maxFileBytes, DEFAULT_GREP_MAX_FILE_BYTES, 'maxFileBytes');
   const maxFiles = positiveInteger(options.maxFiles, DEFAULT_GREP_MAX_FILES, 'maxFiles');
   const concurrency = positiveInteger(options.concurrency, DEFAULT_CONCURRENCY, 'concurrency');
+  const matchTimeoutMs = positiveInteger(options.matchTimeoutMs, DEFAULT_MATCH_TIMEOUT_MS, 'matchTimeoutMs');
   if (options.include !== undefined) checkPattern(options.include, 'include');
   const include = options.include === undefined ? undefined : includeMatcher(options.include);
   const useGitignore = options.gitignore ?? true;
@@ -617,6 +624,9 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   // One signal for the user's abort and our own early stop.
   const internal = new AbortController();
   const onAbort = () => internal.abort();
+  const matcher = new LineMatcher(re, matchTimeoutMs, patternQuote(re));
+  // An abort also stops a match in progress (the worker is terminated).
+  internal.signal.addEventListener('abort', () => matcher.cancel(new FsError('FS_ABORTED', `${what}: aborted`)), { once: true });
   userSignal?.addEventListener('abort', onAbort, { once: true });
   const signal = internal.signal;
 
@@ -636,12 +646,20 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
     }
     const matches: GrepMatch[] = [];
     let lineNo = 0;
-    const onLine = (raw: string) => {
-      lineNo++;
-      const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-      if (matches.length <= maxMatches && re.test(line)) {
-        const { text, cut } = cutUtf8(line, maxLineBytes);
-        matches.push({ path: file.path, target: file.target, line: lineNo, text, lineTruncated: cut });
+    // Whole lines go to the matcher (a worker) a chunk at a time; only the lines it names are
+    // split out here.
+    const batch = async (text: string) => {
+      const first = lineNo + 1;
+      const { hits, lines } = await matcher.match(text, `"${file.path}" (from line ${first})`);
+      lineNo += lines;
+      if (hits.length === 0) return;
+      const all = text.split('\n');
+      for (const i of hits) {
+        if (matches.length > maxMatches) break;
+        const raw = all[i]!;
+        const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+        const { text: kept, cut } = cutUtf8(line, maxLineBytes);
+        matches.push({ path: file.path, target: file.target, line: first + i, text: kept, lineTruncated: cut });
       }
     };
     try {
@@ -651,26 +669,22 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
       }
       const parts: string[] = [];
       for await (const chunk of stream.chunks) {
-        let start = 0;
-        let nl = chunk.indexOf('\n');
-        while (nl !== -1) {
-          const piece = chunk.slice(start, nl);
-          if (parts.length > 0) {
-            parts.push(piece);
-            onLine(parts.join(''));
-            parts.length = 0;
-          } else onLine(piece);
-          if (matches.length > maxMatches) return { matches };
-          start = nl + 1;
-          nl = chunk.indexOf('\n', start);
+        const nl = chunk.lastIndexOf('\n');
+        if (nl === -1) {
+          parts.push(chunk);
+          continue;
         }
-        if (start < chunk.length) parts.push(chunk.slice(start));
+        parts.push(chunk.slice(0, nl));
+        await batch(parts.join(''));
+        parts.length = 0;
+        if (matches.length > maxMatches) return { matches };
+        if (nl + 1 < chunk.length) parts.push(chunk.slice(nl + 1));
       }
-      if (parts.length > 0) onLine(parts.join(''));
+      if (parts.length > 0) await batch(parts.join(''));
       return { matches };
     } catch (err) {
       const error = toFsError(err, `cannot read "${file.path}"`);
-      if (error.code === 'FS_ABORTED') throw error;
+      if (error.code === 'FS_ABORTED' || error.code === 'FS_TIMEOUT') throw error;
       if (error.code === 'FS_NOT_TEXT') return { matches: [], skip: { path: file.path, reason: 'binary', code: error.code } };
       if (error.code === 'FS_TOO_LARGE') return { matches: [], skip: { path: file.path, reason: 'too-large', code: error.code } };
       return { matches: [], skip: { path: file.path, reason: 'unreadable', code: error.code, message: error.message } };
@@ -785,6 +799,7 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   } finally {
     // Stops files still being read once the cap is reached; their results are discarded.
     internal.abort();
+    matcher.release();
     userSignal?.removeEventListener('abort', onAbort);
     await iterator.return(undefined).catch(() => undefined);
   }
@@ -859,6 +874,11 @@ function includeMatcher(include: string): (relative: string, name: string) => bo
     throw new FsError('FS_INVALID_ARGUMENT', `invalid include glob ${JSON.stringify(include)}: ${detail}`);
   }
   return include.includes('/') ? (relative) => re.test(relative) : (_relative, name) => re.test(name);
+}
+
+function patternQuote(re: RegExp): string {
+  const source = re.source;
+  return JSON.stringify(source.length > 200 ? `${source.slice(0, 200)}…` : source);
 }
 
 function statelessRegExp(regex: RegExp): RegExp {

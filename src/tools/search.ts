@@ -26,6 +26,8 @@ export interface SearchToolsOptions {
   readonly grepMaxLineBytes?: number;
   /** Files larger than this are not searched by grep (default 32 MiB). */
   readonly grepMaxFileBytes?: number;
+  /** How long grep's matcher may work on one chunk of a file before the call fails with FS_TIMEOUT (default 10,000 ms). */
+  readonly grepMatchTimeoutMs?: number;
 }
 
 export interface SearchToolLimits {
@@ -34,6 +36,7 @@ export interface SearchToolLimits {
   readonly grepMaxMatches: number;
   readonly grepMaxLineBytes: number;
   readonly grepMaxFileBytes: number;
+  readonly grepMatchTimeoutMs: number;
 }
 
 export const DEFAULT_SEARCH_LIMITS: SearchToolLimits = Object.freeze({
@@ -42,6 +45,7 @@ export const DEFAULT_SEARCH_LIMITS: SearchToolLimits = Object.freeze({
   grepMaxMatches: 250,
   grepMaxLineBytes: 2000,
   grepMaxFileBytes: 32 * 1024 * 1024,
+  grepMatchTimeoutMs: 10_000,
 });
 
 export function searchToolLimits(options: SearchToolsOptions = {}): SearchToolLimits {
@@ -58,6 +62,7 @@ export function searchToolLimits(options: SearchToolsOptions = {}): SearchToolLi
     grepMaxMatches: pick('grepMaxMatches', 1),
     grepMaxLineBytes: pick('grepMaxLineBytes', 4),
     grepMaxFileBytes: pick('grepMaxFileBytes', 1),
+    grepMatchTimeoutMs: pick('grepMatchTimeoutMs', 1),
   };
   if (limits.globMaxCollect < limits.globMaxResults) {
     throw new FsError('FS_INVALID_ARGUMENT', 'globMaxCollect must be at least globMaxResults');
@@ -333,6 +338,7 @@ export function createGrepTool(options: SearchToolsOptions = {}): Tool<GrepArgs,
         maxMatches: limits.grepMaxMatches,
         maxLineBytes: limits.grepMaxLineBytes,
         maxFileBytes: limits.grepMaxFileBytes,
+        matchTimeoutMs: limits.grepMatchTimeoutMs,
         ...(signal ? { signal } : {}),
       });
       return {

@@ -126,8 +126,9 @@ describe('status, diff, commit and discard', () => {
     const p = await sandboxWithChanges();
     const args = ['--root', p.root, '--state', p.state];
     expect(await run(['status', ...args])).toEqual({ code: 0, stdout: 'M src/app.ts\nA src/new.ts\nD src/old.ts\n', stderr: '' });
-    const json = JSON.parse((await run(['status', ...args, '--json'])).stdout) as unknown;
-    expect(json).toEqual([
+    const json = JSON.parse((await run(['status', ...args, '--json'])).stdout) as { changes: unknown; removedTempFiles: unknown };
+    expect(json.removedTempFiles).toEqual([]);
+    expect(json.changes).toEqual([
       { path: 'src/app.ts', kind: 'modified', type: 'file', size: 40 },
       { path: 'src/new.ts', kind: 'added', type: 'file', size: 11 },
       { path: 'src/old.ts', kind: 'deleted', type: 'file' },
@@ -142,7 +143,7 @@ describe('status, diff, commit and discard', () => {
     const p = await project(SAMPLE);
     const args = ['--root', p.root, '--state', p.state];
     expect((await run(['status', ...args])).stdout).toBe('No changes.\n');
-    expect((await run(['status', ...args, '--json'])).stdout).toBe('[]\n');
+    expect(JSON.parse((await run(['status', ...args, '--json'])).stdout)).toEqual({ changes: [], removedTempFiles: [] });
     expect(await run(['diff', ...args])).toEqual({ code: 0, stdout: '', stderr: '' });
     expect(await run(['commit', ...args])).toEqual({ code: 0, stdout: 'Nothing to commit.\n', stderr: '' });
     expect(await run(['discard', ...args])).toEqual({ code: 0, stdout: 'Nothing to discard.\n', stderr: '' });
@@ -343,5 +344,103 @@ describe('dsh-fs demo', () => {
     const temp = /\(removed (.*)\)\n$/.exec(r.stdout)?.[1];
     expect(temp).toMatch(/dsh-fs-demo-/);
     expect(existsSync(temp!)).toBe(false);
+  });
+});
+
+describe('containment compares path segments', () => {
+  it('--state inside --root is refused in every spelling, also through a symlink', async () => {
+    const p = await project({ 'a.txt': 'a\n' });
+    const root = await realpath(p.root);
+    await symlink(root, join(p.base, 'alias'));
+    await symlink(join(root, 'sub'), join(p.base, 'into-sub'));
+    const inside = [
+      join(p.root, '..state'),
+      join(p.root, '..'),
+      `${p.root}/`,
+      join(p.root, 'x', '..', '..state'),
+      join(p.base, 'alias', '..state'),
+      join(p.base, 'alias'),
+      join(p.base, 'into-sub', 'st'),
+    ];
+    for (const state of inside.slice(1, 2)) await expect(resolveStateDir(root, state)).resolves.toBe(p.base);
+    for (const state of [inside[0]!, ...inside.slice(2)]) {
+      await expect(resolveStateDir(root, state), state).rejects.toThrow(/lies inside --root/);
+      const r = await run(['status', '--root', p.root, '--state', state], { cwd: p.base });
+      expect(r.code, state).toBe(2);
+      expect(r.stderr, state).toMatch(/lies inside --root/);
+    }
+    // Siblings whose names start like the root are outside.
+    await expect(resolveStateDir(root, `${root}-state`)).resolves.toBe(`${root}-state`);
+    await expect(resolveStateDir(root, `${root}..state`)).resolves.toBe(`${root}..state`);
+  });
+
+  it('a name starting with ".." is inside the root for every command, and the diff header is root-relative', async () => {
+    const p = await project({ '..foo': 'one\n', 'src/..bar/x.txt': 'x\n' });
+    const root = await realpath(p.root);
+    const overlay = await createOverlayFs({ lower: createLocalFs({ root }), stateDir: p.state });
+    await overlay.writeText(await overlay.resolve('..foo'), 'two\n');
+    await overlay.writeText(await overlay.resolve('src/..bar/x.txt'), 'y\n');
+    const args = ['--root', p.root, '--state', p.state];
+    expect(rootRelative('..foo', root, root, root, 'status')).toBe('..foo');
+    expect(rootRelative('..foo', root, root, p.base, 'status')).toBe('..foo');
+    expect(rootRelative(join(root, '..foo'), root, root, '/', 'status')).toBe('..foo');
+    expect(() => rootRelative('../foo', root, root, root, 'status')).toThrow(/is outside --root/);
+    expect(await run(['status', ...args])).toEqual({ code: 0, stdout: 'M ..foo\nM src/..bar/x.txt\n', stderr: '' });
+    expect(await run(['status', ...args, '..foo'], { cwd: root })).toEqual({ code: 0, stdout: 'M ..foo\n', stderr: '' });
+    const diff = await run(['diff', ...args, '--color', 'never', '..foo'], { cwd: root });
+    expect(diff.code).toBe(0);
+    expect(diff.stdout).toMatch(/^diff --git a\/\.\.foo b\/\.\.foo\n/);
+    expect(diff.stdout).toContain('--- a/..foo\n+++ b/..foo\n');
+    expect(diff.stdout).not.toContain(root);
+    const all = await run(['diff', ...args, '--color', 'never']);
+    expect(all.stdout).toContain('diff --git a/src/..bar/x.txt b/src/..bar/x.txt\n');
+    const committed = await run(['commit', ...args, '..foo'], { cwd: root });
+    expect(committed.code, committed.stderr).toBe(0);
+    expect(committed.stdout).toContain('  M ..foo\n');
+    expect(await readFile(join(root, '..foo'), 'utf8')).toBe('two\n');
+    expect(await run(['discard', ...args, 'src/..bar'], { cwd: root })).toMatchObject({ code: 0, stdout: 'Discarded 1 change.\n' });
+  });
+});
+
+describe('temp files left by a commit that was killed', () => {
+  /** A lock as a process killed mid-commit leaves it: naming a pid that no longer exists. */
+  async function deadLock(state: string): Promise<number> {
+    const child = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))'], { encoding: 'utf8' });
+    const pid = Number(child.stdout);
+    await writeFile(join(state, LOCK_FILE), `${JSON.stringify({ pid, host: hostname(), token: 'dead' })}\n`);
+    return pid;
+  }
+  const TEMP = '.app.ts.0123456789abcdef0123456789abcdef.dsh-tmp';
+
+  it('status sweeps them (and reports them on stderr and in --json); a live holder is left alone', async () => {
+    const p = await sandboxWithChanges();
+    const args = ['--root', p.root, '--state', p.state];
+    await writeFile(join(p.root, 'src', TEMP), 'half a commit');
+    await writeFile(join(p.root, 'keep.dsh-tmp'), 'not ours');
+    // A live holder (this process): nothing is swept.
+    await writeFile(join(p.state, LOCK_FILE), `${JSON.stringify({ pid: process.pid, host: hostname(), token: 'live' })}\n`);
+    expect(JSON.parse((await run(['status', ...args, '--json'])).stdout).removedTempFiles).toEqual([]);
+    expect(existsSync(join(p.root, 'src', TEMP))).toBe(true);
+    const pid = await deadLock(p.state);
+    const r = await run(['status', ...args, '--json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ removedTempFiles: [`src/${TEMP}`] });
+    expect(r.stderr).toBe(`dsh-fs: removed 1 temp file left in ${await realpath(p.root)} by process ${pid}, which was stopped while it held the sandbox's lock: src/${TEMP}\n`);
+    expect(existsSync(join(p.root, 'src', TEMP))).toBe(false);
+    expect(existsSync(join(p.root, 'keep.dsh-tmp'))).toBe(true);
+    expect(existsSync(join(p.state, LOCK_FILE))).toBe(false);
+    // Nothing left to report the next time.
+    expect(await run(['status', ...args])).toEqual({ code: 0, stdout: 'M src/app.ts\nA src/new.ts\nD src/old.ts\n', stderr: '' });
+  });
+
+  it('a resumed commit sweeps them before committing', async () => {
+    const p = await sandboxWithChanges();
+    const args = ['--root', p.root, '--state', p.state];
+    await writeFile(join(p.root, 'src', TEMP), 'half a commit');
+    await deadLock(p.state);
+    const r = await run(['commit', ...args]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/^dsh-fs: removed 1 temp file left in .* by process \d+, which was stopped while it held the sandbox's lock: src\/\.app\.ts\.0123456789abcdef0123456789abcdef\.dsh-tmp\n/);
+    expect(await readdir(join(p.root, 'src'))).toEqual(['app.ts', 'new.ts']);
   });
 });

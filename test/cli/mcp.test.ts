@@ -301,6 +301,61 @@ describe('dsh-fs serve: modes and state', () => {
     expect(stderr).toContain('stopped: the client closed stdin');
   });
 
+  it('a message over 10 MiB is accepted up to --max-request-bytes, refused past it, and the server goes on', { timeout: 120_000 }, async () => {
+    const { root, state } = await project(SAMPLE);
+    const big = 'x'.repeat(11 * 1024 * 1024);
+    // Default limit (64 MiB): an 11 MiB write is accepted, where the SDK's transport stopped reading.
+    const s = await start(['--root', root, '--state', state]);
+    const wrote = await s.call('write', { file_path: 'big.txt', content: big });
+    expect(wrote.isError, textOf(wrote)).toBeFalsy();
+    expect(textOf(await s.call('read', { file_path: 'notes.txt' }))).toContain('1: one');
+    await s.close();
+    // A lower limit: the oversized call gets a tool error carrying FS_TOO_LARGE, the next call works.
+    const t = await start(['--root', root, '--state', state, '--max-request-bytes', '1000000']);
+    const refused = await t.call('write', { file_path: 'big2.txt', content: big });
+    expect(refused.isError).toBe(true);
+    expect(codeOf(refused)).toBe('FS_TOO_LARGE');
+    expect(textOf(refused)).toMatch(/^Error: the request is \d+ bytes, over this server's limit of 1000000 bytes \(dsh-fs serve --max-request-bytes\)/);
+    expect(textOf(await t.call('read', { file_path: 'notes.txt' }))).toContain('1: one');
+    expect(t.stderr()).toMatch(/refused a message of \d+ bytes \(tools\/call\): over the limit of 1000000 bytes/);
+    // Another kind of request gets a JSON-RPC error for its id.
+    const listing = t.client.listTools({ cursor: 'c'.repeat(2_000_000) });
+    await expect(listing).rejects.toThrow(/over this server's limit of 1000000 bytes/);
+    expect((await t.client.listTools()).tools.length).toBeGreaterThan(0);
+  });
+
+  it('a raw oversized line with its id at the end, a notification and bad JSON do not stop the server', async () => {
+    const { root, state } = await project(SAMPLE);
+    const child = spawn(process.execPath, [MAIN_JS, 'serve', '--root', root, '--state', state, '--max-request-bytes', '4096'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+    child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+    const tricky = '{"id": 99, "x": "}\\"'.repeat(1000);
+    const lines = [
+      JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } }),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }),
+      JSON.stringify({ jsonrpc: '2.0', method: 'tools/call', params: { name: 'read', arguments: { file_path: tricky } }, id: 'late-id' }),
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 5, reason: 'x'.repeat(10_000) } }),
+      '{ not json',
+      JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read', arguments: { file_path: 'notes.txt' } } }),
+    ];
+    // In small pieces, so that lines span chunks.
+    const all = `${lines.join('\n')}\n`;
+    for (let i = 0; i < all.length; i += 1000) child.stdin.write(all.slice(i, i + 1000));
+    child.stdin.end();
+    const code = await new Promise<number | null>((done) => child.on('close', done));
+    expect(code, stderr).toBe(0);
+    const replies = stdout.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { id: unknown; result?: CallToolResult });
+    const byId = new Map(replies.map((r) => [r.id, r]));
+    expect([...byId.keys()].sort()).toEqual([1, 2, 'late-id']);
+    expect(byId.get('late-id')!.result).toMatchObject({ isError: true, _meta: { 'dsh-fs/error': { code: 'FS_TOO_LARGE' } } });
+    expect(textOf(byId.get(2)!.result!)).toContain('1: one');
+    expect(stderr).toMatch(/refused a message of \d+ bytes \(notifications\/cancelled\)/);
+  });
+
   it('exits 1 with a message when the state directory belongs to another root', async () => {
     const one = await project(SAMPLE);
     const other = await project(SAMPLE);
@@ -389,7 +444,7 @@ describe('dsh-fs serve: list, images, move and delete, reviewed then committed',
     expect(existsSync(join(root, 'docs/notes.txt'))).toBe(false);
 
     const status = await runCli(['status', '--root', root, '--state', state, '--json']);
-    expect(JSON.parse(status.stdout)).toEqual(
+    expect(JSON.parse(status.stdout).changes).toEqual(
       expect.arrayContaining([
         expect.objectContaining({ path: 'old.txt', kind: 'deleted' }),
         expect.objectContaining({ path: 'docs/notes.txt', kind: 'renamed', from: 'notes.txt' }),

@@ -34,10 +34,15 @@ function confine(base: MemoryProvider, root: string, atEveryOperation: boolean, 
       return text;
     },
   };
-  const inside = async (path: string, displayPath: string): Promise<string> =>
-    resolveLinks(path, reader, (resolved) => {
-      if (!isWithin(root, resolved)) throw new FsError('FS_OUTSIDE_ROOT', `"${displayPath}" leads outside the root "${root}"`);
+  const outside = (displayPath: string) => new FsError('FS_OUTSIDE_ROOT', `"${displayPath}" leads outside the root "${root}"`);
+  const inside = async (path: string, displayPath: string): Promise<string> => {
+    // The root's ancestors are passed on the way down (and after an absolute link): not an escape.
+    const key = await resolveLinks(path, reader, (resolved) => {
+      if (!isWithin(root, resolved) && !isWithin(resolved, root)) throw outside(displayPath);
     });
+    if (!isWithin(root, key)) throw outside(displayPath);
+    return key;
+  };
   // Re-checked at every operation, so a file swapped for a link after resolve is refused too.
   const checked = async (target: FsTarget): Promise<FsTarget> => {
     if (atEveryOperation) await inside(target.targetKey, target.displayPath);

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { posix } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FsError, canonicalPath, isWithin } from '../../src/seam/index.js';
+import { FsError, MAX_PATH_SEGMENTS, canonicalPath, isWithin } from '../../src/seam/index.js';
 
 function code(fn: () => unknown): string | undefined {
   try {
@@ -51,4 +51,35 @@ describe('isWithin', () => {
     expect(isWithin('/root', '/rootevil')).toBe(false);
     expect(isWithin('/', '/anything')).toBe(true);
   });
+});
+
+describe('very long paths', () => {
+  it('a path past MAX_PATH_SEGMENTS segments is FS_INVALID_ARGUMENT, on every provider, without recursion', async () => {
+    const { createMemoryFs } = await import('../../src/backends/memory/index.js');
+    const { createLocalFs } = await import('../../src/backends/local/index.js');
+    const { mkdtemp, rm } = await import('node:fs/promises');
+    const { tmpdir } = await import('node:os');
+    const dir = await mkdtemp(posix.join(tmpdir(), 'dsh-fs-long-'));
+    try {
+      const huge = `${'a/'.repeat(4_000_000)}x`;
+      expect(code(() => canonicalPath(huge, '/w'))).toBe('FS_INVALID_ARGUMENT');
+      expect(code(() => canonicalPath(`${'a/'.repeat(MAX_PATH_SEGMENTS)}x`, '/'))).toBe('FS_INVALID_ARGUMENT');
+      expect(canonicalPath(`${'a/'.repeat(MAX_PATH_SEGMENTS - 1)}x`, '/')).toHaveLength(2 * MAX_PATH_SEGMENTS);
+      // Collapsed first: many segments that cancel out are fine.
+      expect(canonicalPath(`${'a/../'.repeat(1_000_000)}x`, '/w')).toBe('/w/x');
+      for (const fs of [createMemoryFs({ files: { '/w': null }, cwd: '/w' }), createLocalFs({ root: dir })]) {
+        for (const op of [() => fs.resolve(huge), () => fs.resolve(`/${huge}`)]) {
+          const err = await op().then(
+            () => undefined,
+            (e: unknown) => e,
+          );
+          expect(err).toBeInstanceOf(FsError);
+          expect((err as FsError).code).toBe('FS_INVALID_ARGUMENT');
+        }
+      }
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
 });

@@ -88,3 +88,50 @@ describe('oversized glob patterns', () => {
     expect((await glob(fs, '*.txt', { cwd: '/w' })).matches.map((m) => m.path)).toHaveLength(1);
   });
 });
+
+describe("grep runs every pattern in bounded time, off the caller's event loop", () => {
+  // Concatenated stars pass the static checks but backtrack polynomially: this one took over 25 s
+  // on one 400-character line when it ran on the event loop.
+  const SLOW = '.*.*.*.*.*.*.*=';
+  const files = { '/w/a.txt': 'ok=1\n', '/w/b.txt': `${'a'.repeat(400)}\n`, '/w/c.txt': 'x=2\n' };
+
+  it('a pattern that runs past the deadline fails with FS_TIMEOUT naming the file and how to narrow it', async () => {
+    const fs = createMemoryFs({ files, cwd: '/w' });
+    const err = await grep(fs, SLOW, { path: '/w', matchTimeoutMs: 1_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(FsError);
+    expect((err as FsError).code).toBe('FS_TIMEOUT');
+    expect((err as FsError).message).toMatch(/took longer than 1000 ms on "\/w\/b\.txt" \(from line 1\).*Narrow it/s);
+    // The same pattern on text it handles quickly still works.
+    const quick = await grep(fs, SLOW, { path: '/w/a.txt', matchTimeoutMs: 60_000 });
+    expect(quick.matches.map((m) => m.text)).toEqual(['ok=1']);
+  });
+
+  it('other calls go on while it runs, and an abort stops it at once', async () => {
+    const fs = createMemoryFs({ files, cwd: '/w' });
+    const controller = new AbortController();
+    const events: string[] = [];
+    const slow = grep(fs, SLOW, { path: '/w', signal: controller.signal, matchTimeoutMs: 600_000 }).then(
+      () => events.push('grep ok'),
+      (e: FsError) => events.push(`grep ${e.code}`),
+    );
+    // Timers fire and other operations complete while the match is running in the worker.
+    for (let i = 0; i < 5; i++) {
+      await new Promise((r) => setTimeout(r, 20));
+      events.push(`read ${(await fs.readText(await fs.resolve('a.txt'))).text.trim()}`);
+    }
+    controller.abort();
+    await slow;
+    expect(events).toEqual([...Array(5).fill('read ok=1'), 'grep FS_ABORTED']);
+  });
+
+  it('the grep tool turns the timeout into an error result that says how to narrow the pattern', async () => {
+    const { createHarness } = await import('../../src/harness/index.js');
+    const { searchTools } = await import('../../src/tools/index.js');
+    const fs = createMemoryFs({ files, cwd: '/w' });
+    const ctx = createHarness({ fs, plugins: [searchTools({ grepMatchTimeoutMs: 1_000 })] });
+    const r = await ctx.tools.execute('grep', { pattern: SLOW }, { owner: 'agent' });
+    expect(r.isError).toBe(true);
+    expect(r.error).toEqual({ name: 'FsError', code: 'FS_TIMEOUT' });
+    expect(r.text).toMatch(/^Error: grep stopped: the pattern .* took longer than 1000 ms on .*Narrow it/s);
+  });
+});

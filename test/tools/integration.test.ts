@@ -16,9 +16,10 @@ import {
 } from '../../src/tools/index.js';
 import { png } from './images.js';
 import { localSubject, memorySubject, overlaySubject, type SubjectFactory, type ToolSubject } from './subjects.js';
+import { postgresToolSubjects } from '../postgres/tool-subjects.js';
 
 /** Every provider the tools must behave identically over; adding one is one line. */
-const SUBJECTS: readonly SubjectFactory[] = [memorySubject, localSubject, overlaySubject];
+const SUBJECTS: readonly SubjectFactory[] = [memorySubject, localSubject, overlaySubject, ...postgresToolSubjects];
 
 const text = (bytes: Uint8Array | undefined) => (bytes === undefined ? undefined : Buffer.from(bytes).toString('utf8'));
 

@@ -90,6 +90,14 @@ const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
 const O_NOCTTY = constants.O_NOCTTY ?? 0;
 const LEAF_READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
 const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
+/**
+ * Linux's O_PATH, which node does not export: 010000000 on the architectures whose fcntl flags
+ * follow asm-generic (alpha, parisc and sparc differ; they keep the check by name).
+ */
+const O_PATH =
+  process.platform === 'linux' && ['x64', 'arm64', 'arm', 'ia32', 'riscv64', 'loong64', 's390x', 'ppc64'].includes(process.arch)
+    ? 0o10000000
+    : undefined;
 
 export function isTempName(name: string): boolean {
   return name.endsWith(TEMP_SUFFIX) && TEMP_NAME_PATTERN.test(name);
@@ -274,24 +282,34 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   async function openLeaf(anchor: DirAnchor, name: string, key: string, what: string): Promise<Leaf | undefined> {
     const path = anchor.child(name);
     let st: BigIntStats;
+    let pinned: FileHandle | undefined;
     try {
-      st = await fsp.lstat(path, { bigint: true });
+      if (mode === 'proc' && O_PATH !== undefined) {
+        // Pin the inode without opening it for I/O (O_PATH opens no device and no FIFO), check
+        // its type on the descriptor, then open that very inode through /proc: a special file
+        // swapped in after a check by name is never opened.
+        pinned = await fsp.open(path, O_PATH | O_NOFOLLOW);
+        st = await pinned.stat({ bigint: true });
+      } else st = await fsp.lstat(path, { bigint: true });
     } catch (err) {
+      await pinned?.close().catch(() => undefined);
       if (isAbsent(err)) return undefined;
       throw err;
     }
-    if (st.isSymbolicLink()) throw new Moved(key);
-    // Never open anything but a regular file: opening a device or a FIFO can have effects.
-    if (!st.isFile()) throw notRegular(what, st);
     let handle: FileHandle;
     try {
-      handle = await fsp.open(path, LEAF_READ_FLAGS);
+      if (st.isSymbolicLink()) throw new Moved(key);
+      // Never open anything but a regular file: opening a device or a FIFO can have effects.
+      if (!st.isFile()) throw notRegular(what, st);
+      handle = await fsp.open(pinned ? `/proc/self/fd/${pinned.fd}` : path, LEAF_READ_FLAGS & (pinned ? ~O_NOFOLLOW : ~0));
     } catch (err) {
       const code = errnoOf(err);
       if (code === 'ENOENT') return undefined;
       if (code === 'ELOOP') throw new Moved(key);
       if (code === 'ENXIO' || code === 'EISDIR') throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);
       throw err;
+    } finally {
+      await pinned?.close().catch(() => undefined);
     }
     try {
       const opened = await handle.stat({ bigint: true });
@@ -880,9 +898,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     let target: BigIntStats | undefined;
     if (key === root) target = await fsp.lstat(root, { bigint: true });
     else {
+      // A link into a missing directory has no parent to open: it dangles, listed as `other`.
       const parent = await openParent(key).catch(() => undefined);
       try {
-        // A dangling link whose target directory is missing has no parent to look in (P4: other).
         target = parent && (await fsp.lstat(parent.child(posix.basename(key)), { bigint: true }).catch(() => undefined));
       } finally {
         await parent?.close();

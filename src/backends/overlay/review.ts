@@ -590,7 +590,8 @@ function conflict(path: string, message: string): OverlayCommitProblem {
 
 function displayName(rootKey: string, key: string): string {
   const rel = posix.relative(rootKey, key);
-  return rel === '' || rel.startsWith('..') ? key.replace(/^\/+/, '') : rel;
+  // `..x` is a name inside the root; only `..` and `../…` lead out.
+  return rel === '' || rel === '..' || rel.startsWith('../') ? key.replace(/^\/+/, '') : rel;
 }
 
 /** A move in git's format: similarity 100% when the content is the same, else the hunks too. */

@@ -1,0 +1,24 @@
+import { createFs, type CreateFsOptions } from '../../seam/fs.js';
+import type { FileSystem } from '../../seam/types.js';
+import { createPostgresProvider, type PostgresProvider, type PostgresProviderOptions } from './provider.js';
+
+export { createPostgresProvider, DEFAULT_MAX_FILE_BYTES, type PostgresProvider, type PostgresProviderOptions } from './provider.js';
+export { SCHEMA_VERSION, ENTRIES as ENTRIES_TABLE, META as META_TABLE } from './schema.js';
+export type { PgQueryable } from './client.js';
+
+export interface PostgresFsOptions extends PostgresProviderOptions, Pick<CreateFsOptions, 'maxTextBytes'> {}
+
+export interface PostgresFileSystem extends FileSystem {
+  readonly root: string;
+  readonly provider: PostgresProvider;
+}
+
+/**
+ * A filesystem kept in PostgreSQL: one workspace of the `dsh_fs_entries` table, shared by every
+ * process and machine that opens it with the same client database and workspace name.
+ */
+export function createPostgresFs(options: PostgresFsOptions): PostgresFileSystem {
+  const provider = createPostgresProvider(options);
+  const fs = createFs(provider, { ...(options.maxTextBytes === undefined ? {} : { maxTextBytes: options.maxTextBytes }) });
+  return Object.assign(fs, { root: provider.root, provider });
+}

@@ -1,0 +1,93 @@
+/**
+ * The tables, created on first use and versioned for later migrations. Several processes may
+ * start at once: creation runs under a transaction-scoped advisory lock, and a duplicate-object
+ * error from an engine without advisory locks is taken as "someone else created it" and retried.
+ */
+import { FsError } from '../../seam/index.js';
+import { sqlState, type Db } from './client.js';
+
+export const SCHEMA_VERSION = 1;
+export const ENTRIES = 'dsh_fs_entries';
+export const META = 'dsh_fs_meta';
+/** Any constant: the advisory lock every dsh-fs process takes while creating or migrating the schema. */
+const SCHEMA_LOCK = 0x64736866; // 'dshf'
+
+/**
+ * One row per entry. Paths sort bytewise (COLLATE "C"), so a subtree is one index range. The
+ * foreign key makes the database itself keep the tree whole: every entry's parent is a row of
+ * kind 'directory' in the same workspace (parent_kind is always 'directory'), so a file cannot
+ * appear below a file, a non-empty directory cannot be deleted, and a directory deleted while a
+ * child is being inserted makes one of the two statements fail (and be retried) instead of
+ * leaving an orphan.
+ */
+const CREATE_V1 = [
+  `CREATE TABLE ${ENTRIES} (
+    workspace   text NOT NULL,
+    path        text COLLATE "C" NOT NULL,
+    parent      text COLLATE "C",
+    parent_kind text NOT NULL DEFAULT 'directory' CHECK (parent_kind = 'directory'),
+    kind        text NOT NULL CHECK (kind IN ('file', 'directory', 'symlink')),
+    content     bytea,
+    link        text,
+    version     text,
+    size        integer,
+    mtime       timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (workspace, path),
+    UNIQUE (workspace, path, kind),
+    FOREIGN KEY (workspace, parent, parent_kind) REFERENCES ${ENTRIES} (workspace, path, kind),
+    CHECK ((parent IS NULL) = (path = '/')),
+    CHECK ((kind = 'file') = (content IS NOT NULL AND version IS NOT NULL AND size IS NOT NULL)),
+    CHECK ((kind = 'symlink') = (link IS NOT NULL))
+  )`,
+  `CREATE INDEX ${ENTRIES}_parent ON ${ENTRIES} (workspace, parent, path)`,
+];
+
+/** Creates or checks the schema; safe to call from many processes at once. */
+export async function ensureSchema(db: Db): Promise<void> {
+  const what = 'cannot prepare the PostgreSQL schema';
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const found = await db.session(what, undefined, (q) => currentVersion(q));
+      if (found === SCHEMA_VERSION) return;
+      await db.transaction(what, undefined, async (q) => {
+        await q('SELECT pg_advisory_xact_lock($1)', [SCHEMA_LOCK]);
+        await q(`CREATE TABLE IF NOT EXISTS ${META} (key text PRIMARY KEY, value text NOT NULL)`);
+        const version = await currentVersion(q);
+        if (version === SCHEMA_VERSION) return;
+        if (version === undefined) {
+          for (const statement of CREATE_V1) await q(statement);
+          await q(`INSERT INTO ${META} (key, value) VALUES ('schema_version', $1)`, [String(SCHEMA_VERSION)]);
+          return;
+        }
+        throw newer(version);
+      });
+      return;
+    } catch (err) {
+      const code = sqlState((err as { cause?: unknown }).cause ?? err);
+      // 42P07 duplicate table, 42710 duplicate object, 23505 a concurrent catalog insert.
+      if (attempt < 5 && (code === '42P07' || code === '42710' || code === '23505')) continue;
+      throw err;
+    }
+  }
+}
+
+async function currentVersion(q: (text: string, values?: unknown[]) => Promise<any[]>): Promise<number | undefined> {
+  let rows: any[];
+  try {
+    rows = await q(`SELECT value FROM ${META} WHERE key = 'schema_version'`);
+  } catch (err) {
+    if (sqlState(err) === '42P01') return undefined; // no table yet
+    throw err;
+  }
+  if (rows.length === 0) return undefined;
+  const version = Number(rows[0].value);
+  if (version > SCHEMA_VERSION) throw newer(version);
+  return version;
+}
+
+function newer(version: number): FsError {
+  return new FsError(
+    'FS_IO_ERROR',
+    `the database holds dsh-fs schema version ${version}, newer than the ${SCHEMA_VERSION} this version of dsh-fs understands; upgrade dsh-fs`,
+  );
+}

@@ -1,0 +1,151 @@
+import { Worker } from 'node:worker_threads';
+import { FsError, toFsError } from './errors.js';
+
+/**
+ * The default of `GrepOptions.matchTimeoutMs`: how long the matcher may work on one batch of
+ * lines (one chunk of a file, at most 64 KiB plus the line it ends inside) before the search is
+ * stopped with FS_TIMEOUT.
+ */
+export const DEFAULT_MATCH_TIMEOUT_MS = 10_000;
+
+// The worker is plain JavaScript given as a string, so it runs the same from the TypeScript
+// sources (tests) and from dist/. It splits a batch at LF, drops the CR of a CRLF, and answers the
+// indexes of the matching lines.
+const WORKER_SOURCE = `
+const { parentPort } = require('node:worker_threads');
+let re = null;
+parentPort.on('message', (m) => {
+  if (m.source !== undefined) { re = new RegExp(m.source, m.flags); return; }
+  const lines = m.text.split('\\n');
+  const hits = [];
+  for (let i = 0; i < lines.length; i++) {
+    let line = lines[i];
+    if (line.endsWith('\\r')) line = line.slice(0, -1);
+    if (re.test(line)) hits.push(i);
+  }
+  parentPort.postMessage({ id: m.id, hits, lines: lines.length });
+});
+`;
+
+/** Idle workers kept for the next search (each costs a few MiB; starting one takes tens of ms). */
+const MAX_IDLE = 2;
+const idle: Worker[] = [];
+
+function takeWorker(): Worker {
+  const reused = idle.pop();
+  if (reused !== undefined) return reused;
+  const worker = new Worker(WORKER_SOURCE, { eval: true, name: 'dsh-fs grep' });
+  // An idle worker never keeps the process alive; a pending batch does, through its timer.
+  worker.unref();
+  return worker;
+}
+
+interface Pending {
+  readonly id: number;
+  readonly where: string;
+  resolve(value: { hits: number[]; lines: number }): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * Tests lines against one regular expression in a worker thread, so that a pattern that
+ * backtracks for a long time never holds the caller's event loop, and is stopped (the worker is
+ * terminated) once it has made no progress for `timeoutMs`. Batches are answered in order.
+ */
+export class LineMatcher {
+  private worker: Worker | undefined;
+  private readonly pending: Pending[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private seq = 0;
+  private failure: FsError | undefined;
+
+  constructor(
+    private readonly regex: RegExp,
+    private readonly timeoutMs: number,
+    private readonly quote: string,
+  ) {}
+
+  /** The indexes of the lines of `text` (split at LF, a CR before it dropped) that match. */
+  match(text: string, where: string): Promise<{ hits: number[]; lines: number }> {
+    if (this.failure) return Promise.reject(this.failure);
+    if (this.worker === undefined) {
+      try {
+        this.worker = takeWorker();
+      } catch (err) {
+        return Promise.reject(toFsError(err, 'cannot start the grep matcher'));
+      }
+      this.worker.on('message', this.onMessage);
+      this.worker.on('error', this.onError);
+      this.worker.on('exit', this.onExit);
+      this.worker.postMessage({ source: this.regex.source, flags: this.regex.flags });
+    }
+    const id = this.seq++;
+    return new Promise((resolve, reject) => {
+      this.pending.push({ id, where, resolve, reject });
+      if (this.pending.length === 1) this.arm();
+      this.worker!.postMessage({ id, text });
+    });
+  }
+
+  /** Stops whatever is pending (an abort): the worker is terminated, not reused. */
+  cancel(reason: FsError): void {
+    if (this.pending.length > 0) this.fail(reason);
+  }
+
+  /** Hands a healthy, idle worker back to the pool. */
+  release(): void {
+    const worker = this.worker;
+    if (worker === undefined) return;
+    this.worker = undefined;
+    worker.off('message', this.onMessage);
+    worker.off('error', this.onError);
+    worker.off('exit', this.onExit);
+    if (this.pending.length === 0 && this.failure === undefined && idle.length < MAX_IDLE) idle.push(worker);
+    else void worker.terminate();
+  }
+
+  private arm(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      const stuck = this.pending[0];
+      if (stuck === undefined) return;
+      this.fail(
+        new FsError(
+          'FS_TIMEOUT',
+          `grep stopped: the pattern ${this.quote} took longer than ${this.timeoutMs} ms on ${stuck.where}; ` +
+            'it backtracks too much on that text. Narrow it: anchor it (^, $), replace ".*" by a class that ' +
+            'cannot overlap what follows (e.g. "[^=]*=" for ".*="), or search fewer files (path, include)',
+        ),
+      );
+    }, this.timeoutMs);
+  }
+
+  private readonly onMessage = (m: { id: number; hits: number[]; lines: number }) => {
+    const first = this.pending.shift();
+    if (first === undefined || first.id !== m.id) return;
+    if (this.pending.length > 0) this.arm();
+    else if (this.timer !== undefined) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    first.resolve({ hits: m.hits, lines: m.lines });
+  };
+
+  private readonly onError = (err: unknown) => this.fail(toFsError(err, 'the grep matcher failed'));
+  private readonly onExit = () => this.fail(new FsError('FS_IO_ERROR', 'the grep matcher stopped unexpectedly'));
+
+  private fail(error: FsError): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.failure ??= error;
+    const worker = this.worker;
+    this.worker = undefined;
+    if (worker !== undefined) {
+      worker.off('message', this.onMessage);
+      worker.off('error', this.onError);
+      worker.off('exit', this.onExit);
+      void worker.terminate();
+    }
+    for (const p of this.pending.splice(0)) p.reject(error);
+  }
+}
