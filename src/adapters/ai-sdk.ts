@@ -1,5 +1,6 @@
 import { jsonSchema, tool, type JSONSchema7, type Tool as AiTool, type ToolSet } from 'ai';
 import type { HarnessContext, Owner, ToolResult } from '../harness/index.js';
+import { isImageValue } from '../tools/read.js';
 
 export interface AiSdkToolsOptions {
   /** The agent session the policy tracks (default: a new session for this tool set). */
@@ -32,7 +33,20 @@ export function aiSdkTools(ctx: HarnessContext, options: AiSdkToolsOptions = {})
           ...(abortSignal ? { signal: abortSignal } : {}),
           ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
         }),
-      toModelOutput: ({ output }) => (output.isError ? { type: 'error-text', value: output.text } : { type: 'text', value: output.text }),
+      toModelOutput: ({ output }) => {
+        if (output.isError) return { type: 'error-text', value: output.text };
+        // An image read goes to the model as the image, after the text that names it.
+        if (isImageValue(output.value)) {
+          return {
+            type: 'content',
+            value: [
+              { type: 'text', text: output.text },
+              { type: 'file', data: { type: 'data', data: output.value.data }, mediaType: output.value.mediaType },
+            ],
+          };
+        }
+        return { type: 'text', value: output.text };
+      },
     });
   }
   return tools;

@@ -1,4 +1,5 @@
-import type { JsonSchema, ToolListing } from '../harness/index.js';
+import type { JsonSchema, ToolListing, ToolResult } from '../harness/index.js';
+import { isImageValue } from '../tools/read.js';
 import { FsError } from '../seam/index.js';
 
 /** The LLM API a definition list is shaped for. */
@@ -98,4 +99,41 @@ function nullable(schema: JsonSchema): JsonSchema {
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** A block of an Anthropic `tool_result`'s `content`. */
+export type AnthropicToolResultBlock =
+  | { readonly type: 'text'; readonly text: string }
+  | { readonly type: 'image'; readonly source: { readonly type: 'base64'; readonly media_type: string; readonly data: string } };
+
+/** An OpenAI Chat Completions image content part (for a user message: tool messages carry text only). */
+export interface OpenAIImagePart {
+  readonly type: 'image_url';
+  readonly image_url: { readonly url: string };
+}
+
+/** A tool result in one API's shape; see `toolResultContent`. */
+export type ToolResultContentFor<F extends ToolFormat> = F extends 'anthropic'
+  ? { readonly content: AnthropicToolResultBlock[]; readonly is_error?: true }
+  : { readonly content: string; readonly images: OpenAIImagePart[] };
+
+/**
+ * The outcome of `ctx.tools.execute` as one API sends a tool result back to the model.
+ * `anthropic`: the `content` (text, then an image block for an image read) and `is_error` of a
+ * `tool_result` block. `openai` / `openai-strict`: the text for the `tool` message, and the image
+ * of an image read as `image_url` parts, which Chat Completions accepts only in a user message
+ * (send one after the tool messages).
+ */
+export function toolResultContent<F extends ToolFormat>(result: ToolResult, format: F): ToolResultContentFor<F> {
+  if (!TOOL_FORMATS.includes(format)) {
+    throw new FsError('FS_INVALID_ARGUMENT', `format must be one of ${TOOL_FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
+  }
+  const image = !result.isError && isImageValue(result.value) ? result.value : undefined;
+  if (format === 'anthropic') {
+    const content: AnthropicToolResultBlock[] = [{ type: 'text', text: result.text }];
+    if (image) content.push({ type: 'image', source: { type: 'base64', media_type: image.mediaType, data: image.data } });
+    return (result.isError ? { content, is_error: true } : { content }) as ToolResultContentFor<F>;
+  }
+  const images: OpenAIImagePart[] = image ? [{ type: 'image_url', image_url: { url: `data:${image.mediaType};base64,${image.data}` } }] : [];
+  return { content: result.text, images } as ToolResultContentFor<F>;
 }

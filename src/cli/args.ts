@@ -26,10 +26,10 @@ const STATE_HELP = `  --state DIR   where the sandbox keeps its changes (default
 const PATHS_HELP = `  PATH...       limit the command to these files or directories (each selects everything beneath it);
                 relative to the current directory when it is inside --root, else to --root`;
 
-export const MAIN_HELP = `dsh-fs — file tools for AI agents (read, write, edit, glob, grep) over MCP, on a directory or a reviewable sandbox of it
+export const MAIN_HELP = `dsh-fs — file tools for AI agents (read, write, edit, list, glob, grep, move, delete) over MCP, on a directory or a reviewable sandbox of it
 
 Usage:
-  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--max-request-bytes N]
+  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--max-request-bytes N]
   dsh-fs status  --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs diff    --root DIR [--state DIR] [--color auto|always|never] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
@@ -37,7 +37,8 @@ Usage:
   dsh-fs demo    [--keep DIR]
 
 Commands:
-  serve     run an MCP server on stdio with the read, write, edit, glob and grep tools
+  serve     run an MCP server on stdio with the read, write, edit, list, glob and grep tools
+            (and move and delete in a sandbox, or with --allow-delete)
   status    list the changes an agent made in the sandbox
   diff      show those changes as a unified diff
   commit    write the sandbox's changes to the directory, refusing any that conflict
@@ -52,11 +53,13 @@ Exit status: 0 success, 1 failure or commit conflict, 2 usage error.
 `;
 
 export const HELP: Record<Command, string> = {
-  serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR] [--max-request-bytes N]
+  serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete]
+                    [--max-request-bytes N]
 
-Runs an MCP server on stdin/stdout exposing the tools read, write, edit, glob and grep, confined
-to DIR, under the observation policy: a session must read a file before it overwrites or edits it,
-and a change made since that read is refused. An MCP client starts this command itself; run by
+Runs an MCP server on stdin/stdout exposing the tools read, write, edit, list, glob and grep, and
+in sandbox mode move and delete, confined to DIR, under the observation policy: a session must
+read a file before it overwrites, edits, deletes or moves something onto it, and a change made
+since that read is refused. An MCP client starts this command itself; run by
 hand, it waits for MCP messages on stdin (Ctrl-C stops it).
 
 Options:
@@ -65,6 +68,8 @@ Options:
                 only written by "dsh-fs commit". direct: changes are written to DIR.
 ${STATE_HELP}
                 (sandbox mode only)
+  --allow-delete  also serve move and delete in direct mode (a sandbox always serves them:
+                its changes are reviewed before they reach DIR)
   --max-request-bytes N
                 the largest MCP message accepted, in bytes (default 67108864, 64 MiB); a larger
                 request is answered with an error (FS_TOO_LARGE) and the server goes on
@@ -149,7 +154,14 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 const COMMON: Options = { help: { type: 'boolean', short: 'h' } };
 
 const OPTIONS: Record<Command, Options> = {
-  serve: { ...COMMON, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' }, 'max-request-bytes': { type: 'string' } },
+  serve: {
+    ...COMMON,
+    root: { type: 'string' },
+    mode: { type: 'string' },
+    state: { type: 'string' },
+    'allow-delete': { type: 'boolean' },
+    'max-request-bytes': { type: 'string' },
+  },
   status: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
   diff: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, color: { type: 'string' }, json: { type: 'boolean' } },
   commit: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },

@@ -20,6 +20,7 @@ import { demo } from './demo.js';
 import { commit, diff, discard, status, type Io } from './review.js';
 import { createDshFsMcpServer } from './serve.js';
 import { BoundedStdioTransport, maxRequestBytes, type TransportEnd } from './stdio-transport.js';
+import { fsTools, moveDeleteTools, searchTools } from '../tools/index.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode } from './workspace.js';
 
 export function packageVersion(): string {
@@ -100,6 +101,9 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   const stateOption = optionalString(parsed, 'state');
   if (mode === 'direct' && stateOption !== undefined) throw new UsageError('--state applies to --mode sandbox only', 'serve');
   const stateDir = mode === 'sandbox' ? await resolveStateDir(root, stateOption, io.env) : undefined;
+  // move and delete take content away: served where a person reviews changes before they land
+  // (the sandbox), and in direct mode only when asked for.
+  const moveDelete = mode === 'sandbox' || parsed.values['allow-delete'] === true;
 
   // stdout carries MCP messages only: anything a library prints goes to stderr instead.
   const toStderr = (...args: unknown[]) => console.error(...args);
@@ -110,7 +114,8 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
   const workspace = await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
   const version = packageVersion();
-  const { server, idle } = await createDshFsMcpServer(workspace, { version, log });
+  const tools = () => [fsTools(), searchTools(), ...(moveDelete ? [moveDeleteTools()] : [])];
+  const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools });
 
   const transport = new BoundedStdioTransport({ maxRequestBytes: maxRequestBytes(parsed), log });
   const stopped = new Promise<TransportEnd>((resolve) => {
@@ -121,7 +126,8 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   await server.connect(transport);
   if (process.stdin.isTTY) log(SERVE_TTY_HINT);
   log(
-    `${version} serving ${root} (${mode}${stateDir === undefined ? ', writes go to the directory' : `; sandbox state in ${stateDir}`})`,
+    `${version} serving ${root} (${mode}${stateDir === undefined ? ', writes go to the directory' : `; sandbox state in ${stateDir}`}; ` +
+      `move and delete ${moveDelete ? 'on' : 'off, --allow-delete serves them'})`,
   );
   const why = await stopped;
   // Let calls that started finish, so a mutation is never cut between the write and its record.

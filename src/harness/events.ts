@@ -18,12 +18,24 @@ type MaybePromise<T> = T | Promise<T>;
 export type WriteIntentDecider = (target: FsTarget, owner: Owner | undefined) => MaybePromise<FsWriteIntent | undefined>;
 /** Chooses the guard of an edit: undefined means unguarded. Throw an FsError to refuse. */
 export type EditIntentDecider = (target: FsTarget, owner: Owner | undefined) => MaybePromise<EditGuard | undefined>;
+/** Chooses the guard of a removal (a `replaceIfVersion` intent): undefined means unconditional. Throw an FsError to refuse. */
+export type RemoveIntentDecider = (target: FsTarget, owner: Owner | undefined) => MaybePromise<FsWriteIntent | undefined>;
+
+/** The guards of a move: the source's version (`expect`) and what the destination may hold (`replace`). */
+export interface RenameGuard {
+  readonly expect?: FsVersion;
+  readonly replace: boolean | FsVersion;
+}
+/** Chooses the guards of a move: undefined means unconditional (a file at the destination is replaced). Throw an FsError to refuse. */
+export type RenameIntentDecider = (from: FsTarget, to: FsTarget, owner: Owner | undefined) => MaybePromise<RenameGuard | undefined>;
 /** Records what an owner has seen. Must not affect the call that emitted it. */
 export type ObservedListener = (target: FsTarget, observation: FsObservation, owner: Owner | undefined) => MaybePromise<void>;
 
 export interface FsDeciders {
   'fs/write-intent': WriteIntentDecider;
   'fs/edit-intent': EditIntentDecider;
+  'fs/remove-intent': RemoveIntentDecider;
+  'fs/rename-intent': RenameIntentDecider;
 }
 
 export type FsDecisionEvent = keyof FsDeciders;
@@ -33,7 +45,7 @@ export type FsEventName = FsDecisionEvent | 'fs/observed';
 export type ListenerErrorHandler = (error: unknown, info: { readonly event: 'fs/observed'; readonly target: FsTarget }) => void;
 
 /**
- * The `fs/*` event gate. `fs/write-intent` and `fs/edit-intent` are single-slot decisions: a
+ * The `fs/*` event gate. The `*-intent` events (write, edit, remove, rename) are single-slot decisions: a
  * second decider is refused rather than silently replacing the first. `fs/observed` is a
  * broadcast to any number of recorders.
  */
@@ -47,6 +59,10 @@ export interface FsEventGate {
   writeIntent(target: FsTarget, owner: Owner | undefined): Promise<FsWriteIntent | undefined>;
   /** Asks the edit decider; undefined (no decider, or its answer) means unguarded. */
   editIntent(target: FsTarget, owner: Owner | undefined): Promise<EditGuard | undefined>;
+  /** Asks the remove decider; undefined (no decider, or its answer) means unconditional. */
+  removeIntent(target: FsTarget, owner: Owner | undefined): Promise<FsWriteIntent | undefined>;
+  /** Asks the rename decider; undefined means unconditional: the source unguarded, a destination file replaced. */
+  renameIntent(from: FsTarget, to: FsTarget, owner: Owner | undefined): Promise<RenameGuard | undefined>;
   /** Tells every listener; listener failures go to the error handler, never to the caller. */
   observed(target: FsTarget, observation: FsObservation, owner: Owner | undefined): void;
 }
@@ -56,7 +72,13 @@ export interface FsEventGateOptions {
   readonly onListenerError?: ListenerErrorHandler;
 }
 
-const DECISION_EVENTS: readonly FsDecisionEvent[] = ['fs/write-intent', 'fs/edit-intent'];
+const DECISION_EVENTS: readonly FsDecisionEvent[] = ['fs/write-intent', 'fs/edit-intent', 'fs/remove-intent', 'fs/rename-intent'];
+const VERBS: Record<FsDecisionEvent, string> = {
+  'fs/write-intent': 'write',
+  'fs/edit-intent': 'edit',
+  'fs/remove-intent': 'delete',
+  'fs/rename-intent': 'move',
+};
 
 export function createEventGate(options: FsEventGateOptions = {}): FsEventGate {
   const deciders: { [E in FsDecisionEvent]?: FsDeciders[E] } = {};
@@ -72,16 +94,26 @@ export function createEventGate(options: FsEventGateOptions = {}): FsEventGate {
     }
   };
 
-  async function ask<E extends FsDecisionEvent>(event: E, target: FsTarget, owner: Owner | undefined) {
-    const decider = deciders[event] as ((t: FsTarget, o: Owner | undefined) => unknown) | undefined;
+  async function ask<E extends FsDecisionEvent>(event: E, target: FsTarget, owner: Owner | undefined, to?: FsTarget) {
+    const decider = deciders[event] as ((...args: unknown[]) => unknown) | undefined;
     if (decider === undefined) return undefined;
-    const verb = event === 'fs/write-intent' ? 'write' : 'edit';
     try {
-      return await decider(target, owner);
+      return await (to === undefined ? decider(target, owner) : decider(target, to, owner));
     } catch (err) {
-      throw toFsError(err, `cannot ${verb} "${target.displayPath}": the ${event} decider failed`);
+      throw toFsError(err, `cannot ${VERBS[event]} "${target.displayPath}": the ${event} decider failed`);
     }
   }
+
+  const validIntent = (intent: unknown, event: FsDecisionEvent): FsWriteIntent => {
+    const i = intent as Partial<{ kind: unknown; version: unknown }> | null;
+    if (typeof i === 'object' && i !== null) {
+      if (i.kind === 'createIfAbsent') return { kind: 'createIfAbsent' };
+      if (i.kind === 'replaceIfVersion' && typeof i.version === 'string' && i.version !== '') {
+        return { kind: 'replaceIfVersion', version: i.version as FsVersion };
+      }
+    }
+    throw new FsError('FS_INVALID_ARGUMENT', `the ${event} decider returned an invalid intent: ${describe(intent)}`);
+  };
 
   return {
     decide(event, decider) {
@@ -118,15 +150,32 @@ export function createEventGate(options: FsEventGateOptions = {}): FsEventGate {
 
     async writeIntent(target, owner) {
       const intent = await ask('fs/write-intent', target, owner);
+      return intent === undefined ? undefined : validIntent(intent, 'fs/write-intent');
+    },
+
+    async removeIntent(target, owner) {
+      const intent = await ask('fs/remove-intent', target, owner);
       if (intent === undefined) return undefined;
-      const i = intent as Partial<{ kind: unknown; version: unknown }> | null;
-      if (typeof i === 'object' && i !== null) {
-        if (i.kind === 'createIfAbsent') return { kind: 'createIfAbsent' };
-        if (i.kind === 'replaceIfVersion' && typeof i.version === 'string' && i.version !== '') {
-          return { kind: 'replaceIfVersion', version: i.version as FsVersion };
-        }
+      const valid = validIntent(intent, 'fs/remove-intent');
+      // Creating is no way to remove.
+      if (valid.kind !== 'replaceIfVersion') throw new FsError('FS_INVALID_ARGUMENT', `the fs/remove-intent decider returned an invalid intent: ${describe(intent)}`);
+      return valid;
+    },
+
+    async renameIntent(from, to, owner) {
+      const guard = await ask('fs/rename-intent', from, owner, to);
+      if (guard === undefined) return undefined;
+      const g = guard as Partial<{ expect: unknown; replace: unknown }> | null;
+      const versionOk = (v: unknown) => typeof v === 'string' && v !== '';
+      if (
+        typeof g === 'object' &&
+        g !== null &&
+        (g.expect === undefined || versionOk(g.expect)) &&
+        (typeof g.replace === 'boolean' || versionOk(g.replace))
+      ) {
+        return { ...(g.expect === undefined ? {} : { expect: g.expect as FsVersion }), replace: g.replace as boolean | FsVersion };
       }
-      throw new FsError('FS_INVALID_ARGUMENT', `the fs/write-intent decider returned an invalid intent: ${describe(intent)}`);
+      throw new FsError('FS_INVALID_ARGUMENT', `the fs/rename-intent decider returned an invalid guard: ${describe(guard)}`);
     },
 
     async editIntent(target, owner) {

@@ -10,6 +10,9 @@ export {
   type FsEventName,
   type ListenerErrorHandler,
   type ObservedListener,
+  type RemoveIntentDecider,
+  type RenameGuard,
+  type RenameIntentDecider,
   type Owner,
   type WriteIntentDecider,
 } from './events.js';

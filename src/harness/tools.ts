@@ -166,9 +166,19 @@ export function toolListing(tool: Tool): ToolListing {
     ...(tool.title === undefined ? {} : { title: tool.title }),
     description: tool.description,
     inputSchema: toJsonSchema(tool.schema),
-    ...(tool.outputSchema === undefined ? {} : { outputSchema: toJsonSchema(tool.outputSchema, 'output') }),
+    ...(tool.outputSchema === undefined ? {} : { outputSchema: objectTyped(toJsonSchema(tool.outputSchema, 'output')) }),
     ...(tool.hints === undefined ? {} : { hints: { ...tool.hints } }),
   };
+}
+
+/**
+ * MCP wants an output schema of `type: "object"` at the top; a union of object shapes (read's
+ * text or image) says so beside its `anyOf`.
+ */
+function objectTyped(json: JsonSchema): JsonSchema {
+  const branches = json.anyOf ?? json.oneOf;
+  if (json.type !== undefined || !Array.isArray(branches)) return json;
+  return branches.every((b) => (b as JsonSchema).type === 'object') ? { type: 'object', ...json } : json;
 }
 
 /**

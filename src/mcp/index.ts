@@ -10,7 +10,7 @@ import {
 import { createHarness, errorResult, type HarnessContext, type HarnessPlugin, type Owner, type ToolListing, type ToolResult } from '../harness/index.js';
 import { createObservationPolicy } from '../policy/index.js';
 import type { FileSystem } from '../seam/index.js';
-import { fsTools, searchTools } from '../tools/index.js';
+import { fsTools, isImageValue, searchTools } from '../tools/index.js';
 
 export interface CreateMcpServerOptions {
   /** The filesystem the tools work on. */
@@ -121,11 +121,13 @@ export function mcpTool(listing: ToolListing, destructive = true): McpTool {
 
 /** MCP's shape of a registry result: the rendered text, plus the structured value on success. */
 export function toCallToolResult(result: ToolResult): CallToolResult {
-  const content = [{ type: 'text' as const, text: result.text }];
+  const content: CallToolResult['content'] = [{ type: 'text' as const, text: result.text }];
   if (result.isError) {
     // The code travels in _meta, so clients that show structuredContent still show the model the text and its remedy.
     return { isError: true, content, _meta: { 'dsh-fs/error': { ...result.error } } };
   }
+  // An image read: the model gets the picture itself, after the text that names it.
+  if (isImageValue(result.value)) content.push({ type: 'image', data: result.value.data, mimeType: result.value.mediaType });
   return { content, structuredContent: toStructured(result.value) };
 }
 

@@ -1,5 +1,5 @@
 import { FsError, FsTargetKey, FsVersion, type FsObservation, type FsTarget, type FsWriteIntent } from '../seam/index.js';
-import type { EditGuard, HarnessContext, HarnessPluginObject, Owner } from '../harness/index.js';
+import type { EditGuard, HarnessContext, HarnessPluginObject, Owner, RenameGuard } from '../harness/index.js';
 
 /** JSON form of the policy's state, for `restore` in a resumed session. */
 export interface ObservationState {
@@ -22,7 +22,7 @@ export interface ObservationPolicyOptions {
 
 export interface ObservationPolicy extends HarnessPluginObject {
   readonly name: 'observation-policy';
-  /** Installs the two deciders and the recorder on `ctx.events`. */
+  /** Installs the four deciders (write, edit, remove, rename) and the recorder on `ctx.events`. */
   apply(ctx: HarnessContext): void;
   /** What `owner` last observed of `target`: undefined when unseen. */
   observation(owner: Owner, target: FsTarget | string): FsObservation | undefined;
@@ -30,6 +30,14 @@ export interface ObservationPolicy extends HarnessPluginObject {
   writeIntent(target: FsTarget, owner: Owner | undefined): FsWriteIntent;
   /** The decision for an edit (no I/O); throws FS_NOT_OBSERVED or FS_NOT_FOUND. */
   editIntent(target: FsTarget, owner: Owner | undefined): EditGuard;
+  /** The decision for a delete (no I/O): the observed version; throws FS_NOT_OBSERVED or FS_NOT_FOUND. */
+  removeIntent(target: FsTarget, owner: Owner | undefined): FsWriteIntent;
+  /**
+   * The decision for a move (no I/O): the source is guarded by its observed version when there
+   * is one (an unread source may move); the destination may be replaced only at the version
+   * this owner observed, otherwise it must not exist.
+   */
+  renameIntent(from: FsTarget, to: FsTarget, owner: Owner | undefined): RenameGuard;
   /** Records an observation (what the `fs/observed` listener does). */
   record(target: FsTarget, observation: FsObservation, owner: Owner | undefined): void;
   /** Forgets one target, or everything, that `owner` observed (e.g. after context compaction). */
@@ -83,11 +91,15 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
     name: 'observation-policy',
 
     apply(ctx) {
-      const removeWrite = ctx.events.decide('fs/write-intent', (target, owner) => policy.writeIntent(target, owner));
+      // All or none: a clash on any event removes the deciders already installed.
+      const installed: (() => void)[] = [];
       try {
-        ctx.events.decide('fs/edit-intent', (target, owner) => policy.editIntent(target, owner));
+        installed.push(ctx.events.decide('fs/write-intent', (target, owner) => policy.writeIntent(target, owner)));
+        installed.push(ctx.events.decide('fs/edit-intent', (target, owner) => policy.editIntent(target, owner)));
+        installed.push(ctx.events.decide('fs/remove-intent', (target, owner) => policy.removeIntent(target, owner)));
+        installed.push(ctx.events.decide('fs/rename-intent', (from, to, owner) => policy.renameIntent(from, to, owner)));
       } catch (err) {
-        removeWrite();
+        for (const remove of installed) remove();
         throw err;
       }
       ctx.events.on('fs/observed', (target, observation, owner) => policy.record(target, observation, owner));
@@ -116,6 +128,28 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
         );
       }
       return { version: seen.version };
+    },
+
+    removeIntent(target, owner) {
+      const seen = isOwner(owner) ? ledger(owner, false)?.get(target.targetKey) : undefined;
+      if (seen === undefined) {
+        throw new FsError('FS_NOT_OBSERVED', `cannot delete "${target.displayPath}": it has not been read in this session`);
+      }
+      if (seen.kind === 'absent') {
+        throw new FsError('FS_NOT_FOUND', `cannot delete "${target.displayPath}": not found when this session last read it`);
+      }
+      return { kind: 'replaceIfVersion', version: seen.version };
+    },
+
+    renameIntent(from, to, owner) {
+      const l = isOwner(owner) ? ledger(owner, false) : undefined;
+      const source = l?.get(from.targetKey);
+      const dest = l?.get(to.targetKey);
+      return {
+        ...(source?.kind === 'present' ? { expect: source.version } : {}),
+        // Unseen or absent: the destination must be empty; the provider refuses otherwise, and the tool says "read it first".
+        replace: dest?.kind === 'present' ? dest.version : false,
+      };
     },
 
     record(target, observation, owner) {

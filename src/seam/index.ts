@@ -24,6 +24,8 @@ export { resolveLinks, checkWriteIntent, compareNames, MAX_SYMLINK_HOPS, type Li
 export {
   glob,
   grep,
+  gitignoreRulesAbove,
+  readIgnoreFile,
   createGlobFsAdapter,
   compileSearchPattern,
   cutUtf8,

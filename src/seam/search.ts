@@ -7,7 +7,7 @@ import { FsError, isFsError, throwIfAborted, toFsError, type FsErrorCode } from 
 import { comparePaths, globToRegExp, isIgnored, parseGitignore, type IgnoreRule } from './glob-match.js';
 import { canonicalPath, describeType } from './path.js';
 import { compareNames } from './resolve.js';
-import type { FileSystem, FsDirEntry, FsEntryType, FsTarget } from './types.js';
+import type { FileSystem, FsDirEntry, FsEntryType, FsOpOptions, FsTarget } from './types.js';
 
 /*
  * Search over the `FileSystem` contract. These are free functions, not methods: they need
@@ -692,44 +692,12 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   }
 
   async function ancestorRules(dir: string): Promise<IgnoreRule[]> {
-    if (!useGitignore) return [];
-    const chain: string[] = [];
-    let repository: string | undefined;
-    // Up to the repository root (a directory holding `.git`) or the filesystem's root.
-    for (let d = dir; ; d = posix.dirname(d)) {
-      if (d !== dir) chain.unshift(d);
-      if (await exists(posix.join(d, '.git'))) {
-        repository = d;
-        break;
-      }
-      if (d === '/' || (fs.root !== undefined && d === fs.root)) break;
-    }
-    // The repository's own exclude file comes first: every .gitignore rule overrides it.
-    const rules: IgnoreRule[] = repository === undefined ? [] : await readRules(repository, undefined, '.git/info/exclude');
-    for (const d of chain) rules.push(...(await readRules(d)));
-    return rules;
-  }
-
-  async function exists(path: string): Promise<boolean> {
-    try {
-      return (await fs.stat(await fs.resolve(path, { signal }), { signal })) !== undefined;
-    } catch (err) {
-      if (isFsError(err, 'FS_ABORTED')) throw err;
-      return false;
-    }
+    return useGitignore ? gitignoreRulesAbove(fs, dir, { signal }) : [];
   }
 
   /** The rules of an ignore file (`.gitignore` in `dir` unless named), anchored at `dir`. */
-  async function readRules(dir: string, target?: FsTarget, file = '.gitignore'): Promise<IgnoreRule[]> {
-    const path = posix.join(dir, file);
-    try {
-      const t = target ?? (await fs.resolve(path, { signal }));
-      if (target === undefined && (await fs.stat(t, { signal }))?.type !== 'file') return [];
-      return parseGitignore((await fs.readText(t, { signal })).text, dir);
-    } catch (err) {
-      if (isFsError(err, 'FS_ABORTED')) throw err;
-      return [];
-    }
+  function readRules(dir: string, target?: FsTarget): Promise<IgnoreRule[]> {
+    return readIgnoreFile(fs, dir, { signal, ...(target ? { target } : {}) });
   }
 
   async function* walk(dir: string, target: FsTarget, rules: IgnoreRule[], chain: DirNode | undefined): AsyncGenerator<FileItem> {
@@ -840,6 +808,61 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   matches.sort((a, b) => comparePaths(a.path, b.path) || a.line - b.line);
   skipped.sort((a, b) => comparePaths(a.path, b.path));
   return { path: rootPath, matches, truncated, filesSearched, skippedCounts: counts, skipped };
+}
+
+/**
+ * The `.gitignore` rules that apply inside `dir` from above it: the repository's
+ * `.git/info/exclude` (the repository being the nearest ancestor holding `.git`), then every
+ * ancestor's `.gitignore` from the outermost down, excluding `dir`'s own. Shared by grep and the
+ * list tool, so there is one reading of ignore files.
+ */
+export async function gitignoreRulesAbove(fs: FileSystem, dir: string, options: FsOpOptions = {}): Promise<IgnoreRule[]> {
+  const { signal } = options;
+  const chain: string[] = [];
+  let repository: string | undefined;
+  // Up to the repository root (a directory holding `.git`) or the filesystem's root.
+  for (let d = dir; ; d = posix.dirname(d)) {
+    if (d !== dir) chain.unshift(d);
+    if (await pathExists(fs, posix.join(d, '.git'), signal)) {
+      repository = d;
+      break;
+    }
+    if (d === '/' || (fs.root !== undefined && d === fs.root)) break;
+  }
+  // The repository's own exclude file comes first: every .gitignore rule overrides it.
+  const rules: IgnoreRule[] = repository === undefined ? [] : await readIgnoreFile(fs, repository, { file: '.git/info/exclude', ...(signal ? { signal } : {}) });
+  for (const d of chain) rules.push(...(await readIgnoreFile(fs, d, signal ? { signal } : {})));
+  return rules;
+}
+
+/**
+ * The rules of an ignore file (`.gitignore` in `dir` unless `file` names another), anchored at
+ * `dir`; none when it is missing or unreadable (an ignore file never fails a search).
+ */
+export async function readIgnoreFile(
+  fs: FileSystem,
+  dir: string,
+  options: FsOpOptions & { readonly target?: FsTarget; readonly file?: string } = {},
+): Promise<IgnoreRule[]> {
+  const { signal } = options;
+  const path = posix.join(dir, options.file ?? '.gitignore');
+  try {
+    const t = options.target ?? (await fs.resolve(path, { signal }));
+    if (options.target === undefined && (await fs.stat(t, { signal }))?.type !== 'file') return [];
+    return parseGitignore((await fs.readText(t, { signal })).text, dir);
+  } catch (err) {
+    if (isFsError(err, 'FS_ABORTED')) throw err;
+    return [];
+  }
+}
+
+async function pathExists(fs: FileSystem, path: string, signal: AbortSignal | undefined): Promise<boolean> {
+  try {
+    return (await fs.stat(await fs.resolve(path, { signal }), { signal })) !== undefined;
+  } catch (err) {
+    if (isFsError(err, 'FS_ABORTED')) throw err;
+    return false;
+  }
 }
 
 function includeMatcher(include: string): (relative: string, name: string) => boolean {

@@ -2,7 +2,7 @@ import type { HarnessContext, HarnessPluginObject, Tool } from '../harness/index
 import { toolListing } from '../harness/index.js';
 import { formatTools, type AnthropicToolDefinition, type ToolDefinitionFor, type ToolFormat } from '../adapters/definitions.js';
 import { createSearchTools, type SearchToolsOptions } from './search.js';
-import type { ReadValue } from './read.js';
+import type { ReadResultValue } from './read.js';
 import type { WriteValue } from './write.js';
 import type { EditValue } from './edit.js';
 import type { GlobValue, GrepValue } from './search.js';
@@ -10,29 +10,59 @@ import { createEditTool } from './edit.js';
 import { createReadTool } from './read.js';
 import { toolLimits, type FsToolsOptions } from './schemas.js';
 import { createWriteTool } from './write.js';
+import { createListTool, type ListValue } from './list.js';
+import { createDeleteTool, createMoveTool, type DeleteValue, type MoveValue } from './manage.js';
 
 export interface FsToolSuite {
   readonly read: ReturnType<typeof createReadTool>;
   readonly write: ReturnType<typeof createWriteTool>;
   readonly edit: ReturnType<typeof createEditTool>;
+  readonly list: ReturnType<typeof createListTool>;
 }
 
-/** The three tools, configured. */
+/** The four tools, configured. */
 export function createFsTools(options: FsToolsOptions = {}): FsToolSuite {
   const limits = toolLimits(options);
-  return { read: createReadTool(limits), write: createWriteTool(), edit: createEditTool() };
+  return { read: createReadTool(limits), write: createWriteTool(), edit: createEditTool(), list: createListTool(limits) };
 }
 
-/** The plugin that registers `read`, `write` and `edit` on a harness, as one suite. */
+function registerAll(ctx: HarnessContext, tools: readonly Tool[]): void {
+  const clash = tools.find((t) => ctx.tools.has(t.name));
+  if (clash) ctx.tools.register(clash); // throws the registry's duplicate-name error, before anything is added
+  for (const tool of tools) ctx.tools.register(tool);
+}
+
+/** The plugin that registers `read`, `write`, `edit` and `list` on a harness, as one suite. */
 export function fsTools(options: FsToolsOptions = {}): HarnessPluginObject {
   const suite = createFsTools(options);
   return {
     name: 'fs-tools',
     apply(ctx: HarnessContext) {
-      const tools: Tool[] = [suite.read, suite.write, suite.edit];
-      const clash = tools.find((t) => ctx.tools.has(t.name));
-      if (clash) ctx.tools.register(clash); // throws the registry's duplicate-name error, before anything is added
-      for (const tool of tools) ctx.tools.register(tool);
+      registerAll(ctx, [suite.read, suite.write, suite.edit, suite.list]);
+    },
+  };
+}
+
+export interface MoveDeleteToolSuite {
+  readonly move: ReturnType<typeof createMoveTool>;
+  readonly delete: ReturnType<typeof createDeleteTool>;
+}
+
+export function createMoveDeleteTools(): MoveDeleteToolSuite {
+  return { move: createMoveTool(), delete: createDeleteTool() };
+}
+
+/**
+ * The plugin that registers `move` and `delete`. Separate from `fsTools()` and off by default
+ * everywhere: they take content away, so a harness opts in (as `dsh-fs serve` does for a
+ * reviewed sandbox, or with `--allow-delete`).
+ */
+export function moveDeleteTools(): HarnessPluginObject {
+  const suite = createMoveDeleteTools();
+  return {
+    name: 'move-delete-tools',
+    apply(ctx: HarnessContext) {
+      registerAll(ctx, [suite.move, suite.delete]);
     },
   };
 }
@@ -45,6 +75,8 @@ export interface ToolDefinitionsOptions<F extends ToolFormat = ToolFormat> exten
   readonly format?: F;
   /** Include `glob` and `grep` (default true, as `dsh-fs serve` does). */
   readonly search?: boolean;
+  /** Include `move` and `delete` (default false). */
+  readonly allowDelete?: boolean;
 }
 
 /**
@@ -54,10 +86,14 @@ export interface ToolDefinitionsOptions<F extends ToolFormat = ToolFormat> exten
  */
 export function toolDefinitions<F extends ToolFormat = 'anthropic'>(options: ToolDefinitionsOptions<F> = {}): ToolDefinitionFor<F>[] {
   const suite = createFsTools(options);
-  const tools: Tool[] = [suite.read, suite.write, suite.edit];
+  const tools: Tool[] = [suite.read, suite.write, suite.edit, suite.list];
   if (options.search !== false) {
     const search = createSearchTools(options);
     tools.push(search.glob, search.grep);
+  }
+  if (options.allowDelete === true) {
+    const manage = createMoveDeleteTools();
+    tools.push(manage.move, manage.delete);
   }
   return formatTools(tools.map(toolListing), options.format ?? ('anthropic' as F));
 }
@@ -80,15 +116,71 @@ export {
   type ReadArgs,
   type WriteArgs,
 } from './schemas.js';
-export { createReadTool, readFooter, readWindow, renderRead, renderReadLine, type ReadLine, type ReadValue, type TextWindow, type WindowOptions } from './read.js';
+export {
+  createReadTool,
+  isImageValue,
+  readFooter,
+  readWindow,
+  renderRead,
+  renderReadLine,
+  type ReadImageValue,
+  type ReadLine,
+  type ReadResultValue,
+  type ReadValue,
+  type TextWindow,
+  type WindowOptions,
+} from './read.js';
+export { imageType, sniffImage, type ImageMediaType, type ImageSniff } from './image.js';
 export { createWriteTool, renderWrite, type WriteValue } from './write.js';
 export { createEditTool, renderEdit, type EditValue } from './edit.js';
+export {
+  DEFAULT_LIST_LIMITS,
+  createListSchema,
+  createListTool,
+  listDescription,
+  listSchema,
+  renderList,
+  type ListArgs,
+  type ListEntry,
+  type ListToolLimits,
+  type ListValue,
+} from './list.js';
+export {
+  DELETE_DESCRIPTION,
+  MOVE_DESCRIPTION,
+  createDeleteSchema,
+  createDeleteTool,
+  createMoveSchema,
+  createMoveTool,
+  deleteSchema,
+  moveSchema,
+  renderDelete,
+  renderMove,
+  type DeleteArgs,
+  type DeleteValue,
+  type MoveArgs,
+  type MoveValue,
+} from './manage.js';
 export { REMEDIES, withRemedy } from './errors.js';
-export { editOutputSchema, globOutputSchema, grepOutputSchema, readOutputSchema, writeOutputSchema } from './outputs.js';
+export {
+  deleteOutputSchema,
+  editOutputSchema,
+  globOutputSchema,
+  grepOutputSchema,
+  listOutputSchema,
+  moveOutputSchema,
+  readImageOutputSchema,
+  readOutputSchema,
+  writeOutputSchema,
+} from './outputs.js';
 export {
   TOOL_FORMATS,
   formatTools,
   toOpenAIStrictSchema,
+  toolResultContent,
+  type AnthropicToolResultBlock,
+  type OpenAIImagePart,
+  type ToolResultContentFor,
   type AnthropicToolDefinition,
   type OpenAIToolDefinition,
   type ToolDefinitionFor,
@@ -98,11 +190,14 @@ export {
 // `ctx.tools.execute('read', …)` resolves to a ToolResult<ReadValue>, and so on.
 declare module '../harness/tools.js' {
   interface ToolValues {
-    read: ReadValue;
+    read: ReadResultValue;
     write: WriteValue;
     edit: EditValue;
     glob: GlobValue;
     grep: GrepValue;
+    list: ListValue;
+    move: MoveValue;
+    delete: DeleteValue;
   }
 }
 export {

@@ -26,6 +26,8 @@ export const writeOutputSchema = z.strictObject({
   operation: z.enum(['create', 'update']),
   version: z.string(),
   bytes: z.int(),
+  diff: z.string().optional(),
+  diffTruncated: z.boolean().optional(),
 });
 
 export const editOutputSchema = z.strictObject({
@@ -34,6 +36,8 @@ export const editOutputSchema = z.strictObject({
   replacements: z.int(),
   replaceAll: z.boolean(),
   lines: z.array(z.strictObject({ start: z.int(), end: z.int() })),
+  diff: z.string().optional(),
+  diffTruncated: z.boolean().optional(),
 });
 
 export const globOutputSchema = z.strictObject({
@@ -54,4 +58,49 @@ export const grepOutputSchema = z.strictObject({
   filesSearched: z.int(),
   skippedCounts,
   maxFileBytes: z.int(),
+});
+
+export const moveOutputSchema = z.strictObject({
+  from: z.string(),
+  to: z.string(),
+  type: z.enum(['file', 'directory']),
+  version: z.string().optional(),
+  replaced: z.boolean(),
+});
+
+export const deleteOutputSchema = z.strictObject({
+  path: z.string(),
+  version: z.string(),
+  bytes: z.int(),
+});
+
+export const listOutputSchema = z.strictObject({
+  path: z.string(),
+  entries: z.array(
+    z.strictObject({
+      path: z.string(),
+      type: z.enum(['file', 'directory', 'other']),
+      depth: z.int(),
+      size: z.int().optional(),
+      link: z.boolean().optional(),
+      notExpanded: z.strictObject({ reason: z.enum(['depth', 'limit']), entries: z.int() }).optional(),
+    }),
+  ),
+  total: z.int(),
+  omitted: z.int(),
+  rootOmitted: z.int(),
+  ignored: z.int(),
+  maxDepth: z.int(),
+  stopped: z.strictObject({ scanned: z.int() }).optional(),
+});
+
+export const readImageOutputSchema = z.strictObject({
+  type: z.literal('image'),
+  path: z.string(),
+  version: z.string(),
+  mediaType: z.enum(['image/png', 'image/jpeg', 'image/gif', 'image/webp']),
+  data: z.string(),
+  size: z.int(),
+  width: z.int(),
+  height: z.int(),
 });

@@ -1,4 +1,4 @@
-import { FsError, isFsError, type FsVersion } from '../seam/index.js';
+import { FsError, isFsError, type FsTarget, type FsVersion } from '../seam/index.js';
 import type { Tool } from '../harness/index.js';
 import { shownPath } from '../harness/tools.js';
 import {
@@ -10,7 +10,10 @@ import {
   type ReadArgs,
 } from './schemas.js';
 import { withRemedy } from './errors.js';
-import { readOutputSchema } from './outputs.js';
+import { readImageOutputSchema, readOutputSchema } from './outputs.js';
+import { looksLikeTextImage, sniffImage, type ImageMediaType } from './image.js';
+import { z } from 'zod';
+import type { ToolCall } from '../harness/index.js';
 
 export interface ReadLine {
   /** 1-based line number. */
@@ -36,6 +39,28 @@ export interface ReadValue {
   /** Set when the byte cap, not the line limit, ended the window: the cap in bytes. */
   readonly cappedAtBytes?: number;
 }
+
+/** What read returns for a PNG, JPEG, GIF or WebP file (recognised by content, not name). */
+export interface ReadImageValue {
+  readonly type: 'image';
+  readonly path: string;
+  /** Version of exactly the bytes returned. */
+  readonly version: FsVersion;
+  readonly mediaType: ImageMediaType;
+  /** The file's bytes, base64. */
+  readonly data: string;
+  /** Bytes in the file. */
+  readonly size: number;
+  /** Pixels, from the header. */
+  readonly width: number;
+  readonly height: number;
+}
+
+/** The value of a read: lines of text, or an image (`type: 'image'`). */
+export type ReadResultValue = ReadValue | ReadImageValue;
+
+export const isImageValue = (value: unknown): value is ReadImageValue =>
+  typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'image' && typeof (value as { data?: unknown }).data === 'string';
 
 export interface WindowOptions {
   readonly offset: number;
@@ -309,17 +334,73 @@ export function readFooter(value: ReadValue): string {
  * The model text of a read: the path/type/content envelope, `N: text` lines, a blank line and one
  * footer. With no lines to show, the footer stands alone.
  */
-export function renderRead(value: ReadValue): string {
+export function renderRead(value: ReadResultValue): string {
+  if (isImageValue(value)) {
+    const what = `${value.mediaType} image, ${value.width}x${value.height} px, ${value.size} byte${value.size === 1 ? '' : 's'}`;
+    return `<path>${shownPath(value.path)}</path>\n<type>image</type>\n<content>\n${what}\n</content>`;
+  }
   const body = value.lines.length === 0 ? readFooter(value) : `${value.lines.map(renderReadLine).join('\n')}\n\n${readFooter(value)}`;
   return `<path>${shownPath(value.path)}</path>\n<type>file</type>\n<content>\n${body}\n</content>`;
 }
 
-export function createReadTool(limits: FsToolLimits = DEFAULT_TOOL_LIMITS): Tool<ReadArgs, ReadValue> {
+/** The most bytes read to find out whether a non-text file is an image (its size is then checked against maxImageBytes). */
+const IMAGE_SNIFF_MAX_BYTES = 64 * 1024 * 1024;
+
+/**
+ * The image at `target`, or undefined when its bytes are not one of the four formats (the caller
+ * then reports what it found). Recorded as observed at the version of exactly these bytes.
+ */
+async function readImage(call: ToolCall, target: FsTarget, limits: FsToolLimits, notText?: FsError): Promise<ReadImageValue | undefined> {
+  const { signal } = call;
+  let read;
+  try {
+    read = await call.fs.readBytes(target, { maxBytes: Math.max(limits.maxImageBytes, IMAGE_SNIFF_MAX_BYTES), ...(signal ? { signal } : {}) });
+  } catch (err) {
+    if (isFsError(err, 'FS_TOO_LARGE')) return undefined;
+    throw err;
+  }
+  const image = sniffImage(read.bytes);
+  if (image === undefined) return undefined;
+  const size = read.bytes.byteLength;
+  if ('problem' in image) {
+    // What the text decoder found still leads; the note says why it is not shown as an image either.
+    const found = notText?.message ?? `cannot read "${target.displayPath}"`;
+    throw new FsError('FS_NOT_TEXT', `${found}; it starts like a ${FORMAT_NAMES[image.mediaType]} image, but ${image.problem}`);
+  }
+  if (size > limits.maxImageBytes) {
+    throw new FsError(
+      'FS_TOO_LARGE',
+      `cannot read "${target.displayPath}": it is a ${image.mediaType} image of ${size} bytes; the limit for images is ${formatBytes(limits.maxImageBytes)} (${limits.maxImageBytes} bytes)`,
+    );
+  }
+  call.events.observed(target, { kind: 'present', version: read.version }, call.owner);
+  return {
+    type: 'image',
+    path: target.displayPath,
+    version: read.version,
+    mediaType: image.mediaType,
+    data: Buffer.from(read.bytes.buffer, read.bytes.byteOffset, read.bytes.byteLength).toString('base64'),
+    size,
+    width: image.width,
+    height: image.height,
+  };
+}
+
+const FORMAT_NAMES: Record<ImageMediaType, string> = { 'image/png': 'PNG', 'image/jpeg': 'JPEG', 'image/gif': 'GIF', 'image/webp': 'WebP' };
+
+/** The chunks of a stream whose first chunk has already been taken. */
+async function* withFirst(first: IteratorResult<string>, rest: AsyncIterator<string>): AsyncGenerator<string> {
+  if (first.done) return;
+  yield first.value;
+  for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
+}
+
+export function createReadTool(limits: FsToolLimits = DEFAULT_TOOL_LIMITS): Tool<ReadArgs, ReadResultValue> {
   return {
     name: 'read',
     title: 'Read file',
     hints: { readOnlyHint: true, idempotentHint: true },
-    outputSchema: readOutputSchema,
+    outputSchema: z.union([readOutputSchema, readImageOutputSchema]),
     description: readDescription(limits),
     schema: createReadSchema(limits),
     render: renderRead,
@@ -334,9 +415,20 @@ export function createReadTool(limits: FsToolLimits = DEFAULT_TOOL_LIMITS): Tool
           stream = await call.fs.streamText(target, signal ? { signal } : {});
         } catch (err) {
           if (isFsError(err, 'FS_NOT_FOUND')) call.events.observed(target, { kind: 'absent' }, call.owner);
+          if (isFsError(err, 'FS_NOT_TEXT')) {
+            const image = await readImage(call, target, limits, err);
+            if (image !== undefined) return image;
+          }
           throw err;
         }
-        const window = await readWindow(stream.chunks, { offset, limit, maxLineChars: limits.maxLineChars, maxBytes: limits.maxBytes });
+        // A GIF or WebP header can decode as text: look at the start before showing it as lines.
+        const chunks = stream.chunks[Symbol.asyncIterator]();
+        const first = await chunks.next();
+        if (!first.done && looksLikeTextImage(first.value)) {
+          const image = await readImage(call, target, limits);
+          if (image !== undefined) return image;
+        }
+        const window = await readWindow(withFirst(first, chunks), { offset, limit, maxLineChars: limits.maxLineChars, maxBytes: limits.maxBytes });
         // Past the end nothing was shown, so nothing is recorded.
         if (offset > window.totalLines && !(offset === 1 && window.totalLines === 0)) {
           const n = window.totalLines;

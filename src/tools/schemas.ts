@@ -11,15 +11,35 @@ export interface FsToolsOptions {
    * (default 51200 = 50 KiB; at least 1024).
    */
   readonly maxBytes?: number;
+  /** Largest image (PNG, JPEG, GIF, WebP) one read returns, in bytes (default 5 MiB); larger ones are FS_TOO_LARGE. */
+  readonly maxImageBytes?: number;
+  /** Levels the list tool shows below the listed directory (default 3). */
+  readonly listMaxDepth?: number;
+  /** Entries one list shows (default 500). */
+  readonly listMaxEntries?: number;
+  /** Entries one list may visit, ignored ones included, before it stops (default 100,000). */
+  readonly listMaxScan?: number;
 }
 
 export interface FsToolLimits {
   readonly maxLines: number;
   readonly maxLineChars: number;
   readonly maxBytes: number;
+  readonly maxImageBytes: number;
+  readonly listMaxDepth: number;
+  readonly listMaxEntries: number;
+  readonly listMaxScan: number;
 }
 
-export const DEFAULT_TOOL_LIMITS: FsToolLimits = Object.freeze({ maxLines: 2000, maxLineChars: 2000, maxBytes: 50 * 1024 });
+export const DEFAULT_TOOL_LIMITS: FsToolLimits = Object.freeze({
+  maxLines: 2000,
+  maxLineChars: 2000,
+  maxBytes: 50 * 1024,
+  maxImageBytes: 5 * 1024 * 1024,
+  listMaxDepth: 3,
+  listMaxEntries: 500,
+  listMaxScan: 100_000,
+});
 const MIN_MAX_BYTES = 1024;
 
 export function toolLimits(options: FsToolsOptions = {}): FsToolLimits {
@@ -30,7 +50,15 @@ export function toolLimits(options: FsToolsOptions = {}): FsToolLimits {
     }
     return value;
   };
-  return { maxLines: pick('maxLines', 1), maxLineChars: pick('maxLineChars', 1), maxBytes: pick('maxBytes', MIN_MAX_BYTES) };
+  return {
+    maxLines: pick('maxLines', 1),
+    maxLineChars: pick('maxLineChars', 1),
+    maxBytes: pick('maxBytes', MIN_MAX_BYTES),
+    maxImageBytes: pick('maxImageBytes', 1),
+    listMaxDepth: pick('listMaxDepth', 1),
+    listMaxEntries: pick('listMaxEntries', 1),
+    listMaxScan: pick('listMaxScan', 1),
+  };
 }
 
 /** "50 KiB" for whole KiB, else "N bytes". */

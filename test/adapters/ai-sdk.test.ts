@@ -25,7 +25,7 @@ describe('aiSdkTools (dsh-fs/ai-sdk)', () => {
     const fs = createMemoryFs({ cwd: '/w', files: { '/w/a.txt': 'hello\n', '/w/b.txt': 'other\n' } });
     const ctx = createHarness({ fs, plugins: [createObservationPolicy(), fsTools(), searchTools()] });
     const tools = aiSdkTools(ctx);
-    expect(Object.keys(tools)).toEqual(['read', 'write', 'edit', 'glob', 'grep']);
+    expect(Object.keys(tools)).toEqual(['read', 'write', 'edit', 'list', 'glob', 'grep']);
 
     const model = new MockLanguageModelV4({
       doGenerate: [

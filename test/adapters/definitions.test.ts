@@ -14,12 +14,14 @@ import {
   toOpenAIStrictSchema,
   toolDefinitions,
   writeSchema,
+  isImageValue,
+  type ReadResultValue,
   type ReadValue,
 } from '../../src/tools/index.js';
 
 type Json = Record<string, unknown>;
 
-const NAMES = ['read', 'write', 'edit', 'glob', 'grep'];
+const NAMES = ['read', 'write', 'edit', 'list', 'glob', 'grep'];
 
 function setup(files: Record<string, string> = {}) {
   const fs = createMemoryFs({ cwd: '/w', files });
@@ -41,7 +43,7 @@ const STRICT_SUBSET = new Set([
 ]);
 
 describe('toolDefinitions({ format })', () => {
-  it('anthropic (the default): { name, description, input_schema } for all five tools', () => {
+  it('anthropic (the default): { name, description, input_schema } for every tool', () => {
     const defs = toolDefinitions({ format: 'anthropic' });
     expect(defs.map((d) => d.name)).toEqual(NAMES);
     expect(toolDefinitions()).toEqual(defs);
@@ -74,7 +76,7 @@ describe('toolDefinitions({ format })', () => {
       const props = params.properties as Record<string, Json>;
       expect(params.required).toEqual(Object.keys(props));
       expect(params.additionalProperties).toBe(false);
-      const optional = Object.keys(props).filter((k) => !(anthropic[i]!.input_schema.required as string[]).includes(k));
+      const optional = Object.keys(props).filter((k) => !((anthropic[i]!.input_schema.required as string[] | undefined) ?? []).includes(k));
       for (const key of Object.keys(props)) {
         const types = props[key]!.type as string | string[];
         expect(Array.isArray(types) && types.includes('null'), `${d.function.name}.${key}`).toBe(optional.includes(key));
@@ -159,12 +161,15 @@ describe('ToolResult types', () => {
   it('is a union on isError, with each built-in tool’s value type', async () => {
     const { run, ctx } = setup({ 'a.txt': 'x\n' });
     const r = await ctx.tools.execute('read', { file_path: 'a.txt' }, { owner: 'o' });
-    expectTypeOf(r).toEqualTypeOf<ToolResult<ReadValue>>();
+    expectTypeOf(r).toEqualTypeOf<ToolResult<ReadResultValue>>();
     // Narrowing needs no casts under strict mode.
     if (r.isError) {
       expectTypeOf(r.error.code).toEqualTypeOf<FsErrorCode>();
       throw new Error(r.text);
     }
+    expectTypeOf(r.value).toEqualTypeOf<ReadResultValue>();
+    // An image or lines of text: isImageValue tells them apart.
+    if (isImageValue(r.value)) throw new Error('expected text');
     expectTypeOf(r.value).toEqualTypeOf<ReadValue>();
     expect(r.value.lines[0]!.text).toBe('x');
     const missing = await run('read', { file_path: 'nope' });

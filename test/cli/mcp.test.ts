@@ -7,6 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { png } from '../tools/images.js';
 import { MAIN_JS, REPO, codeOf, ensureBuilt, project, removeTemps, runCli, serve, tempDir, textOf, type Served } from './helpers.js';
 
 beforeAll(ensureBuilt, 600_000);
@@ -212,9 +213,9 @@ describe('dsh-fs serve: invalid arguments', () => {
       expect(codeOf(result)).toBe('FS_INVALID_ARGUMENT');
     }
     // An unknown tool is a protocol error (JSON-RPC InvalidParams), not a tool result.
-    await expect(s.call('delete', { file_path: 'notes.txt' })).rejects.toMatchObject({
+    await expect(s.call('chmod', { file_path: 'notes.txt' })).rejects.toMatchObject({
       code: -32602,
-      message: expect.stringMatching(/unknown tool "delete"; available tools: read, write, edit, glob, grep/),
+      message: expect.stringMatching(/unknown tool "chmod"; available tools: read, write, edit, list, glob, grep, move, delete/),
     });
     expect((await runCli(['status', '--root', root, '--state', state])).stdout).toBe('No changes.\n');
   });
@@ -428,5 +429,74 @@ describe('docs/cli.md', () => {
     expect(outputs[0]).toBe('M notes.txt\n');
     expect(outputs[1]).toContain('-two\n+2\n');
     expect(await readFile(join(root, 'notes.txt'), 'utf8')).toBe('one\n2\n');
+  });
+});
+
+describe('dsh-fs serve: list, images, move and delete, reviewed then committed', () => {
+  it('lists, reads an image, moves and deletes in a sandbox; diff shows the rename and the deletion; commit applies them', async () => {
+    const { root, state } = await project({ ...SAMPLE, 'old.txt': 'to be removed\n', 'docs/guide.md': '# guide\n', '.gitignore': 'build/\n', 'build/out.js': 'x\n' });
+    const image = png(4, 3);
+    await writeFile(join(root, 'pixel.dat'), image);
+    const real = await realpath(root);
+    const s = await start(['--root', root, '--state', state]);
+    const names = (await s.client.listTools()).tools.map((t) => t.name);
+    expect(names).toEqual(['read', 'write', 'edit', 'list', 'glob', 'grep', 'move', 'delete']);
+
+    const list = await s.call('list', {});
+    expect(list.isError).toBeFalsy();
+    expect(textOf(list).split('\n').slice(0, 4)).toEqual([`${real}/`, '  docs/', '    guide.md (8 B)', '  src/']);
+    expect(textOf(list)).not.toContain('build');
+    expect(list.structuredContent).toMatchObject({ ignored: 1 });
+
+    const img = await s.call('read', { file_path: 'pixel.dat' });
+    expect(img.isError).toBeFalsy();
+    expect(img.content[1]).toEqual({ type: 'image', data: Buffer.from(image).toString('base64'), mimeType: 'image/png' });
+    expect(img.structuredContent).toMatchObject({ type: 'image', width: 4, height: 3 });
+
+    // A blind delete is refused; after a read it goes through.
+    expect(codeOf(await s.call('delete', { file_path: 'old.txt' }))).toBe('FS_NOT_OBSERVED');
+    await s.call('read', { file_path: 'old.txt' });
+    expect((await s.call('delete', { file_path: 'old.txt' })).isError).toBeFalsy();
+    const moved = await s.call('move', { from_path: 'notes.txt', to_path: 'docs/notes.txt' });
+    expect(textOf(moved)).toBe(`Moved "${real}/notes.txt" to "${real}/docs/notes.txt".`);
+
+    // Nothing reached the directory yet.
+    expect(await readFile(join(root, 'old.txt'), 'utf8')).toBe('to be removed\n');
+    expect(existsSync(join(root, 'docs/notes.txt'))).toBe(false);
+
+    const status = await runCli(['status', '--root', root, '--state', state, '--json']);
+    expect(JSON.parse(status.stdout).changes).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: 'old.txt', kind: 'deleted' }),
+        expect.objectContaining({ path: 'docs/notes.txt', kind: 'renamed', from: 'notes.txt' }),
+      ]),
+    );
+    const diff = await runCli(['diff', '--root', root, '--state', state, '--color', 'never']);
+    expect(diff.stdout).toContain('diff --git a/notes.txt b/docs/notes.txt\nsimilarity index 100%\nrename from notes.txt\nrename to docs/notes.txt\n');
+    expect(diff.stdout).toContain('diff --git a/old.txt b/old.txt\ndeleted file mode 100644\n');
+
+    await s.close();
+    open.splice(open.indexOf(s), 1);
+    const commit = await runCli(['commit', '--root', root, '--state', state]);
+    expect(commit.code, commit.stderr).toBe(0);
+    expect(existsSync(join(root, 'old.txt'))).toBe(false);
+    expect(existsSync(join(root, 'notes.txt'))).toBe(false);
+    expect(await readFile(join(root, 'docs/notes.txt'), 'utf8')).toBe(SAMPLE['notes.txt']);
+    expect((await runCli(['status', '--root', root, '--state', state])).stdout).toBe('No changes.\n');
+  });
+
+  it('serves move and delete in direct mode only with --allow-delete', async () => {
+    const { root } = await project(SAMPLE);
+    const plain = await start(['--root', root, '--mode', 'direct']);
+    expect((await plain.client.listTools()).tools.map((t) => t.name)).not.toContain('delete');
+    expect(plain.stderr()).toMatch(/move and delete off, --allow-delete serves them/);
+    const allowed = await start(['--root', root, '--mode', 'direct', '--allow-delete']);
+    const tools = (await allowed.client.listTools()).tools;
+    expect(tools.map((t) => t.name).slice(-2)).toEqual(['move', 'delete']);
+    // Direct mode: they change the directory, and say so.
+    expect(tools.find((t) => t.name === 'delete')!.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
+    await allowed.call('read', { file_path: 'notes.txt' });
+    expect((await allowed.call('delete', { file_path: 'notes.txt' })).isError).toBeFalsy();
+    expect(existsSync(join(root, 'notes.txt'))).toBe(false);
   });
 });

@@ -127,9 +127,10 @@ describe('serve started by hand', () => {
 });
 
 describe('help texts', () => {
-  it('name the five tools served, and every option each command takes', () => {
-    expect(MAIN_HELP).toContain('read, write, edit, glob and grep');
-    expect(HELP.serve).toContain('read, write, edit, glob and grep');
+  it('name the tools served, and every option each command takes', () => {
+    expect(MAIN_HELP).toContain('read, write, edit, list, glob and grep');
+    expect(HELP.serve).toContain('read, write, edit, list, glob and grep');
+    expect(HELP.serve).toContain('--allow-delete');
     expect(`${MAIN_HELP}${HELP.serve}`).not.toMatch(/read, write and edit/);
     for (const command of ['status', 'diff', 'commit', 'discard'] as const) expect(HELP[command]).toContain('--json');
     expect(HELP.demo).toContain('--keep DIR');

@@ -27,7 +27,7 @@ describe('registration', () => {
   it('lists glob and grep beside the file tools, with strict JSON schemas', () => {
     const { ctx } = setup({});
     const listed = ctx.tools.list();
-    expect(listed.map((t) => t.name)).toEqual(['read', 'write', 'edit', 'glob', 'grep']);
+    expect(listed.map((t) => t.name)).toEqual(['read', 'write', 'edit', 'list', 'glob', 'grep']);
     const glob = listed.find((t) => t.name === 'glob')!;
     expect(glob.inputSchema).toMatchObject({ type: 'object', required: ['pattern'], additionalProperties: false });
     expect(Object.keys(glob.inputSchema.properties as object)).toEqual(['pattern', 'path']);

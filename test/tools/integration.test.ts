@@ -3,7 +3,18 @@ import { createHarness, type FsObservation, type HarnessContext, type ToolResult
 import { createObservationPolicy } from '../../src/policy/index.js';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
-import { fsTools, type EditValue, type ReadValue, type WriteValue } from '../../src/tools/index.js';
+import {
+  fsTools,
+  moveDeleteTools,
+  type DeleteValue,
+  type EditValue,
+  type ListValue,
+  type MoveValue,
+  type ReadImageValue,
+  type ReadValue,
+  type WriteValue,
+} from '../../src/tools/index.js';
+import { png } from './images.js';
 import { localSubject, memorySubject, overlaySubject, type SubjectFactory, type ToolSubject } from './subjects.js';
 import { postgresToolSubjects } from '../postgres/tool-subjects.js';
 
@@ -24,7 +35,7 @@ describe.each(SUBJECTS)('tools over $name', (factory) => {
     ctx = createHarness({
       fs: s.fs,
       cwd: s.base,
-      plugins: [createObservationPolicy(), fsTools()],
+      plugins: [createObservationPolicy(), fsTools(), moveDeleteTools()],
       onListenerError: (err) => listenerErrors.push(err),
     });
     p = (name) => `${s.base}/${name}`;
@@ -42,6 +53,12 @@ describe.each(SUBJECTS)('tools over $name', (factory) => {
       ctx.tools.execute('edit', { file_path, old_string, new_string, ...(replace_all === undefined ? {} : { replace_all }) }, {
         owner,
       }) as Promise<ToolResult<EditValue>>,
+  });
+  const more = (owner: object | string) => ({
+    list: (path: string, ignore?: string[]) =>
+      ctx.tools.execute('list', { path, ...(ignore ? { ignore } : {}) }, { owner }) as Promise<ToolResult<ListValue>>,
+    move: (from_path: string, to_path: string) => ctx.tools.execute('move', { from_path, to_path }, { owner }) as Promise<ToolResult<MoveValue>>,
+    del: (file_path: string) => ctx.tools.execute('delete', { file_path }, { owner }) as Promise<ToolResult<DeleteValue>>,
   });
   const alice = as({ session: 'alice' });
   const bob = as('bob');
@@ -312,6 +329,99 @@ describe.each(SUBJECTS)('tools over $name', (factory) => {
     expectOk(await alice.edit(p('link.txt'), 'two', 'three'));
     expect(text(await s.read(p('real.txt')))).toBe('three\n');
     expectError(await bob.write(p('real.txt'), 'bob\n'), 'FS_NOT_OBSERVED');
+  });
+
+  it('lists a tree, directories first, honouring .gitignore, showing dangling links as other', async () => {
+    await s.write(p('.gitignore'), 'dist/\n');
+    await s.write(p('dist/bundle.js'), 'x');
+    await s.write(p('src/a.ts'), 'aa');
+    await s.write(p('README.md'), 'r');
+    // In the base directory, which every subject's lower layer has.
+    if (s.symlink) await s.symlink(p('missing'), p('broken'));
+    const r = await more('o').list(s.base);
+    const v = expectOk(r);
+    expect(v.entries.map((e) => [e.path, e.type])).toEqual([
+      ['src', 'directory'],
+      ['src/a.ts', 'file'],
+      ['.gitignore', 'file'],
+      ['README.md', 'file'],
+      ...(s.symlink ? [['broken', 'other']] : []),
+    ]);
+    expect(v.ignored).toBe(1);
+    expect(r.text).toContain('    a.ts (2 B)');
+  });
+
+  it('reads a PNG as an image and lets the session overwrite it without a re-read', async () => {
+    await s.write(p('img.bin'), png(2, 5));
+    const v = expectOk(await alice.read(p('img.bin'))) as unknown as ReadImageValue;
+    expect(v).toMatchObject({ type: 'image', mediaType: 'image/png', width: 2, height: 5 });
+    expectOk(await alice.write(p('img.bin'), 'replaced\n'));
+    expect(text(await s.read(p('img.bin')))).toBe('replaced\n');
+  });
+
+  it('deletes only a file read at its current version', async () => {
+    await s.write(p('d.txt'), 'one\n');
+    expectError(await more(alice).del(p('d.txt')), 'FS_NOT_OBSERVED');
+    expectOk(await alice.read(p('d.txt')));
+    await s.write(p('d.txt'), 'two\n');
+    expectError(await more({ session: 'alice' }).del(p('d.txt')), 'FS_NOT_OBSERVED'); // another object, another session
+    const aliceOwner = { session: 'alice' };
+    const a = as(aliceOwner);
+    expectOk(await a.read(p('d.txt')));
+    await s.write(p('d.txt'), 'three\n');
+    expectError(await more(aliceOwner).del(p('d.txt')), 'FS_STALE_VERSION');
+    expectOk(await a.read(p('d.txt')));
+    expect(expectOk(await more(aliceOwner).del(p('d.txt'))).bytes).toBe(6);
+    expect(await s.read(p('d.txt'))).toBeUndefined();
+  });
+
+  it('moves an unread file, refuses an unread destination, replaces a read one', async () => {
+    await s.write(p('m/a.txt'), 'A\n');
+    await s.write(p('m/b.txt'), 'B\n');
+    const owner = { session: 'mover' };
+    const m = more(owner);
+    expectError(await m.move(p('m/a.txt'), p('m/b.txt')), 'FS_NOT_OBSERVED');
+    expectOk(await as(owner).read(p('m/b.txt')));
+    expect(expectOk(await m.move(p('m/a.txt'), p('m/b.txt'))).replaced).toBe(true);
+    expect(text(await s.read(p('m/b.txt')))).toBe('A\n');
+    expect(await s.read(p('m/a.txt'))).toBeUndefined();
+    // The moved file is observed under its new name: an edit needs no read.
+    expectOk(await as(owner).edit(p('m/b.txt'), 'A', 'AA'));
+    expectOk(await m.move(p('m/b.txt'), p('n/deep/c.txt')));
+    expect(text(await s.read(p('n/deep/c.txt')))).toBe('AA\n');
+  });
+
+  it('asks the remove and rename deciders and records what moved', async () => {
+    const events: string[] = [];
+    const bare = createHarness({ fs: s.fs, cwd: s.base, plugins: [fsTools(), moveDeleteTools()] });
+    bare.events.decide('fs/remove-intent', (target, owner) => {
+      events.push(`remove-intent ${target.displayPath} ${String(owner)}`);
+      return undefined;
+    });
+    bare.events.decide('fs/rename-intent', (from, to, owner) => {
+      events.push(`rename-intent ${from.displayPath} ${to.displayPath} ${String(owner)}`);
+      return undefined;
+    });
+    bare.events.on('fs/observed', (target, o, owner) => {
+      events.push(`observed ${target.displayPath} ${o.kind} ${String(owner)}`);
+    });
+    await s.write(p('e1.txt'), 'x');
+    await s.write(p('e2.txt'), 'y');
+    const run = (name: string, args: object) => bare.tools.execute(name, args, { owner: 'o' });
+    expectOk(await run('move', { from_path: 'e1.txt', to_path: 'e3.txt' }));
+    expectOk(await run('delete', { file_path: 'e2.txt' }));
+    expect(events).toEqual([
+      `rename-intent ${p('e1.txt')} ${p('e3.txt')} o`,
+      `observed ${p('e1.txt')} absent o`,
+      `observed ${p('e3.txt')} present o`,
+      `remove-intent ${p('e2.txt')} o`,
+      `observed ${p('e2.txt')} absent o`,
+    ]);
+  });
+
+  it('puts a unified diff of each write and edit in the value', async () => {
+    expect(expectOk(await alice.write(p('df.txt'), 'a\n')).diff).toBe(`--- /dev/null\n+++ ${p('df.txt')}\n@@ -0,0 +1,1 @@\n+a\n`);
+    expect(expectOk(await alice.edit(p('df.txt'), 'a', 'b')).diff).toBe(`--- ${p('df.txt')}\n+++ ${p('df.txt')}\n@@ -1,1 +1,1 @@\n-a\n+b\n`);
   });
 
   it('resolves relative paths against the harness cwd or the call cwd', async () => {

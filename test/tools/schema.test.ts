@@ -17,8 +17,10 @@ describe('tool schemas', () => {
   const defs = Object.fromEntries(toolDefinitions().map((d) => [d.name, d]));
 
   it('defines read, write and edit (and glob and grep unless search is false) with their argument sets', () => {
-    expect(toolDefinitions().map((d) => d.name)).toEqual(['read', 'write', 'edit', 'glob', 'grep']);
-    expect(toolDefinitions({ search: false }).map((d) => d.name)).toEqual(['read', 'write', 'edit']);
+    expect(toolDefinitions().map((d) => d.name)).toEqual(['read', 'write', 'edit', 'list', 'glob', 'grep']);
+    expect(toolDefinitions({ search: false }).map((d) => d.name)).toEqual(['read', 'write', 'edit', 'list']);
+    // move and delete only when asked for.
+    expect(toolDefinitions({ allowDelete: true }).map((d) => d.name)).toEqual(['read', 'write', 'edit', 'list', 'glob', 'grep', 'move', 'delete']);
     const shape = (name: string) => {
       const s = defs[name]!.input_schema as { properties: Record<string, unknown>; required: string[] };
       return { properties: Object.keys(s.properties), required: s.required };
@@ -29,7 +31,11 @@ describe('tool schemas', () => {
       properties: ['file_path', 'old_string', 'new_string', 'replace_all'],
       required: ['file_path', 'old_string', 'new_string'],
     });
-    for (const d of toolDefinitions()) {
+    const all = Object.fromEntries(toolDefinitions({ allowDelete: true }).map((d) => [d.name, d.input_schema as { properties: object; required?: string[] }]));
+    expect({ properties: Object.keys(all.list!.properties), required: all.list!.required ?? [] }).toEqual({ properties: ['path', 'ignore'], required: [] });
+    expect({ properties: Object.keys(all.move!.properties), required: all.move!.required }).toEqual({ properties: ['from_path', 'to_path'], required: ['from_path', 'to_path'] });
+    expect({ properties: Object.keys(all.delete!.properties), required: all.delete!.required }).toEqual({ properties: ['file_path'], required: ['file_path'] });
+    for (const d of toolDefinitions({ allowDelete: true })) {
       for (const key of Object.keys((d.input_schema as { properties: object }).properties)) expect(key).toMatch(SNAKE);
     }
   });
@@ -74,7 +80,7 @@ describe('tool schemas', () => {
     expect(listed.map((t) => ({ name: t.name, description: t.description, inputSchema: t.inputSchema }))).toEqual(
       toolDefinitions({ search: false }).map((d) => ({ name: d.name, description: d.description, inputSchema: d.input_schema })),
     );
-    expect(listed.map((t) => t.title)).toEqual(['Read file', 'Write file', 'Edit file']);
+    expect(listed.map((t) => t.title)).toEqual(['Read file', 'Write file', 'Edit file', 'List directory']);
   });
 
   it('refuses to register the suite twice or over another tool of the same name', () => {

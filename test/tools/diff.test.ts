@@ -1,0 +1,67 @@
+import fc from 'fast-check';
+import { applyPatch } from 'diff';
+import { describe, expect, it } from 'vitest';
+import { createHarness, type ToolResult } from '../../src/index.js';
+import { createMemoryFs, type MemoryEntry } from '../../src/backends/memory/index.js';
+import { createObservationPolicy } from '../../src/policy/index.js';
+import { editOutputSchema, fsTools, writeOutputSchema, type EditValue, type WriteValue } from '../../src/tools/index.js';
+import { MAX_DIFF_BYTES, capDiff } from '../../src/tools/diff.js';
+
+function harness(files: Record<string, MemoryEntry>) {
+  const fs = createMemoryFs({ files, cwd: '/p' });
+  const ctx = createHarness({ fs, plugins: [createObservationPolicy(), fsTools()] });
+  const run = <V>(name: string, args: Record<string, unknown>) => ctx.tools.execute(name, args, { owner: 's' }) as Promise<ToolResult<V>>;
+  const text = async (p: string) => (await fs.readText(await fs.resolve(p))).text;
+  return { fs, run, text };
+}
+
+describe('write and edit diffs (structured value only)', () => {
+  it('a new file diffs from /dev/null; the model text is unchanged', async () => {
+    const h = harness({});
+    const r = await h.run<WriteValue>('write', { file_path: 'n.txt', content: 'a\nb\n' });
+    expect(r.text).toBe('Created "/p/n.txt" (4 bytes).');
+    expect(r.value).toMatchObject({ diffTruncated: false, diff: '--- /dev/null\n+++ /p/n.txt\n@@ -0,0 +1,2 @@\n+a\n+b\n' });
+    expect(writeOutputSchema.safeParse(r.value).success).toBe(true);
+  });
+
+  it('an overwrite and an edit diff from the bytes read, keeping CRLF as stored', async () => {
+    const h = harness({ '/p/a.txt': 'one\r\ntwo\r\n' });
+    await h.run('read', { file_path: 'a.txt' });
+    const e = await h.run<EditValue>('edit', { file_path: 'a.txt', old_string: 'two', new_string: 'TWO' });
+    expect(e.text).toBe('Edited "/p/a.txt": 1 replacement; changed line 2.');
+    expect(e.value!.diff).toBe('--- /p/a.txt\n+++ /p/a.txt\n@@ -1,2 +1,2 @@\n one\r\n-two\r\n+TWO\r\n');
+    expect(editOutputSchema.safeParse(e.value).success).toBe(true);
+    const w = await h.run<WriteValue>('write', { file_path: 'a.txt', content: 'one\nthree\n' });
+    // Written as CRLF (the file's style), and the diff shows what was stored.
+    expect(w.value!.diff).toBe('--- /p/a.txt\n+++ /p/a.txt\n@@ -1,2 +1,2 @@\n one\r\n-TWO\r\n+three\r\n');
+  });
+
+  it('caps a long diff at a line boundary and flags it', async () => {
+    const h = harness({});
+    const big = Array.from({ length: 20_000 }, (_, i) => `line ${i}`).join('\n');
+    const r = await h.run<WriteValue>('write', { file_path: 'big.txt', content: big });
+    expect(r.value!.diffTruncated).toBe(true);
+    expect(Buffer.byteLength(r.value!.diff!)).toBeLessThanOrEqual(MAX_DIFF_BYTES);
+    expect(r.value!.diff!.endsWith('\n')).toBe(true);
+    expect(capDiff('a\nbb\nccc\n', 6)).toEqual({ diff: 'a\nbb\n', diffTruncated: true });
+  });
+
+  it("property: applying a write's diff to the old text gives the stored text", async () => {
+    const line = fc.constantFrom('a', 'b', 'c', '', 'x y');
+    const lines = fc.array(line, { maxLength: 8 });
+    await fc.assert(
+      fc.asyncProperty(lines, lines, fc.boolean(), async (a, b, crlf) => {
+        const eol = crlf ? '\r\n' : '\n';
+        const before = a.map((l) => l + eol).join('');
+        const h = harness({ '/p/f.txt': before });
+        await h.run('read', { file_path: 'f.txt' });
+        const w = await h.run<WriteValue>('write', { file_path: 'f.txt', content: b.map((l) => l + eol).join('') });
+        expect(w.isError, w.text).toBe(false);
+        const after = await h.text('/p/f.txt');
+        const diff = w.value!.diff!;
+        expect(diff === '' ? before : applyPatch(before, diff)).toBe(after);
+      }),
+      { numRuns: 100 },
+    );
+  });
+});
