@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { posix } from 'node:path';
 import { FsError, FsVersion, compareNames, contentVersion, toFsError } from '../../seam/index.js';
 import type { UpperStore } from './store.js';
 
@@ -121,6 +122,8 @@ export class UpperState {
   #entries = new Map<string, UpperEntry>();
   #dirs = new Set<string>();
   #opaque = new Set<string>();
+  /** For each key: how many upper files and made directories lie strictly below it. */
+  #below = new Map<string, number>();
   readonly #store: UpperStore | undefined;
   readonly #root: string;
   /** How many entries refer to each stored blob (every blob with a count is in the store). */
@@ -167,6 +170,11 @@ export class UpperState {
     return this.#opaque;
   }
 
+  /** True when the upper holds a file, or made a directory, strictly below `key` (constant time). */
+  hasDescendant(key: string): boolean {
+    return this.#below.has(key);
+  }
+
   get persistent(): boolean {
     return this.#store !== undefined;
   }
@@ -178,7 +186,7 @@ export class UpperState {
    */
   apply(change: UpperChange): Promise<void> {
     if (!this.#store) {
-      applyTo(this.#entries, this.#dirs, this.#opaque, change);
+      this.#applyLive(change, new Set());
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
@@ -326,6 +334,7 @@ export class UpperState {
     this.#dirs = dirs;
     this.#opaque = opaque;
     this.#refs = refs;
+    this.#reindex();
     for (const id of unused) await store.deleteBlob(id).catch(() => {});
     if (sweep) {
       try {
@@ -337,21 +346,54 @@ export class UpperState {
     return saveError;
   }
 
-  /** Applies a saved change to the live state, keeping blob reference counts. */
+  /** Applies a saved change to the live state, keeping blob reference counts and the descendant index. */
   #applyLive(change: UpperChange, touched: Set<string>): void {
+    const counted = this.#store !== undefined;
     for (const [key, entry] of change.entries ?? []) {
       const old = this.#entries.get(key);
       if (old?.kind === 'file') {
-        const id = this.#blobId(old.bytes);
-        this.#refs.set(id, (this.#refs.get(id) ?? 1) - 1);
-        touched.add(id);
+        this.#count(key, -1);
+        if (counted) {
+          const id = this.#blobId(old.bytes);
+          this.#refs.set(id, (this.#refs.get(id) ?? 1) - 1);
+          touched.add(id);
+        }
       }
       if (entry?.kind === 'file') {
-        const id = this.#blobId(entry.bytes);
-        this.#refs.set(id, (this.#refs.get(id) ?? 0) + 1);
+        this.#count(key, 1);
+        if (counted) {
+          const id = this.#blobId(entry.bytes);
+          this.#refs.set(id, (this.#refs.get(id) ?? 0) + 1);
+        }
       }
+      if (entry) this.#entries.set(key, entry);
+      else this.#entries.delete(key);
     }
-    applyTo(this.#entries, this.#dirs, this.#opaque, change);
+    for (const d of change.addDirs ?? []) {
+      if (this.#dirs.has(d)) continue;
+      this.#dirs.add(d);
+      this.#count(d, 1);
+    }
+    for (const d of change.dropDirs ?? []) if (this.#dirs.delete(d)) this.#count(d, -1);
+    for (const d of change.addOpaque ?? []) this.#opaque.add(d);
+    for (const d of change.dropOpaque ?? []) this.#opaque.delete(d);
+  }
+
+  #count(key: string, delta: number): void {
+    if (key === '/') return;
+    for (let k = posix.dirname(key); ; k = posix.dirname(k)) {
+      const n = (this.#below.get(k) ?? 0) + delta;
+      if (n === 0) this.#below.delete(k);
+      else this.#below.set(k, n);
+      if (k === '/' || k === '.') return;
+    }
+  }
+
+  /** Rebuilds the descendant index after the maps were replaced. */
+  #reindex(): void {
+    this.#below = new Map();
+    for (const [key, e] of this.#entries) if (e.kind === 'file') this.#count(key, 1);
+    for (const d of this.#dirs) this.#count(d, 1);
   }
 
   #docEntry(path: string, e: UpperEntry): DocEntry {
@@ -457,6 +499,7 @@ export class UpperState {
       this.#dirs = dirs;
       this.#opaque = opaque;
       this.#refs = refs;
+      this.#reindex();
       this.#generation = generation;
       this.#snapshotBytes = raw.byteLength;
       this.#journalEnd = journalEnd;
