@@ -1,15 +1,19 @@
-import { cp, mkdir, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
+import { constants as fsc } from 'node:fs';
+import { cp, mkdir, open, rename, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { createLocalFs } from '../../src/backends/local/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import { sourceText } from '../fixtures.js';
-import { interleave, MiB, reps, row, summarise, tempDir, type BenchRow } from '../lib.js';
+import { interleave, MiB, reps, row, summarise, tempDir, usedBytes, type BenchRow } from '../lib.js';
 import { smallFile, toolHarness } from '../subjects.js';
 
 const SECTION = 'overlay';
 const OWNER = 'bench-session';
 const COMMIT_FILES = 1_000;
 const SMALL_READS = 200;
+/** Persisted writes timed one by one; the first and the last WINDOW are compared. */
+const PERSISTED_WRITES = process.env.BENCH_QUICK ? 2_000 : 10_000;
+const WINDOW = PERSISTED_WRITES / 10;
 
 const rel = (i: number) => `pkg${String(i % 10)}/f${String(i).padStart(4, '0')}.ts`;
 
@@ -69,15 +73,35 @@ export async function runOverlayBench(): Promise<BenchRow[]> {
       await mkdir(join(target, rel(i), '..'), { recursive: true });
       await writeFile(join(target, rel(i)), content(i, 0));
     }
-    const commitTimes = { durable: [] as number[], nondurable: [] as number[], cp: [] as number[] };
+    const commitTimes = { durable: [] as number[], nondurable: [] as number[], cp: [] as number[], baseline: [] as number[] };
     let round = 0;
     const n = reps(3);
     // No warm-up round: each timed run is already a thousand operations.
     for (let r = 0; r < n; r++) {
-      for (const kind of ['durable', 'nondurable', 'cp'] as const) {
+      for (const kind of ['durable', 'nondurable', 'cp', 'baseline'] as const) {
         round++;
         let elapsed: number;
-        if (kind === 'cp') {
+        if (kind === 'baseline') {
+          // The durable baseline: per file a temp file, fsync, rename; then one fsync per directory.
+          const t0 = performance.now();
+          const dirs = new Set<string>();
+          for (let i = 0; i < COMMIT_FILES; i++) {
+            const path = join(target, rel(i));
+            const temp = `${path}.${round}.tmp`;
+            const h = await open(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
+            await h.writeFile(content(i, round));
+            await h.sync();
+            await h.close();
+            await rename(temp, path);
+            dirs.add(dirname(path));
+          }
+          for (const d of dirs) {
+            const h = await open(d, fsc.O_RDONLY);
+            await h.sync();
+            await h.close();
+          }
+          elapsed = performance.now() - t0;
+        } else if (kind === 'cp') {
           for (let i = 0; i < COMMIT_FILES; i++) {
             await mkdir(join(staged, rel(i), '..'), { recursive: true });
             await writeFile(join(staged, rel(i)), content(i, round));
@@ -103,9 +127,66 @@ export async function runOverlayBench(): Promise<BenchRow[]> {
     rows.push(
       row({ section: SECTION, case: c, subject: 'overlay commit (local, durable)', unit: 'ms' }, summarise(commitTimes.durable), cpBase),
       row({ section: SECTION, case: c, subject: 'overlay commit (local, durable: false)', unit: 'ms' }, summarise(commitTimes.nondurable), cpBase),
+      row(
+        { section: SECTION, case: c, subject: 'overlay commit (local, durable)', unit: 'ms' },
+        summarise(commitTimes.durable),
+        { name: 'durable baseline (temp, fsync, rename; 1 fsync/dir)', timing: summarise(commitTimes.baseline) },
+        { text: '≤ 1.5×', maxRatio: 1.5 },
+      ),
     );
+
+    rows.push(...(await persistedWrites(dir)));
   } finally {
     await cleanup();
   }
   return rows;
+}
+
+/**
+ * Writes to a sandbox persisted in a state directory, timed one by one: a save must cost what the
+ * change costs, not what the sandbox holds (the last writes against the first). Then what the
+ * upper holds in memory per file, persisted and not.
+ */
+async function persistedWrites(dir: string): Promise<BenchRow[]> {
+  const lowerDir = join(dir, 'persist-lower');
+  for (let p = 0; p < 10; p++) await mkdir(join(lowerDir, `pkg${p}`), { recursive: true });
+  const contents = Array.from({ length: PERSISTED_WRITES }, (_, i) => smallFile(i));
+  const held: unknown[] = [];
+  const n = PERSISTED_WRITES.toLocaleString('en');
+
+  let before = usedBytes();
+  const sandbox = await createOverlayFs({ lower: createLocalFs({ root: lowerDir }), stateDir: join(dir, 'persist-state') });
+  held.push(sandbox);
+  const times: number[] = [];
+  for (let i = 0; i < PERSISTED_WRITES; i++) {
+    const t0 = performance.now();
+    await sandbox.writeText(await sandbox.resolve(join(lowerDir, `pkg${i % 10}/w${i}.ts`)), contents[i]!);
+    times.push(performance.now() - t0);
+  }
+  const persistedPerFile = (usedBytes() - before) / PERSISTED_WRITES;
+  held.length = 0;
+
+  before = usedBytes();
+  const inMemory = await createOverlayFs({ lower: createLocalFs({ root: lowerDir }) });
+  held.push(inMemory);
+  for (let i = 0; i < PERSISTED_WRITES; i++) {
+    await inMemory.writeText(await inMemory.resolve(join(lowerDir, `pkg${i % 10}/w${i}.ts`)), contents[i]!);
+  }
+  const memoryPerFile = (usedBytes() - before) / PERSISTED_WRITES;
+  held.length = 0;
+  const size = Buffer.byteLength(contents[0]!);
+
+  return [
+    row(
+      { section: SECTION, case: `${n} persisted ~1 KiB writes (stateDir)`, subject: `write, last ${WINDOW.toLocaleString('en')}`, unit: 'ms' },
+      summarise(times.slice(-WINDOW)),
+      { name: `write, first ${WINDOW.toLocaleString('en')}`, timing: summarise(times.slice(0, WINDOW)) },
+      { text: '≤ 1.3×', maxRatio: 1.3 },
+    ),
+    row(
+      { section: SECTION, case: `${n}-file sandbox, retained heap + external`, subject: 'overlay, persisted (stateDir)', unit: 'B/file', note: `file content ${size} B` },
+      persistedPerFile,
+      { name: 'overlay, in memory', timing: memoryPerFile },
+    ),
+  ];
 }

@@ -13,6 +13,7 @@ export type Mode = 'sandbox' | 'direct';
 
 /** The overlay's state document, as the overlay backend names it. */
 const STATE_DOCUMENT = 'overlay.json';
+const STATE_JOURNAL = 'overlay.journal';
 
 /** `--root`: must be an existing directory; the rest of the tool works on its real path. */
 export async function resolveRoot(dir: string): Promise<string> {
@@ -108,9 +109,12 @@ export async function openWorkspace(options: { root: string; mode: Mode; stateDi
   let overlay: OverlayFileSystem | undefined;
   let stamp: string | undefined;
 
+  // The state is a document plus a journal of the changes since it (format 3): both, in order.
   const stampNow = async () => {
     const bytes = await readFile(join(stateDir, STATE_DOCUMENT)).catch(() => undefined);
-    return bytes === undefined ? 'absent' : hash('sha256', bytes, 'hex');
+    if (bytes === undefined) return 'absent';
+    const journal = await readFile(join(stateDir, STATE_JOURNAL)).catch(() => undefined);
+    return `${hash('sha256', bytes, 'hex')}:${journal === undefined ? 'none' : hash('sha256', journal, 'hex')}`;
   };
 
   const use = <T>(fn: (fs: FileSystem) => Promise<T>, lockOptions: StateLockOptions = {}) =>

@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import { isFsError, type FileSystem, type FsErrorCode } from '../../src/seam/index.js';
+import { effectiveDoc } from './stores.js';
 
 
 
@@ -195,17 +196,17 @@ describe('overlay rename', () => {
 });
 
 describe('overlay state format', () => {
-  it('saves renames and removed directories (version 2) and reopens them', async () => {
+  it('saves renames and removed directories and reopens them', async () => {
     const stateDir = await mkdtemp(join(tmpdir(), 'dsh-overlay-v2-'));
     try {
       const lower = createMemoryFs({ files: { '/a': 'a', '/d/f': 'f' } });
       const fs = await createOverlayFs({ lower, stateDir });
       await fs.rename(await at(fs, '/a'), await at(fs, '/b'));
       await fs.rmdir(await at(fs, '/d'), { recursive: true });
-      const doc = JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'));
-      expect(doc.version).toBe(2);
+      const doc = await effectiveDoc(stateDir);
+      expect(doc.version).toBe(3);
       expect(doc.opaque).toEqual(['/d']);
-      expect(doc.entries.find((e: { path: string }) => e.path === '/b').origin).toMatchObject({ path: '/a' });
+      expect(doc.entries.find((e: { path: string }) => e.path === '/b')?.origin).toMatchObject({ path: '/a' });
       const reopened = await createOverlayFs({ lower, stateDir });
       expect(await reopened.changes()).toEqual(await fs.changes());
       expect(await names(reopened, '/')).toEqual(['b']);
@@ -214,7 +215,7 @@ describe('overlay state format', () => {
     }
   });
 
-  it('opens a version-1 document and saves it as version 2 on the next change', async () => {
+  it('opens a version-1 document and saves it as version 3 on the next change', async () => {
     const stateDir = await mkdtemp(join(tmpdir(), 'dsh-overlay-v1-'));
     try {
       await mkdir(join(stateDir, 'blobs'), { recursive: true });
@@ -228,7 +229,7 @@ describe('overlay state format', () => {
       expect((await fs.changes()).map((c) => `${c.kind} ${c.type} ${c.path}`)).toEqual(['added directory /made', 'deleted file /old']);
       await fs.writeText(await at(fs, '/n'), 'n');
       const doc = JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'));
-      expect(doc.version).toBe(2);
+      expect(doc.version).toBe(3);
       expect(doc.opaque).toEqual([]);
       expect(doc.dirs).toEqual(['/made']);
     } finally {

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs, STATE_FORMAT, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
 import { FsError, isFsError, type FileSystem, type FsErrorCode } from '../../src/seam/index.js';
+import { effectiveDoc } from './stores.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -84,21 +85,22 @@ describe('overlay persistence in a state directory', () => {
     expect((await (await createOverlayFs({ lower, stateDir })).changes()).map((c) => c.path)).toContain('/later.txt');
   });
 
-  it('writes a versioned state document and content-addressed blobs, with no temp files left', async () => {
+  it('writes a versioned state document, its journal and content-addressed blobs, with no temp files left', async () => {
     const stateDir = await tempDir();
     const fs = await createOverlayFs({ lower: createMemoryFs({ files: seed }), stateDir });
     await populate(fs);
-    const doc = JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'));
-    expect(doc.format).toBe(STATE_FORMAT);
-    expect(doc.version).toBe(2);
-    expect(doc.root).toBe('/');
+    const snapshot = JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'));
+    expect(snapshot.format).toBe(STATE_FORMAT);
+    expect(snapshot.version).toBe(3);
+    expect(snapshot.root).toBe('/');
+    const doc = await effectiveDoc(stateDir);
     expect(doc.entries.map((e: { path: string }) => e.path)).toEqual(['/bin', '/new/deep/c.md', '/src/a.ts', '/src/b.ts']);
-    expect(doc.entries.find((e: { path: string }) => e.path === '/src/b.ts').blob).toBeNull();
+    expect(doc.entries.find((e: { path: string }) => e.path === '/src/b.ts')?.blob).toBeNull();
     expect(doc.dirs).toEqual(['/empty', '/new', '/new/deep']);
     const blobs = (await readdir(join(stateDir, 'blobs'))).sort();
     expect(blobs).toHaveLength(3);
     for (const b of blobs) expect(b).toMatch(/^[0-9a-f]{64}$/);
-    expect((await readdir(stateDir)).sort()).toEqual(['blobs', 'overlay.json']);
+    expect((await readdir(stateDir)).sort()).toEqual(['blobs', 'overlay.journal', 'overlay.json']);
   });
 
   it('deletes blobs nobody refers to any more, and all of them on discard', async () => {

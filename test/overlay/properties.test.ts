@@ -4,8 +4,21 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
-import { createOverlayFs, type OverlayChange } from '../../src/backends/overlay/index.js';
+import { composeOverlay, createOverlayFs, type OverlayChange } from '../../src/backends/overlay/index.js';
+import type { FileSystem } from '../../src/seam/index.js';
 import { FILES, RUNS, filesOf, lowerTreeArb, opsArb, runOp, utf8, viewOf, type ViewEntry } from './helpers.js';
+import { crashingStore, memoryDisk } from './stores.js';
+
+/**
+ * The overlay under test: in memory, or persisted (journal and document in a memory store) with a
+ * tiny compaction threshold, so saves both append and write new documents.
+ */
+const persistArb = fc.constantFrom('memory' as const, 'journal' as const);
+function sandbox(lower: FileSystem, persist: 'memory' | 'journal') {
+  return persist === 'memory'
+    ? createOverlayFs({ lower })
+    : composeOverlay({ lower }, crashingStore(memoryDisk()), { compactMinBytes: 0, compactRatio: 1 });
+}
 
 /** What a commit of `root` takes: the selection grown by rename partners and removed directories above additions. */
 function grownSelection(changes: readonly OverlayChange[], root: string): (key: string) => boolean {
@@ -42,11 +55,11 @@ const oobArb = fc.array(
 describe('overlay properties (lower = memory)', () => {
   it('the view equals the reference model on a snapshot of the lower, and the lower is untouched', async () => {
     await fc.assert(
-      fc.asyncProperty(lowerTreeArb, opsArb, async (tree, ops) => {
+      fc.asyncProperty(lowerTreeArb, opsArb, persistArb, async (tree, ops, persist) => {
         const lower = createMemoryFs({ files: tree });
         const before = lower.snapshot();
         const oracle = oracleOf(lower);
-        const fs = await createOverlayFs({ lower });
+        const fs = await sandbox(lower, persist);
         for (const [i, op] of ops.entries()) {
           const got = await runOp(fs, op);
           const want = await runOp(oracle, op);
@@ -61,9 +74,9 @@ describe('overlay properties (lower = memory)', () => {
 
   it('after commit the lower equals the view; the view is unchanged and no changes are left', async () => {
     await fc.assert(
-      fc.asyncProperty(lowerTreeArb, opsArb, async (tree, ops) => {
+      fc.asyncProperty(lowerTreeArb, opsArb, persistArb, async (tree, ops, persist) => {
         const lower = createMemoryFs({ files: tree });
-        const fs = await createOverlayFs({ lower });
+        const fs = await sandbox(lower, persist);
         for (const op of ops) await runOp(fs, op);
         const changed = (await fs.changes()).map((c) => c.path);
         const view = await viewOf(fs);
@@ -87,9 +100,9 @@ describe('overlay properties (lower = memory)', () => {
 
   it('a commit conflicts on exactly the paths changed underneath, and overwrites none of them', async () => {
     await fc.assert(
-      fc.asyncProperty(lowerTreeArb, opsArb, oobArb, async (tree, ops, oob) => {
+      fc.asyncProperty(lowerTreeArb, opsArb, oobArb, persistArb, async (tree, ops, oob, persist) => {
         const lower = createMemoryFs({ files: tree });
-        const fs = await createOverlayFs({ lower });
+        const fs = await sandbox(lower, persist);
         for (const op of ops) await runOp(fs, op);
         const changes = await fs.changes();
         const typesBefore = await viewOf(lower, { dirVersions: false });

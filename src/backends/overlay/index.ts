@@ -14,7 +14,7 @@ import {
   type OverlayCommitOptions,
   type OverlayCommitResult,
 } from './review.js';
-import { UpperState } from './state.js';
+import { UpperState, type UpperTuning } from './state.js';
 import { fsStore, openDirStore, type UpperStore } from './store.js';
 
 export type {
@@ -77,11 +77,20 @@ export async function createOverlayFs(options: OverlayFsOptions): Promise<Overla
   if (stateDir !== undefined && (typeof stateDir !== 'string' || stateDir.length === 0)) {
     throw new FsError('FS_INVALID_ARGUMENT', 'stateDir must be a non-empty path');
   }
-  const rootKey = (await lower.resolve(lower.root ?? '/')).targetKey;
   let store: UpperStore | undefined;
   if (stateDir !== undefined) store = await openDirStore(stateDir);
   else if (upper !== undefined) store = fsStore(upper);
-  const state = await UpperState.open(rootKey, store);
+  return composeOverlay(options, store);
+}
+
+/**
+ * @internal An overlay over `options.lower` whose upper is kept in `store` (or in memory). Tests
+ * give it stores that fail or crash, and a small compaction threshold.
+ */
+export async function composeOverlay(options: CreateFsOptions & { readonly lower: FileSystem }, store: UpperStore | undefined, tuning?: UpperTuning): Promise<OverlayFileSystem> {
+  const { lower } = options;
+  const rootKey = (await lower.resolve(lower.root ?? '/')).targetKey;
+  const state = await UpperState.open(rootKey, store, tuning);
   const core = { lower, state, rootKey, lock: new KeyedMutex() };
   const provider = createOverlayProvider(core);
   const fs = createFs(provider, options);

@@ -532,10 +532,7 @@ function hasUpperChild(state: UpperState, key: string): boolean {
 
 /** True when the overlay holds a file or made a directory strictly below `key`: the view has a directory there. */
 export function hasUpperDescendant(state: UpperState, key: string): boolean {
-  const prefix = key === '/' ? '/' : `${key}/`;
-  for (const [k, e] of state.entries) if (e.kind === 'file' && k.length > prefix.length && k.startsWith(prefix)) return true;
-  for (const d of state.dirs) if (d.length > prefix.length && d.startsWith(prefix)) return true;
-  return false;
+  return state.hasDescendant(key);
 }
 
 function notRegular(what: string): FsError {

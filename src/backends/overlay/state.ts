@@ -1,4 +1,5 @@
 import { hash } from 'node:crypto';
+import { posix } from 'node:path';
 import { FsError, FsVersion, compareNames, contentVersion, toFsError } from '../../seam/index.js';
 import type { UpperStore } from './store.js';
 
@@ -47,25 +48,62 @@ export interface UpperChange {
 }
 
 export const STATE_FORMAT = 'dsh-fs-overlay';
-/** 2 adds `origin` on entries and `opaque`; version-1 documents are still read (and saved as 2). */
-export const STATE_FORMAT_VERSION = 2;
+/**
+ * 3 adds `generation` and the journal (overlay.journal) of changes since the document; 2 added
+ * `origin` on entries and `opaque`. Version-1 and -2 documents are still read (and saved as 3).
+ */
+export const STATE_FORMAT_VERSION = 3;
+export const JOURNAL_FORMAT = 'dsh-fs-overlay-journal';
+
+/** The journal is folded into a new state document once it is this many times the document's size. */
+const COMPACT_RATIO = 2;
+/** ...and at least this large (so a small sandbox does not rewrite its document every few saves). */
+const COMPACT_MIN_BYTES = 256 * 1024;
+
+/** An entry as the state document and the journal write it. */
+interface DocEntry {
+  readonly path: string;
+  readonly base: string | null;
+  readonly blob: string | null;
+  readonly mtimeMs?: number;
+  /** Version 2: where a moved file came from. */
+  readonly origin?: { readonly path: string; readonly version?: string };
+}
 
 interface StateDocument {
   readonly format: typeof STATE_FORMAT;
-  readonly version: 1 | 2;
+  readonly version: 1 | 2 | 3;
   /** The lower's root target key; a state is only reopened over the same root. */
   readonly root: string;
-  readonly entries: ReadonlyArray<{
-    readonly path: string;
-    readonly base: string | null;
-    readonly blob: string | null;
-    readonly mtimeMs?: number;
-    /** Version 2: where a moved file came from. */
-    readonly origin?: { readonly path: string; readonly version?: string };
-  }>;
+  /** Version 3: the journal whose header names this generation applies on top of this document. */
+  readonly generation?: number;
+  readonly entries: readonly DocEntry[];
   readonly dirs: readonly string[];
   /** Version 2: lower directories removed in the overlay (absent in version 1). */
   readonly opaque?: readonly string[];
+}
+
+/** The first record of a journal. */
+interface JournalHeader {
+  readonly format: typeof JOURNAL_FORMAT;
+  readonly version: 3;
+  readonly root: string;
+  readonly generation: number;
+}
+
+/** One applied UpperChange. `drop` entries show the lower again. */
+interface JournalRecord {
+  readonly entries?: ReadonlyArray<DocEntry | { readonly path: string; readonly drop: true }>;
+  readonly addDirs?: readonly string[];
+  readonly dropDirs?: readonly string[];
+  readonly addOpaque?: readonly string[];
+  readonly dropOpaque?: readonly string[];
+}
+
+/** When the journal is folded into a new document (tests make it small). */
+export interface UpperTuning {
+  readonly compactRatio?: number;
+  readonly compactMinBytes?: number;
 }
 
 interface Pending {
@@ -76,31 +114,49 @@ interface Pending {
 
 /**
  * The upper layer: files, whiteouts and the directories the overlay made, keyed by the lower's
- * target keys. Held in memory; with a store, every change is saved before it becomes visible.
+ * target keys. Held in memory; with a store, every change is saved before it becomes visible:
+ * appended to a journal (one record per change, one fsync per group of changes), which is folded
+ * into a new state document once it outgrows the document.
  */
 export class UpperState {
   #entries = new Map<string, UpperEntry>();
   #dirs = new Set<string>();
   #opaque = new Set<string>();
+  /** For each key: how many upper files and made directories lie strictly below it. */
+  #below = new Map<string, number>();
   readonly #store: UpperStore | undefined;
   readonly #root: string;
-  #blobs = new Set<string>();
+  /** How many entries refer to each stored blob (every blob with a count is in the store). */
+  #refs = new Map<string, number>();
   readonly #ids = new WeakMap<Uint8Array, string>();
   readonly #queue: Pending[] = [];
   #draining = false;
+  /** The state document's generation (0: none, or one older than format 3). */
+  #generation = 0;
+  #snapshotBytes = 0;
+  /** Where the next journal record goes; undefined when the next save must write a new document. */
+  #journalEnd: number | undefined;
 
-  private constructor(root: string, store: UpperStore | undefined) {
+  readonly #compactRatio: number;
+  readonly #compactMinBytes: number;
+
+  private constructor(root: string, store: UpperStore | undefined, tuning: UpperTuning) {
     this.#root = root;
     this.#store = store;
+    this.#compactRatio = tuning.compactRatio ?? COMPACT_RATIO;
+    this.#compactMinBytes = tuning.compactMinBytes ?? COMPACT_MIN_BYTES;
   }
 
-  static async open(root: string, store?: UpperStore): Promise<UpperState> {
-    const state = new UpperState(root, store);
+  static async open(root: string, store?: UpperStore, tuning: UpperTuning = {}): Promise<UpperState> {
+    const state = new UpperState(root, store, tuning);
     if (store) await state.#load(store);
     return state;
   }
 
-  /** Replaced, never mutated in place, while a store is attached: a caller may hold a snapshot. */
+  /**
+   * Changed in place once a change is saved (as in memory): iterate without awaiting in between,
+   * or copy first.
+   */
   get entries(): ReadonlyMap<string, UpperEntry> {
     return this.#entries;
   }
@@ -114,17 +170,23 @@ export class UpperState {
     return this.#opaque;
   }
 
+  /** True when the upper holds a file, or made a directory, strictly below `key` (constant time). */
+  hasDescendant(key: string): boolean {
+    return this.#below.has(key);
+  }
+
   get persistent(): boolean {
     return this.#store !== undefined;
   }
 
   /**
-   * Applies a change. With a store, changes arriving together are saved as one state document
-   * (group commit) and become visible only once saved; a failed save changes nothing.
+   * Applies a change. With a store, changes arriving together are saved together (group commit:
+   * one journal append and one fsync) and become visible only once saved; a failed save changes
+   * nothing.
    */
   apply(change: UpperChange): Promise<void> {
     if (!this.#store) {
-      applyTo(this.#entries, this.#dirs, this.#opaque, change);
+      this.#applyLive(change, new Set());
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => {
@@ -133,7 +195,10 @@ export class UpperState {
     });
   }
 
-  /** Deletes every stored blob no entry refers to (e.g. left by a crash between two saves). */
+  /**
+   * Deletes every stored blob no entry refers to (e.g. left by a crash between two saves), and
+   * folds the journal into a new state document.
+   */
   sweep(): Promise<void> {
     // Queued like a change, so no save is writing a blob it has not yet referred to meanwhile.
     return this.#store ? this.apply({ sweep: true }) : Promise.resolve();
@@ -154,47 +219,7 @@ export class UpperState {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0);
         try {
-          const entries = new Map(this.#entries);
-          const dirs = new Set(this.#dirs);
-          const opaque = new Set(this.#opaque);
-          for (const { change } of batch) applyTo(entries, dirs, opaque, change);
-          const blobs = new Set<string>();
-          // Blobs first, then the document that refers to them: a crash leaves at worst an unused blob.
-          for (const entry of entries.values()) {
-            if (entry.kind !== 'file') continue;
-            const id = this.#blobId(entry.bytes);
-            if (blobs.has(id)) continue;
-            blobs.add(id);
-            if (!this.#blobs.has(id)) await store.writeBlob(id, entry.bytes);
-          }
-          const doc = this.#serialize(entries, dirs, opaque);
-          let saveError: unknown;
-          try {
-            await store.writeState(doc);
-          } catch (err) {
-            // A failure after the document was renamed into place (flushing its directory): the
-            // save landed, so the live view must show it too, and the caller still hears why.
-            const landed = await store.readState().then(
-              (now) => now !== undefined && Buffer.compare(now, doc) === 0,
-              () => false,
-            );
-            if (!landed) throw err;
-            saveError = err;
-          }
-          const unused = [...this.#blobs].filter((id) => !blobs.has(id));
-          this.#entries = entries;
-          this.#dirs = dirs;
-          this.#opaque = opaque;
-          this.#blobs = blobs;
-          // Best effort: a blob left behind is only wasted space (discard sweeps it).
-          for (const id of unused) await store.deleteBlob(id).catch(() => {});
-          if (batch.some(({ change }) => change.sweep)) {
-            try {
-              for (const id of await store.listBlobs()) if (!blobs.has(id)) await store.deleteBlob(id);
-            } catch {
-              // The state is saved; stray blobs only waste space until the next sweep.
-            }
-          }
+          const saveError = await this.#save(store, batch.map(({ change }) => change));
           if (saveError === undefined) for (const { resolve } of batch) resolve();
           else {
             const error = toFsError(saveError, `cannot save the overlay state in "${store.where}"`);
@@ -210,22 +235,203 @@ export class UpperState {
     }
   }
 
-  #serialize(entries: ReadonlyMap<string, UpperEntry>, dirs: ReadonlySet<string>, opaque: ReadonlySet<string>): Uint8Array {
+  /**
+   * Saves a group of changes and applies them. Throws (having applied nothing) when the save did
+   * not land; returns the error when it landed but a later step failed (the caller still hears).
+   */
+  async #save(store: UpperStore, changes: readonly UpperChange[]): Promise<unknown> {
+    // Blobs first, then the record that refers to them: a crash leaves at worst an unused blob.
+    const written = new Set<string>();
+    for (const change of changes) {
+      for (const [, entry] of change.entries ?? []) {
+        if (entry?.kind !== 'file') continue;
+        const id = this.#blobId(entry.bytes);
+        if (written.has(id) || (this.#refs.get(id) ?? 0) > 0) continue;
+        await store.writeBlob(id, entry.bytes);
+        written.add(id);
+      }
+    }
+    const sweep = changes.some((c) => c.sweep);
+    const limit = Math.max(this.#compactRatio * this.#snapshotBytes, this.#compactMinBytes);
+    if (sweep || this.#journalEnd === undefined || this.#journalEnd > limit) {
+      return this.#compact(store, changes, sweep);
+    }
+
+    const start = this.#journalEnd;
+    const records = changes.map((c) => this.#record(c)).filter((r) => r !== undefined);
+    const bytes = Buffer.concat(records.map(frame));
+    let saveError: unknown;
+    if (bytes.byteLength > 0) {
+      try {
+        await store.appendJournal(start, bytes);
+      } catch (err) {
+        // Take the records back out, so a reopened overlay shows what this one shows (nothing new).
+        const rolledBack = await store.appendJournal(start, new Uint8Array(0)).then(() => true, () => false);
+        if (rolledBack) throw err;
+        const now = await store.readJournal().catch(() => undefined);
+        const landed =
+          now !== undefined && now.byteLength >= start + bytes.byteLength &&
+          Buffer.compare(now.subarray(start, start + bytes.byteLength), bytes) === 0;
+        if (!landed) {
+          // Whatever part of the records is there, the next save starts a new document and journal.
+          this.#journalEnd = undefined;
+          throw err;
+        }
+        saveError = err;
+      }
+    }
+    this.#journalEnd = start + bytes.byteLength;
+    const touched = new Set(written);
+    for (const change of changes) this.#applyLive(change, touched);
+    // Best effort: a blob left behind is only wasted space (discard sweeps it).
+    for (const id of touched) {
+      if ((this.#refs.get(id) ?? 0) > 0) continue;
+      this.#refs.delete(id);
+      await store.deleteBlob(id).catch(() => {});
+    }
+    return saveError;
+  }
+
+  /** Writes the whole new state as a new document generation, then starts its (empty) journal. */
+  async #compact(store: UpperStore, changes: readonly UpperChange[], sweep: boolean): Promise<unknown> {
+    const entries = new Map(this.#entries);
+    const dirs = new Set(this.#dirs);
+    const opaque = new Set(this.#opaque);
+    for (const change of changes) applyTo(entries, dirs, opaque, change);
+    const generation = this.#generation + 1;
+    const doc = this.#serialize(entries, dirs, opaque, generation);
+    let saveError: unknown;
+    try {
+      await store.writeState(doc);
+    } catch (err) {
+      // A failure after the document was renamed into place (flushing its directory): the
+      // save landed, so the live view must show it too, and the caller still hears why.
+      const landed = await store.readState().then(
+        (now) => now !== undefined && Buffer.compare(now, doc) === 0,
+        () => false,
+      );
+      if (!landed) throw err;
+      saveError = err;
+    }
+    // The old journal names the old generation, so from here on it is ignored: a crash before the
+    // new journal is in place reopens to this document alone.
+    this.#generation = generation;
+    this.#snapshotBytes = doc.byteLength;
+    const header = frame({ format: JOURNAL_FORMAT, version: 3, root: this.#root, generation } satisfies JournalHeader);
+    this.#journalEnd = await store.writeJournal(header).then(
+      () => header.byteLength,
+      // The next save writes a new document again (and retries the journal).
+      () => undefined,
+    );
+    const refs = new Map<string, number>();
+    for (const entry of entries.values()) {
+      if (entry.kind !== 'file') continue;
+      const id = this.#blobId(entry.bytes);
+      refs.set(id, (refs.get(id) ?? 0) + 1);
+    }
+    const unused = [...this.#refs.keys()].filter((id) => !refs.has(id));
+    this.#entries = entries;
+    this.#dirs = dirs;
+    this.#opaque = opaque;
+    this.#refs = refs;
+    this.#reindex();
+    for (const id of unused) await store.deleteBlob(id).catch(() => {});
+    if (sweep) {
+      try {
+        for (const id of await store.listBlobs()) if (!refs.has(id)) await store.deleteBlob(id);
+      } catch {
+        // The state is saved; stray blobs only waste space until the next sweep.
+      }
+    }
+    return saveError;
+  }
+
+  /** Applies a saved change to the live state, keeping blob reference counts and the descendant index. */
+  #applyLive(change: UpperChange, touched: Set<string>): void {
+    const counted = this.#store !== undefined;
+    for (const [key, entry] of change.entries ?? []) {
+      const old = this.#entries.get(key);
+      if (old?.kind === 'file') {
+        this.#count(key, -1);
+        if (counted) {
+          const id = this.#blobId(old.bytes);
+          this.#refs.set(id, (this.#refs.get(id) ?? 1) - 1);
+          touched.add(id);
+        }
+      }
+      if (entry?.kind === 'file') {
+        this.#count(key, 1);
+        if (counted) {
+          const id = this.#blobId(entry.bytes);
+          this.#refs.set(id, (this.#refs.get(id) ?? 0) + 1);
+        }
+      }
+      if (entry) this.#entries.set(key, entry);
+      else this.#entries.delete(key);
+    }
+    for (const d of change.addDirs ?? []) {
+      if (this.#dirs.has(d)) continue;
+      this.#dirs.add(d);
+      this.#count(d, 1);
+    }
+    for (const d of change.dropDirs ?? []) if (this.#dirs.delete(d)) this.#count(d, -1);
+    for (const d of change.addOpaque ?? []) this.#opaque.add(d);
+    for (const d of change.dropOpaque ?? []) this.#opaque.delete(d);
+  }
+
+  #count(key: string, delta: number): void {
+    if (key === '/') return;
+    for (let k = posix.dirname(key); ; k = posix.dirname(k)) {
+      const n = (this.#below.get(k) ?? 0) + delta;
+      if (n === 0) this.#below.delete(k);
+      else this.#below.set(k, n);
+      if (k === '/' || k === '.') return;
+    }
+  }
+
+  /** Rebuilds the descendant index after the maps were replaced. */
+  #reindex(): void {
+    this.#below = new Map();
+    for (const [key, e] of this.#entries) if (e.kind === 'file') this.#count(key, 1);
+    for (const d of this.#dirs) this.#count(d, 1);
+  }
+
+  #docEntry(path: string, e: UpperEntry): DocEntry {
+    return {
+      path,
+      base: e.base ?? null,
+      blob: e.kind === 'file' ? this.#blobId(e.bytes) : null,
+      ...(e.kind === 'file' ? { mtimeMs: e.mtimeMs } : {}),
+      ...(e.kind === 'file' && e.origin
+        ? { origin: { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: e.origin.version }) } }
+        : {}),
+    };
+  }
+
+  #record(change: UpperChange): JournalRecord | undefined {
+    const rec: { -readonly [K in keyof JournalRecord]: JournalRecord[K] } = {};
+    if (change.entries?.length) {
+      rec.entries = change.entries.map(([path, e]) => (e ? this.#docEntry(path, e) : { path, drop: true as const }));
+    }
+    if (change.addDirs?.length) rec.addDirs = change.addDirs;
+    if (change.dropDirs?.length) rec.dropDirs = change.dropDirs;
+    if (change.addOpaque?.length) rec.addOpaque = change.addOpaque;
+    if (change.dropOpaque?.length) rec.dropOpaque = change.dropOpaque;
+    return Object.keys(rec).length === 0 ? undefined : rec;
+  }
+
+  #serialize(
+    entries: ReadonlyMap<string, UpperEntry>,
+    dirs: ReadonlySet<string>,
+    opaque: ReadonlySet<string>,
+    generation: number,
+  ): Uint8Array {
     const doc: StateDocument = {
       format: STATE_FORMAT,
       version: STATE_FORMAT_VERSION,
       root: this.#root,
-      entries: [...entries]
-        .sort(([a], [b]) => compareNames(a, b))
-        .map(([path, e]) => ({
-          path,
-          base: e.base ?? null,
-          blob: e.kind === 'file' ? this.#blobId(e.bytes) : null,
-          ...(e.kind === 'file' ? { mtimeMs: e.mtimeMs } : {}),
-          ...(e.kind === 'file' && e.origin
-            ? { origin: { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: e.origin.version }) } }
-            : {}),
-        })),
+      generation,
+      entries: [...entries].sort(([a], [b]) => compareNames(a, b)).map(([path, e]) => this.#docEntry(path, e)),
       dirs: [...dirs].sort(compareNames),
       opaque: [...opaque].sort(compareNames),
     };
@@ -233,8 +439,9 @@ export class UpperState {
   }
 
   async #load(store: UpperStore): Promise<void> {
-    // A writer may replace the document and drop old blobs while we read: retry on a vanished blob.
+    // A writer may write a new document, or drop old blobs, while we read: retry then.
     for (let attempt = 1; ; attempt++) {
+      const retry = attempt < 5;
       const raw = await store.readState();
       if (raw === undefined) return;
       const doc = parseDocument(raw, store.where);
@@ -244,10 +451,27 @@ export class UpperState {
           `the overlay state in "${store.where}" belongs to a lower rooted at "${doc.root}", not "${this.#root}"`,
         );
       }
+      const generation = doc.generation ?? 0;
+      const docs = new Map<string, DocEntry>();
+      for (const e of doc.entries) docs.set(e.path, e);
+      const dirs = new Set(doc.dirs);
+      // A version-1 document has no removed directories.
+      const opaque = new Set(doc.opaque ?? []);
+      let journalEnd: number | undefined;
+      if (doc.version === 3) {
+        const journal = parseJournal((await store.readJournal()) ?? new Uint8Array(0), store.where);
+        if (journal.header && journal.header.generation > generation && retry) continue; // a newer document was written meanwhile
+        if (journal.header?.generation === generation) {
+          if (journal.header.root !== this.#root) throw invalid(store.where, `the journal belongs to a lower rooted at "${journal.header.root}"`);
+          for (const rec of journal.records) replay(docs, dirs, opaque, rec);
+          journalEnd = journal.end;
+        }
+      }
+      // Older documents (and a journal of an older generation) get a new document on the first save.
       const entries = new Map<string, UpperEntry>();
-      const blobs = new Set<string>();
+      const refs = new Map<string, number>();
       let missing: string | undefined;
-      for (const e of doc.entries) {
+      for (const e of docs.values()) {
         const base = e.base === null ? undefined : FsVersion(e.base);
         if (e.blob === null) {
           entries.set(e.path, { kind: 'whiteout', base });
@@ -263,19 +487,22 @@ export class UpperState {
           throw new FsError('FS_IO_ERROR', `overlay blob ${e.blob} in "${store.where}" is corrupt (its content digest is ${id})`);
         }
         this.#ids.set(bytes, id);
-        blobs.add(id);
+        refs.set(id, (refs.get(id) ?? 0) + 1);
         const origin = e.origin && { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: FsVersion(e.origin.version) }) };
         entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base, ...(origin ? { origin } : {}) });
       }
       if (missing !== undefined) {
-        if (attempt < 5) continue;
+        if (retry) continue;
         throw new FsError('FS_IO_ERROR', `overlay blob ${missing} named by the state in "${store.where}" is missing`);
       }
       this.#entries = entries;
-      this.#dirs = new Set(doc.dirs);
-      // A version-1 document has no removed directories; the next save writes version 2.
-      this.#opaque = new Set(doc.opaque ?? []);
-      this.#blobs = blobs;
+      this.#dirs = dirs;
+      this.#opaque = opaque;
+      this.#refs = refs;
+      this.#reindex();
+      this.#generation = generation;
+      this.#snapshotBytes = raw.byteLength;
+      this.#journalEnd = journalEnd;
       return;
     }
   }
@@ -292,8 +519,106 @@ function applyTo(entries: Map<string, UpperEntry>, dirs: Set<string>, opaque: Se
   for (const d of change.dropOpaque ?? []) opaque.delete(d);
 }
 
+function replay(entries: Map<string, DocEntry>, dirs: Set<string>, opaque: Set<string>, rec: JournalRecord): void {
+  for (const e of rec.entries ?? []) {
+    if ('drop' in e) entries.delete(e.path);
+    else entries.set(e.path, e);
+  }
+  for (const d of rec.addDirs ?? []) dirs.add(d);
+  for (const d of rec.dropDirs ?? []) dirs.delete(d);
+  for (const d of rec.addOpaque ?? []) opaque.add(d);
+  for (const d of rec.dropOpaque ?? []) opaque.delete(d);
+}
+
+/**
+ * One journal record: `<byte length> <first 16 hex of its sha256> <json>\n`. JSON has no raw
+ * newline, so records are lines; a line whose length or checksum does not match is torn.
+ */
+function frame(value: unknown): Buffer {
+  const json = Buffer.from(JSON.stringify(value), 'utf8');
+  return Buffer.concat([Buffer.from(`${json.byteLength} ${checksum(json)} `, 'utf8'), json, Buffer.from('\n')]);
+}
+
+function checksum(bytes: Uint8Array): string {
+  return hash('sha256', bytes, 'hex').slice(0, 16);
+}
+
+/**
+ * The header and the whole records of a journal, and where the last whole record ends. Parsing
+ * stops at the first torn record (a crash mid-append): it and anything after it are ignored.
+ */
+export function parseJournal(raw: Uint8Array, where: string): { header?: JournalHeader; records: JournalRecord[]; end: number } {
+  const buf = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
+  const records: JournalRecord[] = [];
+  let header: JournalHeader | undefined;
+  let pos = 0;
+  for (;;) {
+    const nl = buf.indexOf(10, pos);
+    if (nl < 0) break;
+    const line = buf.subarray(pos, nl);
+    const m = /^(\d{1,10}) ([0-9a-f]{16}) /.exec(line.subarray(0, 40).toString('latin1'));
+    if (!m) break;
+    const json = line.subarray(m[0].length);
+    if (json.byteLength !== Number(m[1]) || checksum(json) !== m[2]) break;
+    let value: unknown;
+    try {
+      value = JSON.parse(json.toString('utf8'));
+    } catch {
+      break;
+    }
+    if (header === undefined) {
+      const h = value as Partial<JournalHeader> | null;
+      if (typeof h !== 'object' || h === null || h.format !== JOURNAL_FORMAT) throw invalid(where, `the journal is not a ${JOURNAL_FORMAT} journal`);
+      if (h.version !== 3) throw invalid(where, `unsupported journal version ${String(h.version)}`);
+      if (typeof h.root !== 'string' || typeof h.generation !== 'number') throw invalid(where, 'the journal header lacks fields');
+      header = h as JournalHeader;
+    } else records.push(checkRecord(value, where));
+    pos = nl + 1;
+  }
+  return header === undefined ? { records: [], end: 0 } : { header, records, end: pos };
+}
+
+function invalid(where: string, why: string): FsError {
+  return new FsError('FS_IO_ERROR', `the overlay state in "${where}" is not valid: ${why}`);
+}
+
+function checkRecord(value: unknown, where: string): JournalRecord {
+  const r = value as JournalRecord | null;
+  const paths = (v: unknown) => v === undefined || (Array.isArray(v) && v.every((p) => typeof p === 'string' && p.startsWith('/')));
+  if (typeof r !== 'object' || r === null || !paths(r.addDirs) || !paths(r.dropDirs) || !paths(r.addOpaque) || !paths(r.dropOpaque)) {
+    throw invalid(where, `bad journal record ${JSON.stringify(value)}`);
+  }
+  if (r.entries !== undefined) {
+    if (!Array.isArray(r.entries)) throw invalid(where, `bad journal record ${JSON.stringify(value)}`);
+    for (const e of r.entries as unknown[]) {
+      const d = e as { path?: unknown; drop?: unknown } | null;
+      if (typeof d === 'object' && d !== null && d.drop === true && typeof d.path === 'string' && d.path.startsWith('/')) continue;
+      checkEntry(e, where);
+    }
+  }
+  return r;
+}
+
+function checkEntry(e: unknown, where: string): void {
+  const x = e as { path?: unknown; base?: unknown; blob?: unknown; mtimeMs?: unknown; origin?: unknown } | null;
+  const o = x?.origin as { path?: unknown; version?: unknown } | undefined | null;
+  if (
+    typeof x !== 'object' ||
+    x === null ||
+    typeof x.path !== 'string' ||
+    !x.path.startsWith('/') ||
+    !(x.base === null || typeof x.base === 'string') ||
+    !(x.blob === null || typeof x.blob === 'string') ||
+    !(x.mtimeMs === undefined || typeof x.mtimeMs === 'number') ||
+    !(o === undefined || (typeof o === 'object' && o !== null && typeof o.path === 'string' && o.path.startsWith('/') &&
+      (o.version === undefined || typeof o.version === 'string')))
+  ) {
+    throw invalid(where, `bad entry ${JSON.stringify(e)}`);
+  }
+}
+
 function parseDocument(raw: Uint8Array, where: string): StateDocument {
-  const bad = (why: string) => new FsError('FS_IO_ERROR', `the overlay state in "${where}" is not valid: ${why}`);
+  const bad = (why: string) => invalid(where, why);
   let doc: unknown;
   try {
     doc = JSON.parse(Buffer.from(raw).toString('utf8'));
@@ -302,25 +627,12 @@ function parseDocument(raw: Uint8Array, where: string): StateDocument {
   }
   const d = doc as Partial<StateDocument> | null;
   if (typeof d !== 'object' || d === null || d.format !== STATE_FORMAT) throw bad(`not a ${STATE_FORMAT} document`);
-  if (d.version !== 1 && d.version !== 2) throw bad(`unsupported format version ${String(d.version)}`);
+  if (d.version !== 1 && d.version !== 2 && d.version !== 3) throw bad(`unsupported format version ${String(d.version)}`);
   if (typeof d.root !== 'string' || !Array.isArray(d.entries) || !Array.isArray(d.dirs)) throw bad('missing fields');
-  for (const e of d.entries as unknown[]) {
-    const x = e as { path?: unknown; base?: unknown; blob?: unknown; mtimeMs?: unknown; origin?: unknown } | null;
-    const o = x?.origin as { path?: unknown; version?: unknown } | undefined | null;
-    if (
-      typeof x !== 'object' ||
-      x === null ||
-      typeof x.path !== 'string' ||
-      !x.path.startsWith('/') ||
-      !(x.base === null || typeof x.base === 'string') ||
-      !(x.blob === null || typeof x.blob === 'string') ||
-      !(x.mtimeMs === undefined || typeof x.mtimeMs === 'number') ||
-      !(o === undefined || (typeof o === 'object' && o !== null && typeof o.path === 'string' && o.path.startsWith('/') &&
-        (o.version === undefined || typeof o.version === 'string')))
-    ) {
-      throw bad(`bad entry ${JSON.stringify(e)}`);
-    }
+  if (d.version === 3 && !(typeof d.generation === 'number' && Number.isSafeInteger(d.generation) && d.generation > 0)) {
+    throw bad('missing generation');
   }
+  for (const e of d.entries as unknown[]) checkEntry(e, where);
   if (!d.dirs.every((p) => typeof p === 'string' && p.startsWith('/'))) throw bad('bad directory list');
   if (d.opaque !== undefined && !(Array.isArray(d.opaque) && d.opaque.every((p) => typeof p === 'string' && p.startsWith('/')))) {
     throw bad('bad removed-directory list');

@@ -20,9 +20,19 @@ export interface UpperStore {
   /** Absent blobs are ignored. */
   deleteBlob(id: string): Promise<void>;
   listBlobs(): Promise<string[]>;
+  /** The journal of changes since the state document, or undefined when there is none. */
+  readJournal(): Promise<Uint8Array | undefined>;
+  /** Replaces the journal atomically (a fresh journal: its header only). */
+  writeJournal(bytes: Uint8Array): Promise<void>;
+  /**
+   * Writes `bytes` at `offset` of the journal, drops anything after them (a torn tail), and
+   * flushes the journal to disk before returning. `bytes` may be empty (a truncation).
+   */
+  appendJournal(offset: number, bytes: Uint8Array): Promise<void>;
 }
 
 export const STATE_FILE = 'overlay.json';
+export const JOURNAL_FILE = 'overlay.journal';
 export const BLOB_DIR = 'blobs';
 const BLOB_NAME = /^[0-9a-f]{64}$/;
 
@@ -100,12 +110,33 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
     deleteBlob: (id) => wrap(`cannot delete overlay blob ${id} in "${root}"`, () => rm(join(blobs, checkId(id)), { force: true })),
     listBlobs: () =>
       wrap(`cannot list the overlay blobs in "${root}"`, async () => (await readdir(blobs)).filter((n) => BLOB_NAME.test(n))),
+    readJournal: () => wrap(`cannot read the overlay journal in "${root}"`, () => readOrUndefined(join(root, JOURNAL_FILE))),
+    writeJournal: (bytes) => wrap(`cannot write the overlay journal in "${root}"`, () => writeAtomic(root, JOURNAL_FILE, bytes)),
+    appendJournal: (offset, bytes) =>
+      wrap(`cannot append to the overlay journal in "${root}"`, async () => {
+        // The journal exists (writeJournal made it, and flushed its directory): an in-place write,
+        // then one fsync of the file. A crash mid-write leaves a torn tail, which reopening ignores.
+        const handle = await open(join(root, JOURNAL_FILE), fsc.O_RDWR);
+        try {
+          let done = 0;
+          while (done < bytes.byteLength) {
+            const { bytesWritten } = await handle.write(bytes, done, bytes.byteLength - done, offset + done);
+            done += bytesWritten;
+          }
+          await handle.truncate(offset + bytes.byteLength);
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      }),
   };
 }
 
 /**
  * A store inside any FileSystem, under its cwd, through the public contract only
- * (writeBytes is atomic by contract).
+ * (writeBytes is atomic by contract). The contract has no append: an append reads the journal
+ * and writes it back whole, so it costs time in proportion to the journal (bounded by compaction
+ * at twice the state document), not to the change.
  */
 export function fsStore(fs: FileSystem): UpperStore {
   const base = fs.cwd;
@@ -144,6 +175,15 @@ export function fsStore(fs: FileSystem): UpperStore {
         if (isFsError(err, 'FS_NOT_FOUND')) return [];
         throw err;
       }
+    },
+    readJournal: () => readOrUndefined(JOURNAL_FILE),
+    writeJournal: async (bytes) => void (await fs.writeBytes(await at(JOURNAL_FILE), bytes)),
+    appendJournal: async (offset, bytes) => {
+      const now = (await readOrUndefined(JOURNAL_FILE)) ?? new Uint8Array(0);
+      const next = new Uint8Array(offset + bytes.byteLength);
+      next.set(now.subarray(0, Math.min(offset, now.byteLength)));
+      next.set(bytes, offset);
+      await fs.writeBytes(await at(JOURNAL_FILE), next);
     },
   };
 }

@@ -1,0 +1,182 @@
+import { mkdtemp, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createMemoryFs } from '../../src/backends/memory/index.js';
+import { composeOverlay, createOverlayFs, STATE_FORMAT } from '../../src/backends/overlay/index.js';
+import { RUNS, lowerTreeArb, opsArb, runOp, viewOf } from './helpers.js';
+import { crashingStore, effectiveDoc, memoryDisk } from './stores.js';
+
+const dirs: string[] = [];
+afterEach(async () => {
+  for (const d of dirs.splice(0)) await rm(d, { recursive: true, force: true });
+});
+
+async function tempDir(): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), 'dsh-overlay-journal-'));
+  dirs.push(d);
+  return d;
+}
+
+describe('overlay journal', () => {
+  it('the first save writes a version-3 document; later saves only append one record each', async () => {
+    const stateDir = await tempDir();
+    const lower = createMemoryFs({ files: { '/a': 'a' } });
+    const fs = await createOverlayFs({ lower, stateDir });
+    await fs.writeText(await fs.resolve('/f0'), 'zero');
+    const doc = await readFile(join(stateDir, 'overlay.json'));
+    expect(JSON.parse(doc.toString())).toMatchObject({ format: STATE_FORMAT, version: 3, generation: 1 });
+    const sizes: number[] = [];
+    for (let i = 1; i <= 5; i++) {
+      await fs.writeText(await fs.resolve(`/f${i}`), `file ${i}`);
+      sizes.push((await stat(join(stateDir, 'overlay.journal'))).size);
+    }
+    // The document is untouched; each save adds one record of about the same size.
+    expect(Buffer.compare(await readFile(join(stateDir, 'overlay.json')), doc)).toBe(0);
+    const steps = sizes.slice(1).map((s, i) => s - sizes[i]!);
+    for (const s of steps) expect(Math.abs(s - steps[0]!)).toBeLessThanOrEqual(2);
+    expect((await effectiveDoc(stateDir)).entries.map((e) => e.path)).toEqual(['/f0', '/f1', '/f2', '/f3', '/f4', '/f5']);
+    const reopened = await createOverlayFs({ lower, stateDir });
+    expect(await viewOf(reopened)).toEqual(await viewOf(fs));
+  });
+
+  it('folds the journal into a new document past the size ratio; a reopen is the same at every step', async () => {
+    const disk = memoryDisk();
+    const lower = createMemoryFs({ files: { '/a': 'a' } });
+    const tuning = { compactMinBytes: 2000, compactRatio: 2 };
+    const fs = await composeOverlay({ lower }, crashingStore(disk), tuning);
+    const generations = new Set<number>();
+    for (let i = 0; i < 60; i++) {
+      await fs.writeText(await fs.resolve(`/d${(i % 20) % 3}/f${i % 20}`), `round ${i}`);
+      if (i % 7 === 0) await fs.remove(await fs.resolve('/a')).catch(() => {});
+      generations.add(JSON.parse(Buffer.from(disk.state!).toString()).generation);
+      expect(disk.journal!.byteLength).toBeLessThanOrEqual(Math.max(2000, 2 * disk.state!.byteLength) + 1000);
+      if (i % 10 === 9) {
+        const reopened = await composeOverlay({ lower }, crashingStore(disk), tuning);
+        expect(await viewOf(reopened)).toEqual(await viewOf(fs));
+      }
+    }
+    expect(generations.size).toBeGreaterThan(2);
+    // Blobs of overwritten contents are gone: one per distinct live content.
+    expect(disk.blobs.size).toBe(20);
+  });
+
+  it('a torn final record is ignored on reopen, and the next save writes over it', async () => {
+    const stateDir = await tempDir();
+    const lower = createMemoryFs();
+    const fs = await createOverlayFs({ lower, stateDir });
+    for (const n of ['a', 'b', 'c']) await fs.writeText(await fs.resolve(`/${n}`), n);
+    const journal = join(stateDir, 'overlay.journal');
+    const full = (await stat(journal)).size;
+    await truncate(journal, full - 5);
+    const reopened = await createOverlayFs({ lower, stateDir });
+    expect(Object.keys(await viewOf(reopened)).sort()).toEqual(['/', '/a', '/b']);
+    // A crash can also leave garbage past the last record: ignored, then overwritten.
+    await writeFile(journal, Buffer.concat([await readFile(journal), Buffer.from('99 0123456789abcdef {"entr')]));
+    const again = await createOverlayFs({ lower, stateDir });
+    expect(Object.keys(await viewOf(again)).sort()).toEqual(['/', '/a', '/b']);
+    await again.writeText(await again.resolve('/d'), 'd');
+    const third = await createOverlayFs({ lower, stateDir });
+    expect(Object.keys(await viewOf(third)).sort()).toEqual(['/', '/a', '/b', '/d']);
+  });
+
+  it('a record whose checksum holds but whose content is not a change is refused, not skipped', async () => {
+    const stateDir = await tempDir();
+    const lower = createMemoryFs();
+    const fs = await createOverlayFs({ lower, stateDir });
+    await fs.writeText(await fs.resolve('/a'), 'a');
+    const { createHash } = await import('node:crypto');
+    const json = JSON.stringify({ addDirs: ['relative'] });
+    const sum = createHash('sha256').update(json).digest('hex').slice(0, 16);
+    await writeFile(join(stateDir, 'overlay.journal'), Buffer.concat([await readFile(join(stateDir, 'overlay.journal')), Buffer.from(`${Buffer.byteLength(json)} ${sum} ${json}\n`)]));
+    await expect(createOverlayFs({ lower, stateDir })).rejects.toMatchObject({ code: 'FS_IO_ERROR' });
+  });
+
+  it('a journal of an older generation (a crash between a new document and its journal) is ignored', async () => {
+    const disk = memoryDisk();
+    const lower = createMemoryFs();
+    const tuning = { compactMinBytes: 0, compactRatio: 1 };
+    const fs = await composeOverlay({ lower }, crashingStore(disk), tuning);
+    await fs.writeText(await fs.resolve('/a'), 'a');
+    await fs.writeText(await fs.resolve('/b'), 'b');
+    const oldJournal = disk.journal!;
+    await fs.writeText(await fs.resolve('/c'), 'c');
+    await fs.writeText(await fs.resolve('/d'), 'd');
+    const view = await viewOf(fs);
+    // Put an older generation's journal back, as if the process died before starting the new one.
+    disk.journal = oldJournal;
+    const reopened = await composeOverlay({ lower }, crashingStore(disk), tuning);
+    const got = await viewOf(reopened);
+    // The document alone: at least everything up to the last new document.
+    expect(Object.keys(got).every((k) => k in view)).toBe(true);
+    expect(Object.keys(got)).toContain('/c');
+  });
+
+  it('opens a version-2 document with no journal and migrates it on the first save', async () => {
+    const stateDir = await tempDir();
+    const lower = createMemoryFs({ files: { '/old': 'o' } });
+    const base = (await lower.stat(await lower.resolve('/old')))!.version;
+    await writeFile(
+      join(stateDir, 'overlay.json'),
+      JSON.stringify({ format: STATE_FORMAT, version: 2, root: '/', entries: [{ path: '/old', base, blob: null }], dirs: ['/made'], opaque: [] }),
+    );
+    const fs = await createOverlayFs({ lower, stateDir });
+    expect((await fs.changes()).map((c) => `${c.kind} ${c.path}`)).toEqual(['added /made', 'deleted /old']);
+    await fs.writeText(await fs.resolve('/n'), 'n');
+    expect(JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'))).toMatchObject({ version: 3, generation: 1, dirs: ['/made'] });
+    expect((await readdir(stateDir)).sort()).toEqual(['blobs', 'overlay.journal', 'overlay.json']);
+    const reopened = await createOverlayFs({ lower, stateDir });
+    expect(await reopened.changes()).toEqual(await fs.changes());
+  });
+});
+
+describe('overlay crash property', () => {
+  it('a crash at any store call reopens to a prefix of the changes that holds every acknowledged one', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        lowerTreeArb,
+        opsArb,
+        fc.integer({ min: 1, max: 80 }),
+        fc.double({ min: 0, max: 1, noNaN: true }),
+        fc.constantFrom(0, 300, 1 << 20),
+        async (tree, ops, crashAt, tear, compactMinBytes) => {
+          const lower = createMemoryFs({ files: tree });
+          const disk = memoryDisk();
+          const tuning = { compactMinBytes, compactRatio: 1 };
+          const store = crashingStore(disk, crashAt, tear);
+          const fs = await composeOverlay({ lower }, store, tuning).catch(() => undefined);
+          // The model: the same operations on an overlay in memory, its view after each one.
+          const model = await createOverlayFs({ lower });
+          const views = [await viewOf(model)];
+          let acknowledged = 0;
+          for (const op of ops) {
+            await runOp(model, op);
+            views.push(await viewOf(model));
+            if (fs === undefined) continue;
+            const wasCrashed = store.crashed;
+            const got = await runOp(fs, op);
+            if (!store.crashed) {
+              acknowledged = views.length - 1;
+              // Before the crash the persisted overlay is the model.
+              expect(await viewOf(fs)).toEqual(views[acknowledged]);
+            } else if (!wasCrashed && !(got && typeof got === 'object' && 'error' in got)) {
+              // The crash came after the change was saved (deleting an unused blob): acknowledged.
+              acknowledged = views.length - 1;
+            }
+          }
+          const reopened = await composeOverlay({ lower }, crashingStore(disk), tuning);
+          const got = await viewOf(reopened);
+          // A prefix of the changes: the state after some operation, no earlier than the last
+          // acknowledged one, and at most the one the crash interrupted.
+          const candidates = views.slice(acknowledged, acknowledged + 2);
+          expect(candidates.some((v) => JSON.stringify(v) === JSON.stringify(got)), JSON.stringify({ got, candidates })).toBe(true);
+          // It is a working sandbox again.
+          await reopened.writeText(await reopened.resolve('/after'), 'after');
+          expect((await (await composeOverlay({ lower }, crashingStore(disk), tuning)).readText(await reopened.resolve('/after'))).text).toBe('after');
+        },
+      ),
+      { numRuns: RUNS * 4 },
+    );
+  });
+});
