@@ -3,7 +3,7 @@ import { join, posix } from 'node:path';
 import fg from 'fast-glob';
 import { createLocalFs } from '../src/backends/local/index.js';
 import { createMemoryFs } from '../src/backends/memory/index.js';
-import { glob, grep, type FileSystem } from '../src/seam/index.js';
+import { glob, grep, type FileSystem } from '../src/index.js';
 import { interleave, reps, row, tempDir, type BenchRow, type Timing } from './lib.js';
 
 /**

@@ -33,6 +33,7 @@ import type {
   FsTextStream,
   FsVersion,
   FsWalkEntry,
+  FsWalkOptions,
   FsWriteIntent,
   FsWriteOutcome,
 } from './types.js';
@@ -261,11 +262,12 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       );
     },
 
-    walk(target: FsTarget, opts?: FsOpOptions): AsyncIterable<FsWalkEntry> {
+    walk(target: FsTarget, opts?: FsWalkOptions): AsyncIterable<FsWalkEntry> {
       checkTarget(target);
       const what = `cannot walk "${target.displayPath}"`;
       const signal = opts?.signal;
-      return guardedWalk(() => (provider.walk ? provider.walk(target, { signal }) : walkByListing(provider, target, signal)), what, signal);
+      const hooks = walkHooks(opts);
+      return guardedWalk(() => (provider.walk ? provider.walk(target, { signal, ...hooks }) : walkByListing(provider, target, signal, hooks)), what, signal);
     },
   };
 
@@ -350,7 +352,12 @@ function writtenVersion(result: SwapDone, what: string): FsVersion {
 }
 
 /** D4 for providers without `walk`: depth first over listDir, into real subdirectories only. */
-async function* walkByListing(provider: FsProvider, top: FsTarget, signal: AbortSignal | undefined): AsyncGenerator<FsWalkEntry> {
+async function* walkByListing(
+  provider: FsProvider,
+  top: FsTarget,
+  signal: AbortSignal | undefined,
+  hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'> = {},
+): AsyncGenerator<FsWalkEntry> {
   const stack = [{ dir: top, prefix: '', entries: await provider.listDir(top, { signal }), next: 0 }];
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
@@ -360,10 +367,40 @@ async function* walkByListing(provider: FsProvider, top: FsTarget, signal: Abort
       continue;
     }
     const path = frame.prefix === '' ? entry.name : `${frame.prefix}/${entry.name}`;
-    yield { ...entry, path };
-    if (isRealSubdirectory(frame.dir, entry)) {
-      stack.push({ dir: entry.target, prefix: path, entries: await provider.listDir(entry.target, { signal }), next: 0 });
+    const walked = { ...entry, path };
+    yield walked;
+    if (isRealSubdirectory(frame.dir, entry) && hooks.prune?.(walked) !== true) {
+      const entries = await listOrSkip(() => provider.listDir(entry.target, { signal }), walked, hooks.onUnreadable);
+      if (entries !== undefined) stack.push({ dir: entry.target, prefix: path, entries, next: 0 });
     }
+  }
+}
+
+/** The walk hooks of `opts`, checked (a caller's bad option is an argument error, not a crash). */
+function walkHooks(opts: FsWalkOptions | undefined): Pick<FsWalkOptions, 'prune' | 'onUnreadable'> {
+  const { prune, onUnreadable } = opts ?? {};
+  if (prune !== undefined && typeof prune !== 'function') throw new FsError('FS_INVALID_ARGUMENT', 'walk: prune must be a function');
+  if (onUnreadable !== undefined && typeof onUnreadable !== 'function') throw new FsError('FS_INVALID_ARGUMENT', 'walk: onUnreadable must be a function');
+  return { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}) };
+}
+
+/**
+ * A subdirectory's listing inside a walk, or undefined when it cannot be listed and the caller
+ * asked to pass over such directories (an abort still fails the walk).
+ */
+export async function listOrSkip<T>(
+  list: () => Promise<T>,
+  entry: FsWalkEntry,
+  onUnreadable: FsWalkOptions['onUnreadable'],
+): Promise<T | undefined> {
+  if (onUnreadable === undefined) return list();
+  try {
+    return await list();
+  } catch (err) {
+    const error = toFsError(err, `cannot list "${entry.target.displayPath}"`);
+    if (error.code === 'FS_ABORTED') throw error;
+    onUnreadable(entry, error);
+    return undefined;
   }
 }
 

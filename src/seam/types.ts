@@ -151,7 +151,21 @@ export interface FileSystem {
    * D4: every entry below a directory, in tree order (a directory before its contents, siblings in
    * code-point order). Descends only into real subdirectories, never through a symlink.
    */
-  walk(target: FsTarget, options?: FsOpOptions): AsyncIterable<FsWalkEntry>;
+  walk(target: FsTarget, options?: FsWalkOptions): AsyncIterable<FsWalkEntry>;
+}
+
+/** Options of `walk`: both hooks let a caller (search) steer one walk instead of listing by hand. */
+export interface FsWalkOptions extends FsOpOptions {
+  /**
+   * Asked for each real subdirectory after it was yielded (so the consumer has seen it) and before
+   * its contents are listed: true leaves them out.
+   */
+  readonly prune?: (entry: FsWalkEntry) => boolean;
+  /**
+   * When given, a subdirectory below the walked one that cannot be listed (gone, unreadable) is
+   * reported here and passed over; without it the walk fails. The walked directory itself always fails.
+   */
+  readonly onUnreadable?: (entry: FsWalkEntry, error: FsError) => void;
 }
 
 export interface FsRmdirOptions extends FsOpOptions {
@@ -243,7 +257,7 @@ export interface FsProvider {
   /** Direct children, sorted by name in code-point order; links are followed for the type (P4). */
   listDir(target: FsTarget, options: FsOpOptions): Promise<FsDirEntry[]>;
   /** Optional bulk listing (D4); the seam walks with listDir when it is absent. */
-  walk?(target: FsTarget, options: FsOpOptions): AsyncIterable<FsWalkEntry>;
+  walk?(target: FsTarget, options: FsWalkOptions): AsyncIterable<FsWalkEntry>;
   /** D1: create the directory and its missing parents; existing directory: no error. */
   mkdir(target: FsTarget, options: FsOpOptions): Promise<void>;
   /** D2: remove a directory; non-empty without `recursive`: FS_NOT_EMPTY, nothing removed. */

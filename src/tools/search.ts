@@ -1,15 +1,6 @@
 import { z } from 'zod';
-import {
-  DEFAULT_MAX_ENTRIES,
-  FsError,
-  VCS_DIRECTORIES,
-  canonicalPath,
-  comparePaths,
-  glob,
-  grep,
-  relativeTo,
-  type SkipCounts,
-} from '../seam/index.js';
+import { FsError, canonicalPath } from '../seam/index.js';
+import { DEFAULT_MAX_ENTRIES, VCS_DIRECTORIES, comparePaths, glob, grep, relativeTo, type SkipCounts } from '../search/index.js';
 import { NOT_BLANK } from './schemas.js';
 import { globOutputSchema, grepOutputSchema } from './outputs.js';
 import { toolListing, type HarnessContext, type HarnessPluginObject, type Tool } from '../harness/index.js';

@@ -10,7 +10,7 @@ import {
   grep,
   matchGlob,
   type FileSystem,
-} from '../../src/seam/index.js';
+} from '../../src/index.js';
 
 const paths = (r: { matches: { path: string }[] }) => r.matches.map((m) => m.path);
 
@@ -165,7 +165,10 @@ describe('glob over the contract', () => {
   });
 });
 
-/** Wraps a FileSystem so that the second listDir calls `onList` and respects the signal it gets. */
+/**
+ * Wraps a FileSystem so that the second listing calls `onList` and respects the signal it gets.
+ * Search lists through `walk` now, so the walk's second entry counts as the second listing too.
+ */
 function slowFs(fs: FileSystem, onList: () => void): FileSystem {
   let n = 0;
   return {
@@ -175,6 +178,13 @@ function slowFs(fs: FileSystem, onList: () => void): FileSystem {
       if (++n === 2) onList();
       if (opts?.signal?.aborted) throw new FsError('FS_ABORTED', 'aborted');
       return fs.listDir(target, opts);
+    },
+    async *walk(target, opts) {
+      for await (const entry of fs.walk(target, opts)) {
+        if (++n === 2) onList();
+        if (opts?.signal?.aborted) throw new FsError('FS_ABORTED', 'aborted');
+        yield entry;
+      }
     },
   };
 }

@@ -12,6 +12,7 @@ import {
   createFs,
   expectHolds,
   isRealSubdirectory,
+  listOrSkip,
   observe,
   resolveLinks,
   type CreateFsOptions,
@@ -23,6 +24,7 @@ import {
   type FsSwapResult,
   type FsTarget,
   type FsWalkEntry,
+  type FsWalkOptions,
   type NodeKind,
   type RenameSide,
 } from '../../seam/index.js';
@@ -182,7 +184,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
   };
 
   /** D4: depth first, one listing per real subdirectory. */
-  async function* walkTree(top: FsTarget, signal: AbortSignal | undefined): AsyncGenerator<FsWalkEntry> {
+  async function* walkTree(top: FsTarget, signal: AbortSignal | undefined, hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'>): AsyncGenerator<FsWalkEntry> {
     const listing = await provider.listDir(top, { signal });
     const stack = [{ dir: top, prefix: '', entries: listing, next: 0 }];
     while (stack.length > 0) {
@@ -193,9 +195,13 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
         continue;
       }
       const path = frame.prefix === '' ? entry.name : `${frame.prefix}/${entry.name}`;
-      yield { ...entry, path };
+      const walked = { ...entry, path };
+      yield walked;
       // A real subdirectory's key is its real path, so its children need no resolution.
-      if (isRealSubdirectory(frame.dir, entry)) stack.push({ dir: entry.target, prefix: path, entries: await children(entry.target, true), next: 0 });
+      if (isRealSubdirectory(frame.dir, entry) && hooks.prune?.(walked) !== true) {
+        const entries = await listOrSkip(() => children(entry.target, true), walked, hooks.onUnreadable);
+        if (entries !== undefined) stack.push({ dir: entry.target, prefix: path, entries, next: 0 });
+      }
     }
   }
 
@@ -295,8 +301,8 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       vol.renameSync(from.targetKey, to.targetKey);
     },
 
-    walk(target, { signal }) {
-      return walkTree(target, signal);
+    walk(target, { signal, prune, onUnreadable }) {
+      return walkTree(target, signal, { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}) });
     },
 
     async listDir(target): Promise<FsDirEntry[]> {

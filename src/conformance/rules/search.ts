@@ -1,6 +1,7 @@
 import { posix } from 'node:path';
 import fc from 'fast-check';
-import { comparePaths, glob, grep, matchGlob } from '../../seam/index.js';
+import { glob, grep } from '../../search/index.js';
+import { comparePaths, matchGlob } from '../glob-oracle.js';
 import type { FileSystem } from '../../seam/index.js';
 import { deepEqual, equal, isFsErrorLike, ok, utf8, type Rule, type RuleContext } from '../harness.js';
 import { plainDecode } from '../reference.js';

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import { FsError, toFsError } from './errors.js';
+import { FsError, toFsError } from '../seam/errors.js';
 
 /**
  * The default of `GrepOptions.matchTimeoutMs`: how long the matcher may work on one batch of
