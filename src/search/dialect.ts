@@ -36,19 +36,26 @@ export function compileGlob(pattern: string, options: GlobMatchOptions = {}): Re
     nobrace: options.braces === false,
     debug: true, // an invalid result throws instead of silently matching nothing
   } as const;
-  const join = (res: RegExp[]) => (res.length === 1 ? res[0]! : new RegExp(res.map((r) => `(?:${r.source})`).join('|'), res[0]!.flags));
+  const join = (res: RegExp[], flags: string) =>
+    res.length === 1 && res[0]!.flags === flags ? res[0]! : new RegExp(res.map((r) => `(?:${r.source})`).join('|'), flags);
+  let legacy: RegExp[];
   try {
-    return join(alternatives.map((alt) => picomatch.makeRe(alt, { ...opts, flags: 'u' })));
+    legacy = alternatives.map((alt) => picomatch.makeRe(alt, opts));
+  } catch (err) {
+    const detail = err instanceof Error ? err.message : String(err);
+    throw new FsError('FS_INVALID_ARGUMENT', `invalid glob ${JSON.stringify(pattern)}: ${detail}`);
+  }
+  try {
+    // picomatch escapes an astral character one UTF-16 unit at a time (a `\` before each half),
+    // which Unicode mode refuses: the units are put back together first.
+    return join(legacy.map((re) => new RegExp(re.source.replace(ESCAPED_UNIT, '$1'), 'u')), 'u');
   } catch {
     // Unicode mode refuses some escapes picomatch passes through (`\-`); legacy mode takes them.
-    try {
-      return join(alternatives.map((alt) => picomatch.makeRe(alt, opts)));
-    } catch (err) {
-      const detail = err instanceof Error ? err.message : String(err);
-      throw new FsError('FS_INVALID_ARGUMENT', `invalid glob ${JSON.stringify(pattern)}: ${detail}`);
-    }
+    return join(legacy, '');
   }
 }
+
+const ESCAPED_UNIT = /\\([\uD800-\uDFFF])/g;
 
 /** Most alternatives a pattern's braces expand to; past it picomatch matches the braces itself. */
 const MAX_BRACE_ALTERNATIVES = 256;
