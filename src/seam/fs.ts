@@ -4,6 +4,7 @@ import { editBytes } from './edit.js';
 import { KeyedMutex } from './lock.js';
 import { checkWriteIntent } from './resolve.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
+import { UNVERSIONED } from './types.js';
 import {
   assertWritableText,
   checkText,
@@ -34,6 +35,7 @@ import type {
   FsVersion,
   FsWalkEntry,
   FsWalkOptions,
+  FsStreamOptions,
   FsWriteIntent,
   FsWriteOutcome,
 } from './types.js';
@@ -119,16 +121,20 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
 
     readText: (target, opts) => readChecked(target, 'read', opts),
 
-    async streamText(target: FsTarget, opts?: FsOpOptions): Promise<FsTextStream> {
+    async streamText(target: FsTarget, opts?: FsStreamOptions): Promise<FsTextStream> {
       checkTarget(target);
       const what = `cannot read "${target.displayPath}"`;
       const signal = opts?.signal;
-      const current = await call(what, signal, () => provider.read(target, { maxBytes: maxTextBytes, signal }));
+      const unversioned = opts?.unversioned === true;
+      const current = await call(what, signal, () =>
+        provider.read(target, { maxBytes: maxTextBytes, signal, ...(unversioned ? { unversioned } : {}) }),
+      );
       throwIfAborted(signal, what);
       // Checked whole (T1) before the first chunk, then decoded a chunk at a time, so no string
       // of the whole file is ever built.
       const { body, bom } = checkText(current.bytes, what);
-      return { version: current.version, bom, size: current.bytes.byteLength, chunks: textChunks(body, signal, what) };
+      const version = unversioned ? UNVERSIONED : current.version;
+      return { version, bom, size: current.bytes.byteLength, chunks: textChunks(body, signal, what) };
     },
 
     async readBytes(target: FsTarget, opts: FsOpOptions & { maxBytes: number }): Promise<FsBytesRead> {

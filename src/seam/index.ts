@@ -14,6 +14,7 @@ export {
   crlfToLf,
   withEol,
   lineNumberAt,
+  splitLines,
   type Eol,
   type DecodedText,
 } from './text.js';

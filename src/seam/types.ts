@@ -73,6 +73,17 @@ export interface FsTextRead {
   readonly bom: boolean;
 }
 
+export interface FsStreamOptions extends FsOpOptions {
+  /**
+   * The caller will not use the version (search): the provider may skip computing it (no content
+   * digest), and the stream's `version` is then `UNVERSIONED`, which no file ever has.
+   */
+  readonly unversioned?: boolean;
+}
+
+/** The version of a read made with `unversioned`: never current, so never a valid guard. */
+export const UNVERSIONED = 'unversioned' as FsVersion;
+
 export interface FsTextStream {
   readonly version: FsVersion;
   readonly size: number;
@@ -115,7 +126,7 @@ export interface FileSystem {
   contains(parent: FsTarget, child: FsTarget): boolean;
   stat(target: FsTarget, options?: FsOpOptions): Promise<FsInfo | undefined>;
   readText(target: FsTarget, options?: FsOpOptions): Promise<FsTextRead>;
-  streamText(target: FsTarget, options?: FsOpOptions): Promise<FsTextStream>;
+  streamText(target: FsTarget, options?: FsStreamOptions): Promise<FsTextStream>;
   readBytes(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number }): Promise<FsBytesRead>;
   listDir(target: FsTarget, options?: FsOpOptions): Promise<FsDirEntry[]>;
   writeText(
@@ -195,6 +206,12 @@ export interface FsWalkEntry extends FsDirEntry {
 // retries and every text rule.
 // ---------------------------------------------------------------------------------------------
 
+export interface FsProviderReadOptions extends FsOpOptions {
+  readonly maxBytes: number;
+  /** A hint: the seam will not use the version, so the provider may return any (skip the digest). */
+  readonly unversioned?: boolean;
+}
+
 /** A file's bytes and the version of exactly those bytes. */
 export interface FsCurrent {
   readonly bytes: Uint8Array;
@@ -246,7 +263,7 @@ export interface FsProvider {
    * is not a regular file (never blocks), FS_TOO_LARGE when it exceeds maxBytes (checked before
    * reading; never truncates).
    */
-  read(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number }): Promise<FsCurrent>;
+  read(target: FsTarget, options: FsProviderReadOptions): Promise<FsCurrent>;
   /**
    * G7: the one mutating file primitive, an atomic compare-and-swap. When `expect` holds, publish
    * `bytes` (creating missing parent directories) or remove the file (`bytes: null`) and return

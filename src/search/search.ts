@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
 import { nestedQuantifier, overlappingAlternation } from './regex-safety.js';
 import { DEFAULT_MATCH_TIMEOUT_MS, LineMatcher } from './regex-worker.js';
-import { FsError, canonicalPath, isFsError, throwIfAborted, toFsError, type FileSystem, type FsEntryType, type FsErrorCode, type FsTarget } from '../seam/index.js';
+import { FsError, canonicalPath, isFsError, splitLines, throwIfAborted, toFsError, type FileSystem, type FsEntryType, type FsErrorCode, type FsTarget } from '../seam/index.js';
 import { describeType } from '../seam/path.js';
 import { MAX_GLOB_CHARS, compileGlob, decide, parseGitignore, patternDepth, staticBase, type IgnoreRule } from './dialect.js';
 import { comparePaths } from './paths.js';
@@ -385,22 +385,22 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
     let lineNo = 0;
     // Whole lines go to the matcher (a worker) a chunk at a time; only the lines it names are
     // split out here.
-    const batch = async (text: string) => {
+    const batch = async (text: string, brokenAfter: boolean) => {
       const first = lineNo + 1;
-      const { hits, lines } = await matcher.match(text, `"${file.path}" (from line ${first})`);
+      const { hits, lines } = await matcher.match(text, `"${file.path}" (from line ${first})`, brokenAfter);
       lineNo += lines;
       if (hits.length === 0) return;
-      const all = text.split('\n');
+      // The seam's one line splitter, as the worker used it.
+      const all = splitLines(text, brokenAfter);
       for (const i of hits) {
         if (matches.length > maxMatches) break;
-        const raw = all[i]!;
-        const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-        const { text: kept, cut } = cutUtf8(line, maxLineBytes);
+        const { text: kept, cut } = cutUtf8(all[i]!, maxLineBytes);
         matches.push({ path: file.path, target: file.target, line: first + i, text: kept, lineTruncated: cut });
       }
     };
     try {
-      const stream = await fs.streamText(file.target, { signal });
+      // No version is minted: search never guards a write with what it read.
+      const stream = await fs.streamText(file.target, { signal, unversioned: true });
       if (stream.size > maxFileBytes) {
         return { matches: [], skip: { path: file.path, reason: 'too-large', message: `${stream.size} bytes` } };
       }
@@ -412,12 +412,12 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
           continue;
         }
         parts.push(chunk.slice(0, nl));
-        await batch(parts.join(''));
+        await batch(parts.join(''), true);
         parts.length = 0;
         if (matches.length > maxMatches) return { matches };
         if (nl + 1 < chunk.length) parts.push(chunk.slice(nl + 1));
       }
-      if (parts.length > 0) await batch(parts.join(''));
+      if (parts.length > 0) await batch(parts.join(''), false);
       return { matches };
     } catch (err) {
       const error = toFsError(err, `cannot read "${file.path}"`);

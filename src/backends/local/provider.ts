@@ -12,6 +12,7 @@ import { checkRename, checkRmdir, expectHolds, observe, type RenameSide } from '
 import {
   FsTargetKey,
   FsVersion,
+  UNVERSIONED,
   type FsCurrent,
   type FsDirEntry,
   type FsExpect,
@@ -329,7 +330,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   }
 
   /** Reads a whole leaf, retrying while it changes underneath; the version is of exactly these bytes. */
-  async function readLeaf(leaf: Leaf, maxBytes: number, what: string): Promise<FsCurrent & { st: BigIntStats }> {
+  async function readLeaf(leaf: Leaf, maxBytes: number, what: string, versioned = true): Promise<FsCurrent & { st: BigIntStats }> {
     let before = leaf.st;
     for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       if (attempt > 0) before = await leaf.handle.stat({ bigint: true });
@@ -337,7 +338,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const bytes = await readBounded(leaf.handle, maxBytes, Number(before.size));
       if (bytes === undefined) throw tooLarge(what, undefined, maxBytes);
       const after = await leaf.handle.stat({ bigint: true });
-      if (sameTuple(before, after)) return { bytes, version: contentVersion(bytes), st: after };
+      if (sameTuple(before, after)) return { bytes, version: versioned ? contentVersion(bytes) : UNVERSIONED, st: after };
     }
     throw new FsError('FS_IO_ERROR', `${what}: the file kept changing while it was read`);
   }
@@ -715,7 +716,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       );
     },
 
-    read(target, { maxBytes }): Promise<FsCurrent> {
+    read(target, { maxBytes, unversioned }): Promise<FsCurrent> {
       const what = `cannot read "${target.displayPath}"`;
       return guard(what, () =>
         withRedirects(target.targetKey, what, async (key) => {
@@ -726,8 +727,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
             const leaf = await openLeaf(anchor, posix.basename(key), key, what);
             if (leaf === undefined) throw notFound(what);
             try {
-              const { bytes, version, st } = await readLeaf(leaf, maxBytes, what);
-              cache.record(key, st, version);
+              // Search reads without a digest: nothing to record then.
+              const { bytes, version, st } = await readLeaf(leaf, maxBytes, what, unversioned !== true);
+              if (unversioned !== true) cache.record(key, st, version);
               return { bytes, version };
             } finally {
               await leaf.handle.close().catch(() => undefined);

@@ -4,6 +4,7 @@ import {
   FsError,
   FsTargetKey,
   FsVersion,
+  UNVERSIONED,
   canonicalPath,
   checkRename,
   checkRmdir,
@@ -243,9 +244,9 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       return { type: 'other', version: FsVersion('other') };
     },
 
-    async read(target, { maxBytes }) {
+    async read(target, { maxBytes, unversioned }) {
       const quick = quickRead(target.targetKey, maxBytes);
-      if (quick !== undefined) return { bytes: quick, version: contentVersion(quick) };
+      if (quick !== undefined) return { bytes: quick, version: unversioned ? UNVERSIONED : contentVersion(quick) };
       const what = `cannot read "${target.displayPath}"`;
       const st = follow(target.targetKey);
       if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
@@ -254,7 +255,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
         throw new FsError('FS_TOO_LARGE', `${what}: ${st.size} bytes exceeds the ${maxBytes}-byte limit`);
       }
       const bytes = readFile(target.targetKey);
-      return { bytes, version: contentVersion(bytes) };
+      return { bytes, version: unversioned ? UNVERSIONED : contentVersion(bytes) };
     },
 
     async swap(target, { expect, bytes }): Promise<FsSwapResult> {
