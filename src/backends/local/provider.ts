@@ -22,6 +22,7 @@ import {
   type FsProviderRename,
   type FsSwapResult,
   type FsTarget,
+  type FsWalkEntry,
   type FsVersion as FsVersionType,
 } from '../../seam/types.js';
 import { contentVersion } from '../../seam/version.js';
@@ -836,6 +837,71 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           }
         }),
       );
+    },
+
+    /**
+     * D4 natively: each directory is opened once through the anchored openDir (its real path
+     * checked against the root on the descriptor), its entries read with their types through that
+     * descriptor, and only what needs it is lstat'ed (files for their size, links to follow them);
+     * a subdirectory is never lstat'ed. A directory swapped for a link after it was listed fails
+     * openDir's check like any other access (outside the root: FS_OUTSIDE_ROOT; elsewhere: moved).
+     */
+    async *walk(target, { signal, prune, onUnreadable }): AsyncGenerator<FsWalkEntry> {
+      const what = `cannot walk "${target.displayPath}"`;
+      const listed = async (key: string, displayDir: string, prefix: string): Promise<FsWalkEntry[]> => {
+        throwIfAborted(signal, what);
+        const anchor = await openDir(key, root, mode);
+        try {
+          const dirents = (await fsp.readdir(anchor.self, { withFileTypes: true })).filter((d) => !isTempName(d.name));
+          dirents.sort((a, b) => compareNames(a.name, b.name));
+          const out: FsWalkEntry[] = [];
+          for (const d of dirents) {
+            const name = d.name;
+            const path = prefix === '' ? name : `${prefix}/${name}`;
+            if (d.isDirectory()) {
+              out.push({ name, type: 'directory', target: { targetKey: FsTargetKey(posix.join(key, name)), displayPath: posix.join(displayDir, name) }, path });
+              continue;
+            }
+            const entry = await describeEntry(anchor, key, name, displayDir);
+            if (entry !== undefined) out.push({ ...entry, path });
+          }
+          return out;
+        } finally {
+          await anchor.close();
+        }
+      };
+      let top: { key: string; entries: FsWalkEntry[] };
+      try {
+        top = await withRedirects(target.targetKey, what, async (key) => ({ key, entries: await listed(key, target.displayPath, '') }));
+      } catch (err) {
+        const code = errnoOf(err);
+        if (code === 'ENOENT') throw notFound(what);
+        if (code === 'ENOTDIR') throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
+        throw mapError(err, what);
+      }
+      const stack = [{ entries: top.entries, next: 0 }];
+      while (stack.length > 0) {
+        const frame = stack[stack.length - 1]!;
+        const entry = frame.entries[frame.next++];
+        if (entry === undefined) {
+          stack.pop();
+          continue;
+        }
+        yield entry;
+        // A real subdirectory: its key is the lexical one (a link's is where it leads).
+        const dirKey = posix.join(top.key, entry.path);
+        if (entry.type !== 'directory' || entry.target.targetKey !== dirKey || prune?.(entry) === true) continue;
+        let entries: FsWalkEntry[];
+        try {
+          entries = await listed(dirKey, entry.target.displayPath, entry.path);
+        } catch (err) {
+          const error = mapError(err, `cannot list "${entry.target.displayPath}"`);
+          if (onUnreadable === undefined || error.code === 'FS_ABORTED') throw error;
+          onUnreadable(entry, error);
+          continue;
+        }
+        stack.push({ entries, next: 0 });
+      }
     },
 
     sweepTemps(sweep: SweepOptions = {}): Promise<string[]> {
