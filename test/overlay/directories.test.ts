@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
-import { isFsError, type FileSystem, type FsErrorCode } from '../../src/seam/index.js';
+import { isFsError, type FileSystem } from '../../src/seam/index.js';
 import { effectiveDoc } from './stores.js';
+import { codeOf } from '../support/code-of.js';
 
 
 
@@ -13,15 +14,6 @@ async function setup(files: Record<string, string | null> = {}) {
   const lower = createMemoryFs({ files });
   const fs = await createOverlayFs({ lower });
   return { lower, fs };
-}
-async function codeOf(p: Promise<unknown>): Promise<FsErrorCode | 'ok'> {
-  try {
-    await p;
-    return 'ok';
-  } catch (err) {
-    if (isFsError(err)) return err.code;
-    throw err;
-  }
 }
 const at = (fs: FileSystem, p: string) => fs.resolve(p);
 async function read(fs: FileSystem, p: string) {

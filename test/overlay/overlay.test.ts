@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
 import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
-import { contentVersion, isFsError, type FileSystem, type FsErrorCode } from '../../src/seam/index.js';
+import { contentVersion, isFsError, type FileSystem } from '../../src/seam/index.js';
+import { codeOf } from '../support/code-of.js';
 
 const utf8 = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
 const text = (b: Uint8Array) => Buffer.from(b).toString('utf8');
@@ -12,15 +13,6 @@ async function setup(files: Record<string, string | null | { symlink: string }> 
   return { lower, fs };
 }
 
-async function codeOf(p: Promise<unknown>): Promise<FsErrorCode | 'ok'> {
-  try {
-    await p;
-    return 'ok';
-  } catch (err) {
-    if (isFsError(err)) return err.code;
-    throw err;
-  }
-}
 
 async function read(fs: FileSystem, path: string): Promise<string | undefined> {
   try {

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs, STATE_FORMAT, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
-import { FsError, isFsError, type FileSystem, type FsErrorCode } from '../../src/seam/index.js';
+import { FsError, type FileSystem } from '../../src/seam/index.js';
 import { effectiveDoc } from './stores.js';
+import { codeOf } from '../support/code-of.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -18,15 +19,6 @@ async function tempDir(): Promise<string> {
   return d;
 }
 
-async function codeOf(p: Promise<unknown>): Promise<FsErrorCode | 'ok'> {
-  try {
-    await p;
-    return 'ok';
-  } catch (err) {
-    if (isFsError(err)) return err.code;
-    throw err;
-  }
-}
 
 /** Everything the view shows: path -> type, bytes and version. */
 async function viewOf(fs: FileSystem, dir = '/'): Promise<Record<string, string>> {

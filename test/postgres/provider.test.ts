@@ -3,16 +3,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresFs, createPostgresProvider, SCHEMA_VERSION, type PgQueryable } from '../../src/backends/postgres/index.js';
 import { contentVersion, createFs, isFsError, type FileSystem, type FsErrorCode } from '../../src/seam/index.js';
 import { SERVER, closeShared, newWorkspace, rowHooks, sharedPglite, sharedPool } from './helpers.js';
+import { codeOf } from '../support/code-of.js';
 
-async function codeOf(p: Promise<unknown>): Promise<FsErrorCode | 'ok'> {
-  try {
-    await p;
-    return 'ok';
-  } catch (err) {
-    if (isFsError(err)) return err.code;
-    throw err;
-  }
-}
 
 const read = async (fs: FileSystem, path: string) => {
   try {
