@@ -126,7 +126,7 @@ function statementRunner(conn: PgQueryable, signal: AbortSignal | undefined, wha
 }
 
 /** Settles with `work`, or rejects with FS_ABORTED as soon as the signal fires. */
-function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
+export function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined, what: string): Promise<T> {
   if (!signal) return work;
   return new Promise<T>((resolve, reject) => {
     const onAbort = () => reject(new FsError('FS_ABORTED', `${what}: aborted`));

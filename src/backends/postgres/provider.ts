@@ -29,7 +29,7 @@ import {
   type NodeKind,
   type RenameSide,
 } from '../../seam/index.js';
-import { Db, MAX_ATTEMPTS, RETRYABLE, sqlState, type PgQueryable, type Q } from './client.js';
+import { Db, MAX_ATTEMPTS, abortable, RETRYABLE, sqlState, type PgQueryable, type Q } from './client.js';
 import { ENTRIES, ensureSchema } from './schema.js';
 
 /** Default largest file stored: 64 MiB (one bytea value; PostgreSQL's own limit is 1 GiB). */
@@ -89,7 +89,9 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
   const db = new Db(options.client);
 
   let readiness: Promise<void> | undefined;
-  const ready = () =>
+  // Shared by every call; each caller's signal ends only its own wait for it.
+  const ready = (signal?: AbortSignal) => abortable(prepared(), signal, `cannot prepare the workspace "${ws}"`);
+  const prepared = () =>
     (readiness ??= (async () => {
       await ensureSchema(db);
       // The root and its ancestors exist as directories, so every entry below has its parent.
@@ -255,13 +257,13 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     ready,
 
     async resolve(path, { signal }) {
-      await ready();
+      await ready(signal);
       const key = await db.session(`cannot resolve "${path}"`, signal, (q) => resolveKey(q, path));
       return { targetKey: FsTargetKey(key), displayPath: path };
     },
 
     async stat(target, { signal }): Promise<FsInfo | undefined> {
-      await ready();
+      await ready(signal);
       return db.session(`cannot stat "${target.displayPath}"`, signal, async (q) => {
         let row = await getRow(q, target.targetKey);
         if (row?.kind === 'symlink') {
@@ -276,7 +278,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     },
 
     async read(target, { maxBytes, signal }): Promise<FsCurrent> {
-      await ready();
+      await ready(signal);
       const what = `cannot read "${target.displayPath}"`;
       return db.session(what, signal, async (q) => {
         let key: string = target.targetKey;
@@ -304,7 +306,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     },
 
     async swap(target, { expect, bytes, signal }) {
-      await ready();
+      await ready(signal);
       const what = `cannot write "${target.displayPath}"`;
       if (bytes !== null && bytes.byteLength > maxFileBytes) {
         throw new FsError('FS_TOO_LARGE', `${what}: ${bytes.byteLength} bytes exceeds the ${maxFileBytes}-byte limit of this PostgreSQL workspace`);
@@ -313,13 +315,13 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     },
 
     async mkdir(target, { signal }) {
-      await ready();
+      await ready(signal);
       const what = `cannot create directory "${target.displayPath}"`;
       await db.session(what, signal, (q) => ensureDirs(q, [...dirsBetween(root, target.targetKey), ...(target.targetKey === root ? [] : [target.targetKey])], what));
     },
 
     async rmdir(target, { recursive, signal }) {
-      await ready();
+      await ready(signal);
       const what = `cannot remove directory "${target.displayPath}"`;
       const key = target.targetKey;
       const { prefix, upper } = subtree(key);
@@ -351,7 +353,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     },
 
     async rename(from, to, options) {
-      await ready();
+      await ready(options.signal);
       const what = `cannot move "${from.displayPath}" to "${to.displayPath}"`;
       const src = from.targetKey;
       const dst = to.targetKey;
@@ -393,7 +395,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     },
 
     async listDir(target, { signal }): Promise<FsDirEntry[]> {
-      await ready();
+      await ready(signal);
       const what = `cannot list "${target.displayPath}"`;
       return db.session(what, signal, async (q) => {
         let key: string = target.targetKey;
@@ -423,7 +425,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     walk(target, { signal }): AsyncIterable<FsWalkEntry> {
       const what = `cannot walk "${target.displayPath}"`;
       return (async function* () {
-        await ready();
+        await ready(signal);
         const entries = await db.session(what, signal, async (q) => {
           const key = target.targetKey;
           const { prefix, upper } = subtree(key);
