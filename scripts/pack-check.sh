@@ -82,15 +82,15 @@ import { createLocalFs } from 'dsh-fs/local';
 import { createOverlayFs } from 'dsh-fs/overlay';
 import { createPostgresFs } from 'dsh-fs/postgres';
 import { createObservationPolicy } from 'dsh-fs/observation-policy';
-import { fsTools, searchTools, toolDefinitions, type ReadValue } from 'dsh-fs/tools';
+import { fsTools, isImageValue, searchTools, toolDefinitions, type ReadResultValue } from 'dsh-fs/tools';
 import { createMcpServer } from 'dsh-fs/mcp';
 import { aiSdkTools } from 'dsh-fs/ai-sdk';
 import { runConformance } from 'dsh-fs/conformance';
 
 const fs = createMemoryFs({ files: { '/w/a.txt': 'x\n' }, cwd: '/w' });
 const ctx = createHarness({ fs, plugins: [createObservationPolicy(), fsTools(), searchTools()] });
-const r: ToolResult<ReadValue> = await ctx.tools.execute('read', { file_path: 'a.txt' }, { owner: 's' });
-const code: string | undefined = r.isError ? r.error.code : r.value.lines[0]?.text;
+const r: ToolResult<ReadResultValue> = await ctx.tools.execute('read', { file_path: 'a.txt' }, { owner: 's' });
+const code: string | undefined = r.isError ? r.error.code : isImageValue(r.value) ? r.value.mediaType : r.value.lines[0]?.text;
 const anthropic: string = toolDefinitions()[0]!.input_schema.type as string;
 const strict: boolean | undefined = toolDefinitions({ format: 'openai-strict' })[0]!.function.strict;
 const server = createMcpServer({ fs });
