@@ -1,9 +1,11 @@
+import { execFile, spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join, posix } from 'node:path';
 import fg from 'fast-glob';
 import { createLocalFs } from '../src/backends/local/index.js';
 import { createMemoryFs } from '../src/backends/memory/index.js';
-import { glob, grep, type FileSystem } from '../src/seam/index.js';
+import { glob, grep, type FileSystem } from '../src/index.js';
 import { interleave, reps, row, tempDir, type BenchRow, type Timing } from './lib.js';
 
 /**
@@ -18,6 +20,7 @@ import { interleave, reps, row, tempDir, type BenchRow, type Timing } from './li
  */
 
 const SECTION = 'search';
+const execFileAsync = promisify(execFile);
 
 /** The shape the search benchmark reports; also a BenchRow for the shared table. */
 export interface SearchBenchRow extends BenchRow {
@@ -112,8 +115,24 @@ async function naiveContractGrep(fs: FileSystem, dir: string, re: RegExp): Promi
   return hits;
 }
 
-function searchRow(name: string, kase: string, subject: string, ours: Timing, baselineName: string, baseline: Timing, note: string): SearchBenchRow {
-  const base = row({ section: SECTION, case: kase, subject, unit: 'ms', note }, ours, { name: baselineName, timing: baseline });
+function searchRow(
+  name: string,
+  kase: string,
+  subject: string,
+  ours: Timing,
+  baselineName: string,
+  baseline: Timing,
+  note: string,
+  goal?: number,
+): SearchBenchRow {
+  const ratioNow = baseline.median === 0 ? Number.NaN : ours.median / baseline.median;
+  if (goal !== undefined) note = `${note}; goal ≤ ${goal}×: ${Number.isNaN(ratioNow) ? 'not measured' : ratioNow <= goal ? 'met' : 'MISSED'}`;
+  const base = row(
+    { section: SECTION, case: kase, subject, unit: 'ms', note },
+    ours,
+    { name: baselineName, timing: baseline },
+    goal === undefined ? undefined : { text: `≤ ${goal}×`, maxRatio: goal },
+  );
   return {
     ...base,
     name,
@@ -122,6 +141,35 @@ function searchRow(name: string, kase: string, subject: string, ours: Timing, ba
     ratio: baseline.median === 0 ? Number.NaN : ours.median / baseline.median,
     note,
   };
+}
+
+/** Peak heap growth (MiB) during one run of `fn`, sampled every 2 ms after a full collection. */
+async function peakHeapMiB(fn: () => Promise<unknown>): Promise<number> {
+  (globalThis as { gc?: () => void }).gc?.();
+  const start = process.memoryUsage().heapUsed;
+  let peak = start;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().heapUsed);
+  }, 2);
+  try {
+    await fn();
+  } finally {
+    clearInterval(timer);
+  }
+  peak = Math.max(peak, process.memoryUsage().heapUsed);
+  return (peak - start) / (1024 * 1024);
+}
+
+const mib = (n: number) => `peak heap +${n.toFixed(1)} MiB`;
+
+/** ripgrep's matches for `needle` under `dir` (every file: no ignore rules, hidden included), or undefined without rg. */
+function rgAvailable(): boolean {
+  return spawnSync('rg', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+async function rgCount(dir: string, pattern: string): Promise<number> {
+  const { stdout } = await execFileAsync('rg', ['--no-ignore', '--hidden', '--no-heading', '-n', pattern, dir], { maxBuffer: 256 * 1024 * 1024 });
+  return stdout.length === 0 ? 0 : stdout.trimEnd().split('\n').length;
 }
 
 function expectCount(what: string, got: number, want: number): void {
@@ -160,7 +208,8 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
       globReps,
     );
     const matches = `${tsCount.toLocaleString('en')} matches`;
-    rows.push(searchRow('glob **/*.ts, local', `${size} on disk, **/*.ts`, 'glob over the contract (local)', g.ours, 'fast-glob on disk', g.fastGlob, matches));
+    const globPeak = await peakHeapMiB(() => glob(local, '**/*.ts', { cwd: root, limit: files }));
+    rows.push(searchRow('glob **/*.ts, local', `${size} on disk, **/*.ts`, 'glob over the contract (local)', g.ours, 'fast-glob on disk', g.fastGlob, `${matches}; ${mib(globPeak)}`, 1.5));
     rows.push(
       searchRow('glob **/*.ts, local, vs listing', `${size} on disk, **/*.ts`, 'glob over the contract (local)', g.ours, 'listDir walk over the contract (local)', g.walk, `${matches}; the baseline is the provider's listing alone`),
     );
@@ -175,7 +224,10 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
       { reps: reps(3), warmup: 1 },
     );
     const memMatches = `${memTs.toLocaleString('en')} matches`;
-    rows.push(searchRow('glob **/*.ts, memory', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory)', m.ours, 'fast-glob on the memfs volume', m.fastGlob, memMatches));
+    const memPeak = await peakHeapMiB(() => glob(memory, '**/*.ts', { cwd: '/tree', limit: files }));
+    rows.push(
+      searchRow('glob **/*.ts, memory', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory)', m.ours, 'fast-glob on the memfs volume', m.fastGlob, `${memMatches}; ${mib(memPeak)}`, 2),
+    );
     rows.push(
       searchRow('glob **/*.ts, memory, vs listing', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory)', m.ours, 'listDir walk over the contract (memory)', m.walk, `${memMatches}; the baseline is the provider's listing alone`),
     );
@@ -196,7 +248,40 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
       },
       { reps: reps(3), warmup: 1 },
     );
-    rows.push(searchRow('grep /needle/, local', `${grepCase} on disk`, 'grep over the contract (local)', d.ours, 'naive loop on node:fs', d.naive, `${needles} matches`));
+    const grepPeak = await peakHeapMiB(() => grep(local, re, { path: join(root, sub), gitignore: false, maxMatches: files }));
+    rows.push(
+      searchRow('grep /needle/, local', `${grepCase} on disk`, 'grep over the contract (local)', d.ours, 'sequential loop on node:fs', d.naive, `${needles} matches; ${mib(grepPeak)}`, 1),
+    );
+    if (rgAvailable()) {
+      const r = await interleave(
+        {
+          ours: async () =>
+            expectCount('grep (local)', (await grep(local, re, { path: join(root, sub), gitignore: false, maxMatches: files })).matches.length, needles),
+          rg: async () => expectCount('ripgrep', await rgCount(join(root, sub), 'needle'), needles),
+        },
+        { reps: reps(3), warmup: 1 },
+      );
+      rows.push(searchRow('grep /needle/, local, vs rg', `${grepCase} on disk`, 'grep over the contract (local)', r.ours, 'ripgrep (rg)', r.rg, `${needles} matches`, 3));
+    } else {
+      const none = { median: 0, min: 0, max: 0, reps: 0 };
+      rows.push(searchRow('grep /needle/, local, vs rg', `${grepCase} on disk`, 'grep over the contract (local)', d.ours, 'ripgrep (rg)', none, 'rg not installed', 3));
+    }
+
+    // listDir of one directory of 10,000 entries vs readdir with file types.
+    const flat = join(dir, 'flat');
+    await mkdir(flat);
+    for (let i = 0; i < 10_000; i += 500) {
+      await Promise.all(Array.from({ length: 500 }, (_, j) => writeFile(join(flat, `f${i + j}.ts`), 'x\n')));
+    }
+    const flatFs = createLocalFs({ root: flat });
+    const l = await interleave(
+      {
+        ours: async () => expectCount('listDir (local)', (await flatFs.listDir(await flatFs.resolve(flat))).length, 10_000),
+        readdir: async () => expectCount('readdir', (await readdir(flat, { withFileTypes: true })).length, 10_000),
+      },
+      { reps: reps(5), warmup: 1 },
+    );
+    rows.push(searchRow('listDir 10,000 entries, local', '10,000 files in one directory', 'listDir (local)', l.ours, 'fs.readdir with file types', l.readdir, 'sizes and mtimes need an lstat each', 3));
 
     const c = await interleave(
       {

@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
-import { FsError, compileSearchPattern, grep } from '../../src/seam/index.js';
-import { nestedQuantifier, overlappingAlternation } from '../../src/seam/regex-safety.js';
+import { FsError, compileSearchPattern, grep } from '../../src/index.js';
+import { nestedQuantifier, overlappingAlternation } from '../../src/search/regex-safety.js';
 
 describe('grep refuses patterns with nested repetition (catastrophic backtracking)', () => {
   it('flags a repeated group that itself repeats, and nothing else', () => {
@@ -80,7 +80,7 @@ describe('grep refuses repeated choices whose alternatives can start alike (over
 
 describe('oversized glob patterns', () => {
   it('are argument errors (FS_INVALID_ARGUMENT), not I/O errors, for glob patterns and grep include', async () => {
-    const { glob } = await import('../../src/seam/index.js');
+    const { glob } = await import('../../src/index.js');
     const fs = createMemoryFs({ files: { '/w/a.txt': 'x\n' }, cwd: '/w' });
     const huge = `${'a'.repeat(70_000)}*`;
     await expect(glob(fs, huge, { cwd: '/w' })).rejects.toMatchObject({ code: 'FS_INVALID_ARGUMENT' });

@@ -12,6 +12,7 @@ import { checkRename, checkRmdir, expectHolds, observe, type RenameSide } from '
 import {
   FsTargetKey,
   FsVersion,
+  UNVERSIONED,
   type FsCurrent,
   type FsDirEntry,
   type FsExpect,
@@ -21,6 +22,7 @@ import {
   type FsProviderRename,
   type FsSwapResult,
   type FsTarget,
+  type FsWalkEntry,
   type FsVersion as FsVersionType,
 } from '../../seam/types.js';
 import { contentVersion } from '../../seam/version.js';
@@ -329,7 +331,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   }
 
   /** Reads a whole leaf, retrying while it changes underneath; the version is of exactly these bytes. */
-  async function readLeaf(leaf: Leaf, maxBytes: number, what: string): Promise<FsCurrent & { st: BigIntStats }> {
+  async function readLeaf(leaf: Leaf, maxBytes: number, what: string, versioned = true): Promise<FsCurrent & { st: BigIntStats }> {
     let before = leaf.st;
     for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       if (attempt > 0) before = await leaf.handle.stat({ bigint: true });
@@ -337,7 +339,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const bytes = await readBounded(leaf.handle, maxBytes, Number(before.size));
       if (bytes === undefined) throw tooLarge(what, undefined, maxBytes);
       const after = await leaf.handle.stat({ bigint: true });
-      if (sameTuple(before, after)) return { bytes, version: contentVersion(bytes), st: after };
+      if (sameTuple(before, after)) return { bytes, version: versioned ? contentVersion(bytes) : UNVERSIONED, st: after };
     }
     throw new FsError('FS_IO_ERROR', `${what}: the file kept changing while it was read`);
   }
@@ -715,7 +717,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       );
     },
 
-    read(target, { maxBytes }): Promise<FsCurrent> {
+    read(target, { maxBytes, unversioned }): Promise<FsCurrent> {
       const what = `cannot read "${target.displayPath}"`;
       return guard(what, () =>
         withRedirects(target.targetKey, what, async (key) => {
@@ -726,8 +728,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
             const leaf = await openLeaf(anchor, posix.basename(key), key, what);
             if (leaf === undefined) throw notFound(what);
             try {
-              const { bytes, version, st } = await readLeaf(leaf, maxBytes, what);
-              cache.record(key, st, version);
+              // Search reads without a digest: nothing to record then.
+              const { bytes, version, st } = await readLeaf(leaf, maxBytes, what, unversioned !== true);
+              if (unversioned !== true) cache.record(key, st, version);
               return { bytes, version };
             } finally {
               await leaf.handle.close().catch(() => undefined);
@@ -835,6 +838,71 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           }
         }),
       );
+    },
+
+    /**
+     * D4 natively: each directory is opened once through the anchored openDir (its real path
+     * checked against the root on the descriptor), its entries read with their types through that
+     * descriptor, and only what needs it is lstat'ed (files for their size, links to follow them);
+     * a subdirectory is never lstat'ed. A directory swapped for a link after it was listed fails
+     * openDir's check like any other access (outside the root: FS_OUTSIDE_ROOT; elsewhere: moved).
+     */
+    async *walk(target, { signal, prune, onUnreadable }): AsyncGenerator<FsWalkEntry> {
+      const what = `cannot walk "${target.displayPath}"`;
+      const listed = async (key: string, displayDir: string, prefix: string): Promise<FsWalkEntry[]> => {
+        throwIfAborted(signal, what);
+        const anchor = await openDir(key, root, mode);
+        try {
+          const dirents = (await fsp.readdir(anchor.self, { withFileTypes: true })).filter((d) => !isTempName(d.name));
+          dirents.sort((a, b) => compareNames(a.name, b.name));
+          const out: FsWalkEntry[] = [];
+          for (const d of dirents) {
+            const name = d.name;
+            const path = prefix === '' ? name : `${prefix}/${name}`;
+            if (d.isDirectory()) {
+              out.push({ name, type: 'directory', target: { targetKey: FsTargetKey(posix.join(key, name)), displayPath: posix.join(displayDir, name) }, path });
+              continue;
+            }
+            const entry = await describeEntry(anchor, key, name, displayDir);
+            if (entry !== undefined) out.push({ ...entry, path });
+          }
+          return out;
+        } finally {
+          await anchor.close();
+        }
+      };
+      let top: { key: string; entries: FsWalkEntry[] };
+      try {
+        top = await withRedirects(target.targetKey, what, async (key) => ({ key, entries: await listed(key, target.displayPath, '') }));
+      } catch (err) {
+        const code = errnoOf(err);
+        if (code === 'ENOENT') throw notFound(what);
+        if (code === 'ENOTDIR') throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
+        throw mapError(err, what);
+      }
+      const stack = [{ entries: top.entries, next: 0 }];
+      while (stack.length > 0) {
+        const frame = stack[stack.length - 1]!;
+        const entry = frame.entries[frame.next++];
+        if (entry === undefined) {
+          stack.pop();
+          continue;
+        }
+        yield entry;
+        // A real subdirectory: its key is the lexical one (a link's is where it leads).
+        const dirKey = posix.join(top.key, entry.path);
+        if (entry.type !== 'directory' || entry.target.targetKey !== dirKey || prune?.(entry) === true) continue;
+        let entries: FsWalkEntry[];
+        try {
+          entries = await listed(dirKey, entry.target.displayPath, entry.path);
+        } catch (err) {
+          const error = mapError(err, `cannot list "${entry.target.displayPath}"`);
+          if (onUnreadable === undefined || error.code === 'FS_ABORTED') throw error;
+          onUnreadable(entry, error);
+          continue;
+        }
+        stack.push({ entries, next: 0 });
+      }
     },
 
     sweepTemps(sweep: SweepOptions = {}): Promise<string[]> {

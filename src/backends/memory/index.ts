@@ -4,6 +4,7 @@ import {
   FsError,
   FsTargetKey,
   FsVersion,
+  UNVERSIONED,
   canonicalPath,
   checkRename,
   checkRmdir,
@@ -22,6 +23,7 @@ import {
   type FsProvider,
   type FsSwapResult,
   type FsTarget,
+  type FsWalkOptions,
   type NodeKind,
   type RenameSide,
 } from '../../seam/index.js';
@@ -181,8 +183,8 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
   };
 
   /** D4: one listing per real subdirectory; below the top, a real subdirectory's key is its real path. */
-  const walkTree = (top: FsTarget, signal: AbortSignal | undefined) =>
-    depthFirst(top, (dir, isTop) => (isTop ? provider.listDir(dir, { signal }) : children(dir, true)));
+  const walkTree = (top: FsTarget, signal: AbortSignal | undefined, hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'>) =>
+    depthFirst(top, (dir, isTop) => (isTop ? provider.listDir(dir, { signal }) : children(dir, true)), hooks);
 
   const seed = (tree: MemoryTree | MemorySnapshot) => {
     for (const [raw, entry] of Object.entries(tree)) {
@@ -222,9 +224,9 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       return { type: 'other', version: FsVersion('other') };
     },
 
-    async read(target, { maxBytes }) {
+    async read(target, { maxBytes, unversioned }) {
       const quick = quickRead(target.targetKey, maxBytes);
-      if (quick !== undefined) return { bytes: quick, version: contentVersion(quick) };
+      if (quick !== undefined) return { bytes: quick, version: unversioned ? UNVERSIONED : contentVersion(quick) };
       const what = `cannot read "${target.displayPath}"`;
       const st = follow(target.targetKey);
       if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
@@ -233,7 +235,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
         throw new FsError('FS_TOO_LARGE', `${what}: ${st.size} bytes exceeds the ${maxBytes}-byte limit`);
       }
       const bytes = readFile(target.targetKey);
-      return { bytes, version: contentVersion(bytes) };
+      return { bytes, version: unversioned ? UNVERSIONED : contentVersion(bytes) };
     },
 
     async swap(target, { expect, bytes }): Promise<FsSwapResult> {
@@ -280,8 +282,8 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       vol.renameSync(from.targetKey, to.targetKey);
     },
 
-    walk(target, { signal }) {
-      return walkTree(target, signal);
+    walk(target, { signal, prune, onUnreadable }) {
+      return walkTree(target, signal, { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}) });
     },
 
     async listDir(target): Promise<FsDirEntry[]> {

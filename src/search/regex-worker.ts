@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import { FsError, toFsError } from './errors.js';
+import { FsError, toFsError } from '../seam/errors.js';
+import { splitLines } from '../seam/text.js';
 
 /**
  * The default of `GrepOptions.matchTimeoutMs`: how long the matcher may work on one batch of
@@ -9,20 +10,17 @@ import { FsError, toFsError } from './errors.js';
 export const DEFAULT_MATCH_TIMEOUT_MS = 10_000;
 
 // The worker is plain JavaScript given as a string, so it runs the same from the TypeScript
-// sources (tests) and from dist/. It splits a batch at LF, drops the CR of a CRLF, and answers the
-// indexes of the matching lines.
+// sources (tests) and from dist/. It splits a batch with the seam's one line splitter (its source
+// text is part of the worker's) and answers the indexes of the matching lines.
 const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
+const splitLines = ${splitLines.toString()};
 let re = null;
 parentPort.on('message', (m) => {
   if (m.source !== undefined) { re = new RegExp(m.source, m.flags); return; }
-  const lines = m.text.split('\\n');
+  const lines = splitLines(m.text, m.brokenAfter);
   const hits = [];
-  for (let i = 0; i < lines.length; i++) {
-    let line = lines[i];
-    if (line.endsWith('\\r')) line = line.slice(0, -1);
-    if (re.test(line)) hits.push(i);
-  }
+  for (let i = 0; i < lines.length; i++) if (re.test(lines[i])) hits.push(i);
   parentPort.postMessage({ id: m.id, hits, lines: lines.length });
 });
 `;
@@ -65,8 +63,8 @@ export class LineMatcher {
     private readonly quote: string,
   ) {}
 
-  /** The indexes of the lines of `text` (split at LF, a CR before it dropped) that match. */
-  match(text: string, where: string): Promise<{ hits: number[]; lines: number }> {
+  /** The indexes of the lines of `text` (split by `splitLines(text, brokenAfter)`) that match. */
+  match(text: string, where: string, brokenAfter = true): Promise<{ hits: number[]; lines: number }> {
     if (this.failure) return Promise.reject(this.failure);
     if (this.worker === undefined) {
       try {
@@ -83,7 +81,7 @@ export class LineMatcher {
     return new Promise((resolve, reject) => {
       this.pending.push({ id, where, resolve, reject });
       if (this.pending.length === 1) this.arm();
-      this.worker!.postMessage({ id, text });
+      this.worker!.postMessage({ id, text, brokenAfter });
     });
   }
 
