@@ -23,6 +23,7 @@ import type {
   FsEditRequest,
   FsExpect,
   FsInfo,
+  FsListOptions,
   FsOpOptions,
   FsProvider,
   FsRenameOptions,
@@ -149,10 +150,12 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       return { bytes: current.bytes, version: current.version };
     },
 
-    async listDir(target: FsTarget, opts?: FsOpOptions) {
+    async listDir(target: FsTarget, opts?: FsListOptions) {
       checkTarget(target);
       const what = `cannot list "${target.displayPath}"`;
-      const entries = await call(what, opts?.signal, () => provider.listDir(target, { signal: opts?.signal }));
+      const stats = opts?.stats ?? true;
+      if (typeof stats !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `${what}: stats must be a boolean, got ${JSON.stringify(stats)}`);
+      const entries = await call(what, opts?.signal, () => provider.listDir(target, { signal: opts?.signal, ...(stats ? {} : { stats }) }));
       throwIfAborted(opts?.signal, what);
       return entries;
     },
@@ -373,14 +376,15 @@ function walkByListing(
 /**
  * The walk of D4 over any listing function: a directory's entries, each followed by the entries
  * of its real subdirectories (never a link's), with their paths below `top`. `list` is told
- * whether it lists `top` itself (which a provider may need to check further than a child).
+ * whether it lists `top` itself (which a provider may need to check further than a child), and the
+ * listed directory's path below `top`.
  */
 export async function* depthFirst(
   top: FsTarget,
-  list: (dir: FsTarget, isTop: boolean) => Promise<FsDirEntry[]>,
+  list: (dir: FsTarget, isTop: boolean, prefix: string) => Promise<FsDirEntry[]>,
   hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'> = {},
 ): AsyncGenerator<FsWalkEntry> {
-  const stack = [{ dir: top, prefix: '', entries: await list(top, true), next: 0 }];
+  const stack = [{ dir: top, prefix: '', entries: await list(top, true, ''), next: 0 }];
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
     const entry = frame.entries[frame.next++];
@@ -392,18 +396,19 @@ export async function* depthFirst(
     const walked = { ...entry, path };
     yield walked;
     if (isRealSubdirectory(frame.dir, entry) && hooks.prune?.(walked) !== true) {
-      const entries = await listOrSkip(() => list(entry.target, false), walked, hooks.onUnreadable);
+      const entries = await listOrSkip(() => list(entry.target, false, path), walked, hooks.onUnreadable);
       if (entries !== undefined) stack.push({ dir: entry.target, prefix: path, entries, next: 0 });
     }
   }
 }
 
 /** The walk hooks of `opts`, checked (a caller's bad option is an argument error, not a crash). */
-function walkHooks(opts: FsWalkOptions | undefined): Pick<FsWalkOptions, 'prune' | 'onUnreadable'> {
-  const { prune, onUnreadable } = opts ?? {};
-  if (prune !== undefined && typeof prune !== 'function') throw new FsError('FS_INVALID_ARGUMENT', 'walk: prune must be a function');
-  if (onUnreadable !== undefined && typeof onUnreadable !== 'function') throw new FsError('FS_INVALID_ARGUMENT', 'walk: onUnreadable must be a function');
-  return { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}) };
+function walkHooks(opts: FsWalkOptions | undefined): Pick<FsWalkOptions, 'prune' | 'onUnreadable' | 'wantsStats'> {
+  const { prune, onUnreadable, wantsStats } = opts ?? {};
+  for (const [name, hook] of [['prune', prune], ['onUnreadable', onUnreadable], ['wantsStats', wantsStats]] as const) {
+    if (hook !== undefined && typeof hook !== 'function') throw new FsError('FS_INVALID_ARGUMENT', `walk: ${name} must be a function`);
+  }
+  return { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}), ...(wantsStats ? { wantsStats } : {}) };
 }
 
 /**

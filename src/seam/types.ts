@@ -128,7 +128,7 @@ export interface FileSystem {
   readText(target: FsTarget, options?: FsOpOptions): Promise<FsTextRead>;
   streamText(target: FsTarget, options?: FsStreamOptions): Promise<FsTextStream>;
   readBytes(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number }): Promise<FsBytesRead>;
-  listDir(target: FsTarget, options?: FsOpOptions): Promise<FsDirEntry[]>;
+  listDir(target: FsTarget, options?: FsListOptions): Promise<FsDirEntry[]>;
   writeText(
     target: FsTarget,
     content: string,
@@ -177,6 +177,22 @@ export interface FsWalkOptions extends FsOpOptions {
    * reported here and passed over; without it the walk fails. The walked directory itself always fails.
    */
   readonly onUnreadable?: (entry: FsWalkEntry, error: FsError) => void;
+  /**
+   * Asked with the walk path and name of each entry that is neither a directory nor a link,
+   * before the provider describes it: false lets the provider leave out `size` and `mtimeMs`
+   * (which may cost a stat each). Without it every entry is as listDir gives it. A hint only: a
+   * provider may ignore it.
+   */
+  readonly wantsStats?: (path: string, name: string) => boolean;
+}
+
+export interface FsListOptions extends FsOpOptions {
+  /**
+   * false: entries that are not links may leave out `size` and `mtimeMs`, which on disk saves a
+   * stat per entry (the type comes with the listing). Default true. A hint: a provider for which
+   * they are free may still give them.
+   */
+  readonly stats?: boolean;
 }
 
 export interface FsRmdirOptions extends FsOpOptions {
@@ -272,7 +288,7 @@ export interface FsProvider {
    */
   swap(target: FsTarget, request: FsSwapRequest): Promise<FsSwapResult>;
   /** Direct children, sorted by name in code-point order; links are followed for the type (P4). */
-  listDir(target: FsTarget, options: FsOpOptions): Promise<FsDirEntry[]>;
+  listDir(target: FsTarget, options: FsListOptions): Promise<FsDirEntry[]>;
   /** Optional bulk listing (D4); the seam walks with listDir when it is absent. */
   walk?(target: FsTarget, options: FsWalkOptions): AsyncIterable<FsWalkEntry>;
   /** D1: create the directory and its missing parents; existing directory: no error. */

@@ -16,12 +16,18 @@ const WORKER_SOURCE = `
 const { parentPort } = require('node:worker_threads');
 const splitLines = ${splitLines.toString()};
 let re = null;
+let progress = null;
 parentPort.on('message', (m) => {
-  if (m.source !== undefined) { re = new RegExp(m.source, m.flags); return; }
-  const lines = splitLines(m.text, m.brokenAfter);
-  const hits = [];
-  for (let i = 0; i < lines.length; i++) if (re.test(lines[i])) hits.push(i);
-  parentPort.postMessage({ id: m.id, hits, lines: lines.length });
+  if (m.source !== undefined) { re = new RegExp(m.source, m.flags); progress = new Int32Array(m.progress); return; }
+  const out = [];
+  for (const b of m) {
+    Atomics.store(progress, 0, b.id);
+    const lines = splitLines(b.text, b.brokenAfter);
+    const hits = [];
+    for (let i = 0; i < lines.length; i++) if (re.test(lines[i])) hits.push(i);
+    out.push({ id: b.id, hits, lines: lines.length });
+  }
+  parentPort.postMessage(out);
 });
 `;
 
@@ -36,6 +42,18 @@ function takeWorker(): Worker {
   // An idle worker never keeps the process alive; a pending batch does, through its timer.
   worker.unref();
   return worker;
+}
+
+/**
+ * Batches waiting while the worker is busy travel together in its next message, up to this many
+ * UTF-16 units (one batch alone may be larger): one round trip for many small files.
+ */
+const MESSAGE_CHARS = 64 * 1024;
+
+interface Batch {
+  readonly id: number;
+  readonly text: string;
+  readonly brokenAfter: boolean;
 }
 
 interface Pending {
@@ -56,6 +74,11 @@ export class LineMatcher {
   private timer: NodeJS.Timeout | undefined;
   private seq = 0;
   private failure: FsError | undefined;
+  /** Batches not yet sent: one message is in flight at a time. */
+  private readonly queued: Batch[] = [];
+  private inFlight = 0;
+  /** The id of the batch the worker is on, written by the worker: a timeout names that file. */
+  private readonly progress = new Int32Array(new SharedArrayBuffer(4));
 
   constructor(
     private readonly regex: RegExp,
@@ -75,14 +98,26 @@ export class LineMatcher {
       this.worker.on('message', this.onMessage);
       this.worker.on('error', this.onError);
       this.worker.on('exit', this.onExit);
-      this.worker.postMessage({ source: this.regex.source, flags: this.regex.flags });
+      this.worker.postMessage({ source: this.regex.source, flags: this.regex.flags, progress: this.progress.buffer });
     }
-    const id = this.seq++;
+    const id = this.seq;
+    this.seq = (this.seq + 1) | 0;
     return new Promise((resolve, reject) => {
       this.pending.push({ id, where, resolve, reject });
-      if (this.pending.length === 1) this.arm();
-      this.worker!.postMessage({ id, text, brokenAfter });
+      this.queued.push({ id, text, brokenAfter });
+      if (this.inFlight === 0) this.send();
     });
+  }
+
+  /** Sends what is queued (up to MESSAGE_CHARS) as one message, and times it. */
+  private send(): void {
+    let chars = 0;
+    let n = 0;
+    while (n < this.queued.length && (n === 0 || chars + this.queued[n]!.text.length <= MESSAGE_CHARS)) chars += this.queued[n++]!.text.length;
+    const message = this.queued.splice(0, n);
+    this.inFlight = message.length;
+    this.arm();
+    this.worker!.postMessage(message);
   }
 
   /** Stops whatever is pending (an abort): the worker is terminated, not reused. */
@@ -105,12 +140,14 @@ export class LineMatcher {
   private arm(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = setTimeout(() => {
-      const stuck = this.pending[0];
+      const current = Atomics.load(this.progress, 0);
+      const stuck = this.pending.find((p) => p.id === current) ?? this.pending[0];
       if (stuck === undefined) return;
+      const on = stuck.where;
       this.fail(
         new FsError(
           'FS_TIMEOUT',
-          `grep stopped: the pattern ${this.quote} took longer than ${this.timeoutMs} ms on ${stuck.where}; ` +
+          `grep stopped: the pattern ${this.quote} took longer than ${this.timeoutMs} ms on ${on}; ` +
             'it backtracks too much on that text. Narrow it: anchor it (^, $), replace ".*" by a class that ' +
             'cannot overlap what follows (e.g. "[^=]*=" for ".*="), or search fewer files (path, include)',
         ),
@@ -118,15 +155,19 @@ export class LineMatcher {
     }, this.timeoutMs);
   }
 
-  private readonly onMessage = (m: { id: number; hits: number[]; lines: number }) => {
-    const first = this.pending.shift();
-    if (first === undefined || first.id !== m.id) return;
-    if (this.pending.length > 0) this.arm();
-    else if (this.timer !== undefined) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
+  private readonly onMessage = (answers: { id: number; hits: number[]; lines: number }[]) => {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    this.inFlight = 0;
+    const done: [Pending, { hits: number[]; lines: number }][] = [];
+    for (const m of answers) {
+      const first = this.pending[0];
+      if (first === undefined || first.id !== m.id) break;
+      this.pending.shift();
+      done.push([first, { hits: m.hits, lines: m.lines }]);
     }
-    first.resolve({ hits: m.hits, lines: m.lines });
+    if (this.queued.length > 0 && this.worker !== undefined) this.send();
+    for (const [p, answer] of done) p.resolve(answer);
   };
 
   private readonly onError = (err: unknown) => this.fail(toFsError(err, 'the grep matcher failed'));
@@ -144,6 +185,8 @@ export class LineMatcher {
       worker.off('exit', this.onExit);
       void worker.terminate();
     }
+    this.queued.length = 0;
+    this.inFlight = 0;
     for (const p of this.pending.splice(0)) p.reject(error);
   }
 }

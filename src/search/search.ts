@@ -67,6 +67,12 @@ export interface GlobOptions {
   readonly maxEntries?: number;
   /** Directories listed at once (default 8). */
   readonly concurrency?: number;
+  /**
+   * Give every matched file its size and mtime (default true). false: a match has them only when
+   * the provider's listing had them anyway, which on disk saves one stat per match (as fast-glob's
+   * own default, `stats: false`).
+   */
+  readonly stats?: boolean;
 }
 
 export interface GlobMatch {
@@ -111,6 +117,8 @@ export async function glob(fs: FileSystem, pattern: string | readonly string[], 
   const dot = options.dot ?? true;
   const matchBase = options.matchBase ?? false;
   const onlyFiles = options.onlyFiles ?? true;
+  const stats = options.stats ?? true;
+  if (typeof stats !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `stats must be a boolean, got ${JSON.stringify(stats)}`);
 
   const tests = (patterns as string[]).map((p) => {
     const re = compileGlob(p, { dot });
@@ -149,6 +157,8 @@ export async function glob(fs: FileSystem, pattern: string | readonly string[], 
       maxEntries,
       maxDepth: maxDepth === Infinity ? Infinity : Math.max(maxDepth - baseDepth, 1),
       prune: (item) => ignores.length > 0 && ignored(relOf(item.rel)),
+      // Only matches carry size and mtime, so only they may need a stat.
+      wantsStats: stats ? (rel, name) => matches(relOf(rel), name) : () => false,
       onSkip: (skip) => {
         if (skip.reason === 'loop') counts.loops++;
         else counts.unreadable++;
@@ -464,6 +474,8 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
     const walker = walkFrom(fs, rootTarget, rootPath, {
       signal,
       prune: (item) => pruned.has(item.path),
+      // A file's size is known once it is opened.
+      wantsStats: () => false,
       onSkip: (skip) => record({ path: skip.path, reason: skip.reason, ...(skip.error ? { code: skip.error.code, message: skip.error.message } : {}) }),
     });
     for await (const { path, rel, entry } of walker) {

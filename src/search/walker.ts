@@ -32,6 +32,8 @@ export interface WalkerOptions {
   readonly maxEntries?: number;
   /** Do not descend below this many segments (1: the top's children only). */
   readonly maxDepth?: number;
+  /** Given a file's path below the walked directory and its name: false when its size and mtime are not needed. */
+  readonly wantsStats?: (rel: string, name: string) => boolean;
 }
 
 export interface Walker extends AsyncIterable<WalkItem> {
@@ -46,6 +48,7 @@ interface Chain {
 export function walkFrom(fs: FileSystem, top: FsTarget, topPath: string, options: WalkerOptions): Walker {
   const maxEntries = options.maxEntries ?? Infinity;
   const maxDepth = options.maxDepth ?? Infinity;
+  const wantsStats = options.wantsStats;
   let seen = 0;
   let exceeded = false;
   const join = (dir: string, rel: string) => (dir === '/' ? `/${rel}` : `${dir}/${rel}`);
@@ -60,6 +63,7 @@ export function walkFrom(fs: FileSystem, top: FsTarget, topPath: string, options
         return options.prune?.({ path: join(dirPath, entry.path), rel, entry }) === true;
       },
       onUnreadable: (entry, error) => options.onSkip({ path: join(dirPath, entry.path), reason: 'unreadable', error }),
+      ...(wantsStats ? { wantsStats: (path: string, name: string) => wantsStats(relPrefix === '' ? path : `${relPrefix}/${path}`, name) } : {}),
     });
     for await (const entry of walk) {
       if (++seen > maxEntries) {

@@ -202,3 +202,19 @@ describe('compileSearchPattern', () => {
     expect(() => compileSearchPattern('(unclosed')).toThrowError(expect.objectContaining({ code: 'FS_INVALID_ARGUMENT' }));
   });
 });
+
+describe('compareNames', () => {
+  // Names mixing ASCII, U+E000..U+FFFF, astral characters and lone surrogates: the cases where
+  // UTF-16 unit order and code-point order differ.
+  const unit = fc.constantFrom('a', 'b', '\uE000', '\uFFFD', '\uFFFF', '😀', '\u{10000}', '\uD800', '\uDC00', 'é');
+  const name = fc.array(unit, { maxLength: 5 }).map((parts) => parts.join(''));
+
+  it('orders as the UTF-8 bytes do (code points; a lone surrogate as U+FFFD)', () => {
+    fc.assert(
+      fc.property(name, name, (a, b) => {
+        expect(compareNames(a, b)).toBe(Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+});
