@@ -1,4 +1,5 @@
 import { execFile, spawnSync } from 'node:child_process';
+import { lstatSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { join, posix } from 'node:path';
@@ -69,19 +70,6 @@ async function writeTree(root: string, tree: Tree): Promise<void> {
   for (let i = 0; i < tree.entries.length; i += batch) {
     await Promise.all(tree.entries.slice(i, i + batch).map(([p, body]) => writeFile(join(root, p), body)));
   }
-}
-
-/** Every file under `dir` through resolve + listDir, and nothing else. */
-async function contractWalk(fs: FileSystem, dir: string): Promise<number> {
-  let n = 0;
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await fs.listDir(await fs.resolve(d))) {
-      if (e.type === 'directory') await walk(posix.join(d, e.name));
-      else if (e.type === 'file') n++;
-    }
-  };
-  await walk(dir);
-  return n;
 }
 
 /** The naive grep on disk: recursive readdir, whole-file read, split, test. */
@@ -199,37 +187,43 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
     // how much of the cost is the provider's listing rather than the search.
     const heavy = files >= 50_000;
     const globReps = { reps: reps(heavy ? 2 : 3), warmup: heavy ? 0 : 1 };
+    // Paths alone on both sides (fast-glob's default), then paths with size and mtime on both.
     const g = await interleave(
       {
-        ours: async () => expectCount('glob (local)', (await glob(local, '**/*.ts', { cwd: root, limit: files })).matches.length, tsCount),
+        ours: async () => expectCount('glob (local)', (await glob(local, '**/*.ts', { cwd: root, limit: files, stats: false })).matches.length, tsCount),
         fastGlob: async () => expectCount('fast-glob (disk)', (await fg('**/*.ts', { cwd: root, dot: true })).length, tsCount),
-        walk: async () => expectCount('contract walk (local)', await contractWalk(local, root), tree.files),
+        oursStats: async () => expectCount('glob with stats (local)', (await glob(local, '**/*.ts', { cwd: root, limit: files })).matches.length, tsCount),
+        fastGlobStats: async () => expectCount('fast-glob with stats (disk)', (await fg('**/*.ts', { cwd: root, dot: true, stats: true })).length, tsCount),
       },
       globReps,
     );
     const matches = `${tsCount.toLocaleString('en')} matches`;
-    const globPeak = await peakHeapMiB(() => glob(local, '**/*.ts', { cwd: root, limit: files }));
-    rows.push(searchRow('glob **/*.ts, local', `${size} on disk, **/*.ts`, 'glob over the contract (local)', g.ours, 'fast-glob on disk', g.fastGlob, `${matches}; ${mib(globPeak)}`, 1.5));
+    const globPeak = await peakHeapMiB(() => glob(local, '**/*.ts', { cwd: root, limit: files, stats: false }));
+    const globStatsPeak = await peakHeapMiB(() => glob(local, '**/*.ts', { cwd: root, limit: files }));
     rows.push(
-      searchRow('glob **/*.ts, local, vs listing', `${size} on disk, **/*.ts`, 'glob over the contract (local)', g.ours, 'listDir walk over the contract (local)', g.walk, `${matches}; the baseline is the provider's listing alone`),
+      searchRow('glob **/*.ts, local', `${size} on disk, **/*.ts`, 'glob over the contract (local), stats: false', g.ours, 'fast-glob on disk', g.fastGlob, `${matches}; ${mib(globPeak)}`, 1.5),
+    );
+    rows.push(
+      searchRow('glob **/*.ts, local, with stats', `${size} on disk, **/*.ts`, 'glob over the contract (local), size and mtime of each match', g.oursStats, 'fast-glob on disk, stats: true', g.fastGlobStats, `${matches}; ${mib(globStatsPeak)}`),
     );
 
+    const memFg = vol as unknown as fg.FileSystemAdapter;
     const m = await interleave(
       {
-        ours: async () => expectCount('glob (memory)', (await glob(memory, '**/*.ts', { cwd: '/tree', limit: files })).matches.length, memTs),
-        fastGlob: async () =>
-          expectCount('fast-glob (memfs)', (await fg('**/*.ts', { cwd: '/tree', dot: true, fs: vol as unknown as fg.FileSystemAdapter })).length, memTs),
-        walk: async () => expectCount('contract walk (memory)', await contractWalk(memory, '/tree'), tenth.length),
+        ours: async () => expectCount('glob (memory)', (await glob(memory, '**/*.ts', { cwd: '/tree', limit: files, stats: false })).matches.length, memTs),
+        fastGlob: async () => expectCount('fast-glob (memfs)', (await fg('**/*.ts', { cwd: '/tree', dot: true, fs: memFg })).length, memTs),
+        oursStats: async () => expectCount('glob with stats (memory)', (await glob(memory, '**/*.ts', { cwd: '/tree', limit: files })).matches.length, memTs),
+        fastGlobStats: async () => expectCount('fast-glob with stats (memfs)', (await fg('**/*.ts', { cwd: '/tree', dot: true, fs: memFg, stats: true })).length, memTs),
       },
       { reps: reps(3), warmup: 1 },
     );
     const memMatches = `${memTs.toLocaleString('en')} matches`;
-    const memPeak = await peakHeapMiB(() => glob(memory, '**/*.ts', { cwd: '/tree', limit: files }));
+    const memPeak = await peakHeapMiB(() => glob(memory, '**/*.ts', { cwd: '/tree', limit: files, stats: false }));
     rows.push(
-      searchRow('glob **/*.ts, memory', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory)', m.ours, 'fast-glob on the memfs volume', m.fastGlob, `${memMatches}; ${mib(memPeak)}`, 2),
+      searchRow('glob **/*.ts, memory', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory), stats: false', m.ours, 'fast-glob on the memfs volume', m.fastGlob, `${memMatches}; ${mib(memPeak)}`, 2),
     );
     rows.push(
-      searchRow('glob **/*.ts, memory, vs listing', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory)', m.ours, 'listDir walk over the contract (memory)', m.walk, `${memMatches}; the baseline is the provider's listing alone`),
+      searchRow('glob **/*.ts, memory, with stats', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory), size and mtime of each match', m.oursStats, 'fast-glob on the memfs volume, stats: true', m.fastGlobStats, memMatches),
     );
 
     // grep: one tenth of the tree unless asked for all of it (every file is read and versioned).
@@ -276,12 +270,21 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
     const flatFs = createLocalFs({ root: flat });
     const l = await interleave(
       {
-        ours: async () => expectCount('listDir (local)', (await flatFs.listDir(await flatFs.resolve(flat))).length, 10_000),
+        ours: async () => expectCount('listDir (local)', (await flatFs.listDir(await flatFs.resolve(flat), { stats: false })).length, 10_000),
         readdir: async () => expectCount('readdir', (await readdir(flat, { withFileTypes: true })).length, 10_000),
+        oursStats: async () => expectCount('listDir with stats (local)', (await flatFs.listDir(await flatFs.resolve(flat))).length, 10_000),
+        readdirStats: async () => {
+          const names = await readdir(flat, { withFileTypes: true });
+          for (const d of names) lstatSync(join(flat, d.name));
+          expectCount('readdir + lstat', names.length, 10_000);
+        },
       },
       { reps: reps(5), warmup: 1 },
     );
-    rows.push(searchRow('listDir 10,000 entries, local', '10,000 files in one directory', 'listDir (local)', l.ours, 'fs.readdir with file types', l.readdir, 'sizes and mtimes need an lstat each', 3));
+    rows.push(searchRow('listDir 10,000 entries, local', '10,000 files in one directory', 'listDir (local), stats: false', l.ours, 'fs.readdir with file types', l.readdir, 'types only on both sides', 3));
+    rows.push(
+      searchRow('listDir 10,000 entries, local, with stats', '10,000 files in one directory', 'listDir (local), size and mtime of each entry', l.oursStats, 'fs.readdir with file types, then lstatSync of each', l.readdirStats, 'an lstat per entry on both sides'),
+    );
 
     const c = await interleave(
       {
