@@ -213,7 +213,6 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
         ours: async () => expectCount('glob (memory)', (await glob(memory, '**/*.ts', { cwd: '/tree', limit: files, stats: false })).matches.length, memTs),
         fastGlob: async () => expectCount('fast-glob (memfs)', (await fg('**/*.ts', { cwd: '/tree', dot: true, fs: memFg })).length, memTs),
         oursStats: async () => expectCount('glob with stats (memory)', (await glob(memory, '**/*.ts', { cwd: '/tree', limit: files })).matches.length, memTs),
-        fastGlobStats: async () => expectCount('fast-glob with stats (memfs)', (await fg('**/*.ts', { cwd: '/tree', dot: true, fs: memFg, stats: true })).length, memTs),
       },
       { reps: reps(3), warmup: 1 },
     );
@@ -223,7 +222,8 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
       searchRow('glob **/*.ts, memory', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory), stats: false', m.ours, 'fast-glob on the memfs volume', m.fastGlob, `${memMatches}; ${mib(memPeak)}`, 2),
     );
     rows.push(
-      searchRow('glob **/*.ts, memory, with stats', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory), size and mtime of each match', m.oursStats, 'fast-glob on the memfs volume, stats: true', m.fastGlobStats, memMatches),
+      // fast-glob's stats: true finds nothing over a memfs volume, so the baseline is its default.
+      searchRow('glob **/*.ts, memory, with stats', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory), size and mtime of each match', m.oursStats, 'fast-glob on the memfs volume (paths only)', m.fastGlob, memMatches),
     );
 
     // grep: one tenth of the tree unless asked for all of it (every file is read and versioned).
