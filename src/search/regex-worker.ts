@@ -80,15 +80,27 @@ export class LineMatcher {
   /** The id of the batch the worker is on, written by the worker: a timeout names that file. */
   private readonly progress = new Int32Array(new SharedArrayBuffer(4));
 
+  /** No repetition at all: matching is bounded by line × pattern length, so it runs here. */
+  private readonly inline: boolean;
+
   constructor(
     private readonly regex: RegExp,
     private readonly timeoutMs: number,
     private readonly quote: string,
-  ) {}
+  ) {
+    // Nested classes (the v flag) are beyond this scan: such patterns go to the worker.
+    this.inline = !regex.flags.includes('v') && withoutRepetition(regex.source);
+  }
 
   /** The indexes of the lines of `text` (split by `splitLines(text, brokenAfter)`) that match. */
   match(text: string, where: string, brokenAfter = true): Promise<{ hits: number[]; lines: number }> {
     if (this.failure) return Promise.reject(this.failure);
+    if (this.inline) {
+      const lines = splitLines(text, brokenAfter);
+      const hits: number[] = [];
+      for (let i = 0; i < lines.length; i++) if (this.regex.test(lines[i]!)) hits.push(i);
+      return Promise.resolve({ hits, lines: lines.length });
+    }
     if (this.worker === undefined) {
       try {
         this.worker = takeWorker();
@@ -189,4 +201,32 @@ export class LineMatcher {
     this.inFlight = 0;
     for (const p of this.pending.splice(0)) p.reject(error);
   }
+}
+
+/**
+ * Whether a pattern has no quantifier (`*`, `+`, `?`, `{…}`) outside a class: then no input can
+ * make it backtrack for long, and a worker round trip per batch would only cost time. Errs on the
+ * side of the worker: any `{` counts, and so does a `?` that is not a group's own `(?`.
+ */
+export function withoutRepetition(source: string): boolean {
+  let inClass = false;
+  let groupOpened = false;
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i];
+    const opened = groupOpened;
+    groupOpened = false;
+    if (c === '\\') {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (c === ']') inClass = false;
+      continue;
+    }
+    if (c === '[') inClass = true;
+    else if (c === '(') groupOpened = true;
+    else if (c === '*' || c === '+' || c === '{') return false;
+    else if (c === '?' && !opened) return false;
+  }
+  return true;
 }
