@@ -141,9 +141,10 @@ function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, roo
     lower,
     provider,
     ...review,
-    changes: (paths?: readonly string[], o: OverlayReviewOptions = {}) =>
+    changes: async (paths?: readonly string[], o: OverlayReviewOptions = {}) =>
       checkAgainst(o) === 'parent' ? forkReview.changes(paths, o) : review.changes(paths, o),
-    diff: (paths?: readonly string[], o: OverlayReviewOptions = {}) => (checkAgainst(o) === 'parent' ? forkReview.diff(paths, o) : review.diff(paths, o)),
+    diff: async (paths?: readonly string[], o: OverlayReviewOptions = {}) =>
+      checkAgainst(o) === 'parent' ? forkReview.diff(paths, o) : review.diff(paths, o),
     async fork(forkOptions: OverlayForkOptions = {}) {
       const dir = forkOptions.stateDir;
       if (dir !== undefined && (typeof dir !== 'string' || dir.length === 0)) throw new FsError('FS_INVALID_ARGUMENT', 'stateDir must be a non-empty path');

@@ -143,6 +143,8 @@ export class UpperState {
   #below = PMap.empty<number>();
   /** A fork's parent layer as it was at the fork (loaded on demand when reopened). */
   #base: UpperSnapshot | (() => Promise<UpperSnapshot>) | undefined;
+  /** The journal in place continues the fork base (a fork's first journal, until its first new document). */
+  #continues = false;
   /** Blobs the fork base refers to: kept in the store for as long as the fork is (see `base`). */
   #pinned = new Set<string>();
   readonly #store: UpperStore | undefined;
@@ -227,7 +229,8 @@ export class UpperState {
         task: async () => {
           try {
             // A fork continues the saved journal: a state whose journal is not in place is saved anew first.
-            if (this.#journalEnd === undefined) await this.#compact(store, [], false);
+            // So does a fork's journal that continues its own fork base: a fork's base stands alone.
+            if (this.#journalEnd === undefined || this.#continues) await this.#compact(store, [], false);
             if (this.#journalEnd === undefined) throw new FsError('FS_IO_ERROR', `cannot fork the overlay state in "${store.where}": its journal could not be written`);
             const header = frame({ format: JOURNAL_FORMAT, version: 3, root: this.#root, generation: this.#generation, forkBase: true } satisfies JournalHeader);
             const childStore = await store.fork!(dir, { journalEnd: this.#journalEnd, blobs: [...this.#refs.keys()], journal: header });
@@ -239,6 +242,7 @@ export class UpperState {
             child.#generation = this.#generation;
             child.#snapshotBytes = this.#snapshotBytes;
             child.#journalEnd = header.byteLength;
+            child.#continues = true;
             resolve(child);
           } catch (err) {
             reject(toFsError(err, `cannot fork the overlay state in "${store.where}" into "${dir}"`));
@@ -422,6 +426,7 @@ export class UpperState {
     this.#generation = generation;
     this.#snapshotBytes = doc.byteLength;
     const header = frame({ format: JOURNAL_FORMAT, version: 3, root: this.#root, generation } satisfies JournalHeader);
+    this.#continues = false;
     this.#journalEnd = await store.writeJournal(header).then(
       () => header.byteLength,
       // The next save writes a new document again (and retries the journal).
@@ -580,6 +585,7 @@ export class UpperState {
       // A version-1 document has no removed directories.
       const opaque = new Set(doc.opaque ?? []);
       let journalEnd: number | undefined;
+      let continues = false;
       if (doc.version === 3) {
         const journal = parseJournal((await store.readJournal()) ?? new Uint8Array(0), store.where);
         if (journal.header && journal.header.generation > generation && retry) continue; // a newer document was written meanwhile
@@ -589,6 +595,7 @@ export class UpperState {
             const base = await this.#readForkBase(store);
             if (base?.journal.header?.generation !== generation) throw invalid(store.where, 'the fork base does not match the fork\'s journal');
             for (const rec of base.journal.records) replay(docs, dirs, opaque, rec);
+            continues = true;
           }
           for (const rec of journal.records) replay(docs, dirs, opaque, rec);
           journalEnd = journal.end;
@@ -648,6 +655,7 @@ export class UpperState {
       this.#generation = generation;
       this.#snapshotBytes = raw.byteLength;
       this.#journalEnd = journalEnd;
+      this.#continues = continues;
       return;
     }
   }
