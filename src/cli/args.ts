@@ -47,7 +47,7 @@ Commands:
   diff      show those changes as a unified diff
   commit    write the sandbox's changes to the directory, refusing any that conflict
   discard   drop the sandbox's changes
-  fork      copy the sandbox, in constant time, into a new state directory another serve can use
+  fork      fork the sandbox into a new state directory (shared, not copied) that another serve can use
   demo      run a scripted agent session on a sample project in a temporary directory
 
 Options:
