@@ -255,6 +255,11 @@ export class UpperState {
 
   /** Replaces this state's layer with `other`'s (adopting a fork), saved as one new state document. */
   replaceWith(other: UpperState): Promise<void> {
+    if (!this.#store) {
+      // In memory: take the other's maps as they are (constant time).
+      this.#adoptMaps(other.snapshot(), other.#below);
+      return Promise.resolve();
+    }
     return this.apply({ replace: other.snapshot() });
   }
 

@@ -136,7 +136,11 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
           throw new FsError('FS_ALREADY_EXISTS', `"${target}" is not empty; a fork needs a new state directory`);
         }
         // Blobs are never changed in place (content-addressed): shared, so a fork copies no content.
-        for (const id of new Set(ids)) await share(join(blobs, checkId(id)), join(target, BLOB_DIR, id));
+        const all = [...new Set(ids)];
+        // One link per blob: a few at a time, the way a file system keeps busy without a flood.
+        for (let i = 0; i < all.length; i += 32) {
+          await Promise.all(all.slice(i, i + 32).map((id) => share(join(blobs, checkId(id)), join(target, BLOB_DIR, id))));
+        }
         await share(join(root, STATE_FILE), join(target, FORK_STATE_FILE));
         // The parent appends to its journal in place, but only after `journalEnd`: the fork reads up to it.
         await share(join(root, JOURNAL_FILE), join(target, FORK_JOURNAL_FILE));
