@@ -118,6 +118,9 @@ interface JournalRecord {
   readonly dropOpaque?: readonly string[];
 }
 
+/** Each content's digest, cached on its bytes (shared by forks, which share the bytes). */
+const blobIds = new WeakMap<Uint8Array, string>();
+
 /** When the journal is folded into a new document (tests make it small). */
 export interface UpperTuning {
   readonly compactRatio?: number;
@@ -151,7 +154,6 @@ export class UpperState {
   readonly #root: string;
   /** How many entries refer to each stored blob (every blob with a count is in the store). */
   #refs = new Map<string, number>();
-  readonly #ids = new WeakMap<Uint8Array, string>();
   readonly #queue: Pending[] = [];
   #draining = false;
   /** The state document's generation (0: none, or one older than format 3). */
@@ -309,10 +311,10 @@ export class UpperState {
   }
 
   #blobId(bytes: Uint8Array): string {
-    let id = this.#ids.get(bytes);
+    let id = blobIds.get(bytes);
     if (id === undefined) {
       id = hash('sha256', bytes, 'hex');
-      this.#ids.set(bytes, id);
+      blobIds.set(bytes, id);
     }
     return id;
   }
@@ -642,7 +644,7 @@ export class UpperState {
         if (id !== e.blob) {
           throw new FsError('FS_IO_ERROR', `overlay blob ${e.blob} in "${store.where}" is corrupt (its content digest is ${id})`);
         }
-        this.#ids.set(bytes, id);
+        blobIds.set(bytes, id);
         refs.set(id, (refs.get(id) ?? 0) + 1);
         const origin = e.origin && { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: FsVersion(e.origin.version) }) };
         entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base, ...(origin ? { origin } : {}) });
