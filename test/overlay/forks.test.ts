@@ -33,10 +33,14 @@ async function rootOverlay(lower: MemoryFileSystem, persist: Persist): Promise<{
   return { fs: await composeOverlay({ lower }, await openDirStore(dir), tuning), dir };
 }
 
-/** An operation on one of the views, or a fork of one (views are numbered in the order they were made). */
-type Step = { view: number; op: Op } | { view: number; fork: true };
+/** An operation on one of the views, a fork of one, or one adopting another's view (views are numbered in the order they were made). */
+type Step = { view: number; op: Op } | { view: number; fork: true } | { view: number; adopt: number };
 const stepsArb = fc.array(
-  fc.oneof({ weight: 5, arbitrary: fc.record({ view: fc.nat(5), op: opArb }) }, { weight: 1, arbitrary: fc.record({ view: fc.nat(5), fork: fc.constant(true as const) }) }),
+  fc.oneof(
+    { weight: 10, arbitrary: fc.record({ view: fc.nat(5), op: opArb }) },
+    { weight: 3, arbitrary: fc.record({ view: fc.nat(5), fork: fc.constant(true as const) }) },
+    { weight: 2, arbitrary: fc.record({ view: fc.nat(5), adopt: fc.nat(5) }) },
+  ),
   { maxLength: 24 },
 );
 
@@ -73,6 +77,12 @@ async function play(tree: Parameters<typeof createMemoryFs>[0] extends infer T ?
       const dir = v.dir === undefined ? undefined : freshDir();
       const fs = await v.fs.fork(dir === undefined ? {} : { stateDir: dir });
       views.push({ fs, dir, oracle: copyOf(v.oracle), atFork: copyOf(v.oracle) });
+      continue;
+    }
+    if ('adopt' in step) {
+      const winner = views[step.adopt % views.length]!;
+      await v.fs.adopt(winner.fs);
+      v.oracle = copyOf(winner.oracle);
       continue;
     }
     const got = await runOp(v.fs, step.op);
