@@ -21,7 +21,13 @@ describe('PMap', () => {
           expect(m.size).toBe(ref.size);
           expect(m.get(key)).toBe(ref.get(key));
         }
-        for (const [map, want] of history) expect(new Map(map)).toEqual(want);
+        for (const [map, want] of history) {
+          expect(new Map(map)).toEqual(want);
+          const seen = new Map<string, number>();
+          map.forEach((v, k) => seen.set(k, v));
+          expect(seen).toEqual(want);
+          expect([...map.keys()].length).toBe(want.size);
+        }
       }),
       { numRuns: RUNS * 3 },
     );

@@ -153,10 +153,43 @@ function deleteIn<V>(node: Slot<V>, hash: number, key: string, shift: number): S
   return { kind: 0, bitmap: node.bitmap, slots };
 }
 
-function* walk<V>(node: Slot<V>): Generator<[string, V]> {
-  if (node.kind === 1) yield [node.key, node.value];
-  else if (node.kind === 2) for (const [k, v] of node.pairs) yield [k, v];
-  else for (const s of node.slots) yield* walk(s);
+/** Every pair below `node`, depth first. A plain iterator with its own stack (no nested generators: listing a directory walks the whole map). */
+function walk<V>(node: Slot<V>): IterableIterator<[string, V]> {
+  const nodes: Slot<V>[] = [node];
+  const next: number[] = [0];
+  const it: IterableIterator<[string, V]> = {
+    [Symbol.iterator]: () => it,
+    next(): IteratorResult<[string, V]> {
+      for (;;) {
+        const top = nodes.length - 1;
+        if (top < 0) return { done: true, value: undefined };
+        const n = nodes[top]!;
+        const i = next[top]!;
+        if (n.kind === 1) {
+          nodes.pop();
+          next.pop();
+          return { done: false, value: [n.key, n.value] };
+        }
+        const size = n.kind === 0 ? n.slots.length : n.pairs.length;
+        if (i >= size) {
+          nodes.pop();
+          next.pop();
+          continue;
+        }
+        next[top] = i + 1;
+        if (n.kind === 2) return { done: false, value: [n.pairs[i]![0], n.pairs[i]![1]] };
+        nodes.push(n.slots[i]!);
+        next.push(0);
+      }
+    },
+  };
+  return it;
+}
+
+function each<V>(node: Slot<V>, fn: (value: V, key: string) => void): void {
+  if (node.kind === 1) fn(node.value, node.key);
+  else if (node.kind === 2) for (const [k, v] of node.pairs) fn(v, k);
+  else for (const s of node.slots) each(s, fn);
 }
 
 /** An immutable map; `set` and `delete` return a new map sharing what did not change. */
@@ -215,6 +248,11 @@ export class PMap<V> implements Iterable<[string, V]> {
 
   *values(): IterableIterator<V> {
     for (const [, v] of walk(this.#root)) yield v;
+  }
+
+  /** Calls `fn` for every pair (faster than iterating, for whole-map scans). */
+  forEach(fn: (value: V, key: string) => void): void {
+    each(this.#root, fn);
   }
 
   /**
