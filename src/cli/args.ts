@@ -15,13 +15,16 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-export const COMMANDS = ['serve', 'status', 'diff', 'commit', 'discard', 'demo'] as const;
+export const COMMANDS = ['serve', 'status', 'diff', 'commit', 'discard', 'fork', 'demo'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const isCommand = (value: string): value is Command => (COMMANDS as readonly string[]).includes(value);
 
 const STATE_HELP = `  --state DIR   where the sandbox keeps its changes (default: $XDG_STATE_HOME/dsh-fs/<hash of DIR>,
                 or ~/.local/state/dsh-fs/<hash of DIR>); must lie outside --root`;
+
+const AGAINST_HELP = `  --against-parent  for a fork (dsh-fs fork): compare with the sandbox it was forked from, as
+                it was then, instead of DIR: what this attempt did differently`;
 
 const PATHS_HELP = `  PATH...       limit the command to these files or directories (each selects everything beneath it);
                 relative to the current directory when it is inside --root, else to --root`;
@@ -30,10 +33,11 @@ export const MAIN_HELP = `dsh-fs — file tools for AI agents (read, write, edit
 
 Usage:
   dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--max-request-bytes N]
-  dsh-fs status  --root DIR [--state DIR] [--json] [PATH...]
-  dsh-fs diff    --root DIR [--state DIR] [--color auto|always|never] [--json] [PATH...]
+  dsh-fs status  --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
+  dsh-fs diff    --root DIR [--state DIR] [--against-parent] [--color auto|always|never] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
+  dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
   dsh-fs demo    [--keep DIR]
 
 Commands:
@@ -43,6 +47,7 @@ Commands:
   diff      show those changes as a unified diff
   commit    write the sandbox's changes to the directory, refusing any that conflict
   discard   drop the sandbox's changes
+  fork      fork the sandbox into a new state directory (shared, not copied) that another serve can use
   demo      run a scripted agent session on a sample project in a temporary directory
 
 Options:
@@ -79,7 +84,7 @@ Each MCP session is one agent session for the policy. Only MCP messages go to st
 stderr. The sandbox is saved after every change, so "dsh-fs status", "diff", "commit" and
 "discard" work from another terminal while the server runs.
 `,
-  status: `Usage: dsh-fs status --root DIR [--state DIR] [--json] [PATH...]
+  status: `Usage: dsh-fs status --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
 
 Lists the changes in the sandbox over DIR, one per line: A (added), M (modified) or D (deleted),
 then the path relative to DIR.
@@ -87,18 +92,20 @@ then the path relative to DIR.
 Options:
   --root DIR    the directory the sandbox is over (required)
 ${STATE_HELP}
+${AGAINST_HELP}
   --json        print the changes as JSON: { "changes": [{ "path", "kind", "size"? }],
                 "removedTempFiles": [...] } (temp files a killed commit left, now removed)
 ${PATHS_HELP}
   -h, --help    show this help
 `,
-  diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--color auto|always|never] [--json] [PATH...]
+  diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--against-parent] [--color auto|always|never] [--json] [PATH...]
 
 Prints the sandbox's changes as a git-style unified diff, from DIR as it is now to the sandbox.
 
 Options:
   --root DIR        the directory the sandbox is over (required)
 ${STATE_HELP}
+${AGAINST_HELP}
   --color WHEN      auto (default: coloured on a terminal, unless NO_COLOR is set), always, never
   --json            print one entry per changed file: [{ "path", "kind", "diff" }]
 ${PATHS_HELP}
@@ -133,6 +140,22 @@ ${STATE_HELP}
 ${PATHS_HELP}
   -h, --help    show this help
 `,
+  fork: `Usage: dsh-fs fork --root DIR [--state DIR] --into NEWSTATE [--json]
+
+Makes NEWSTATE a fork of the sandbox over DIR: a sandbox that starts with the same changes, and
+from then on changes on its own ("dsh-fs serve --root DIR --state NEWSTATE" serves it). The fork
+shares the saved changes and their contents with the sandbox instead of copying them (hard links).
+Use it to let several agents try the same task side by side: compare each attempt with
+"dsh-fs diff --state NEWSTATE --against-parent", commit the one to keep, and delete the other
+state directories.
+
+Options:
+  --root DIR       the directory the sandbox is over (required)
+${STATE_HELP}
+  --into NEWSTATE  the fork's state directory (required): absent or empty, outside --root
+  --json           print { "stateDir", "parent", "changes" }
+  -h, --help       show this help
+`,
   demo: `Usage: dsh-fs demo [--keep DIR]
 
 Creates a small sample project in a temporary directory and runs a scripted agent session against
@@ -162,10 +185,18 @@ const OPTIONS: Record<Command, Options> = {
     'allow-delete': { type: 'boolean' },
     'max-request-bytes': { type: 'string' },
   },
-  status: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
-  diff: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, color: { type: 'string' }, json: { type: 'boolean' } },
+  status: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, 'against-parent': { type: 'boolean' }, json: { type: 'boolean' } },
+  diff: {
+    ...COMMON,
+    root: { type: 'string' },
+    state: { type: 'string' },
+    'against-parent': { type: 'boolean' },
+    color: { type: 'string' },
+    json: { type: 'boolean' },
+  },
   commit: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
   discard: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
+  fork: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, into: { type: 'string' }, json: { type: 'boolean' } },
   demo: { ...COMMON, keep: { type: 'string' } },
 };
 
@@ -175,6 +206,7 @@ const TAKES_PATHS: Record<Command, boolean> = {
   diff: true,
   commit: true,
   discard: true,
+  fork: false,
   demo: false,
 };
 
