@@ -276,10 +276,9 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       const signal = opts?.signal;
       const hooks = walkHooks(opts);
       const native = provider.walk?.bind(provider);
-      const open = native
-        ? () => keepPruned(target, hooks.prune, (prune) => native(target, { signal, ...hooks, ...(prune ? { prune } : {}) }))
-        : () => walkByListing(provider, target, signal, hooks);
-      return guardedWalk(open, what, signal);
+      if (native === undefined) return guardedWalk(() => walkByListing(provider, target, signal, hooks), what, signal);
+      const pruner = hooks.prune ? new Pruner(target, hooks.prune) : undefined;
+      return guardedWalk(() => native(target, { signal, ...hooks, ...(pruner ? { prune: pruner.decide } : {}) }), what, signal, pruner);
     },
   };
 
@@ -442,37 +441,54 @@ export function isRealSubdirectory(dir: FsTarget, entry: FsDirEntry): boolean {
  * `prune` as the contract promises it over a provider's own walk, which may not honour it: the
  * caller is asked once per real subdirectory, and what lies below a pruned one is dropped.
  */
-async function* keepPruned(
-  top: FsTarget,
-  prune: FsWalkOptions['prune'],
-  open: (prune: FsWalkOptions['prune']) => AsyncIterable<FsWalkEntry>,
-): AsyncGenerator<FsWalkEntry> {
-  if (prune === undefined) return yield* open(undefined);
-  const decided = new Map<string, boolean>();
-  const decide = (entry: FsWalkEntry) => {
-    let pruned = decided.get(entry.path);
-    if (pruned === undefined) decided.set(entry.path, (pruned = prune(entry) === true));
+class Pruner {
+  private readonly decided = new Map<string, boolean>();
+  private readonly base: string;
+  // Tree order puts a directory's descendants right after it, so one cut at a time suffices.
+  private cut: string | undefined;
+
+  constructor(
+    top: FsTarget,
+    private readonly prune: NonNullable<FsWalkOptions['prune']>,
+  ) {
+    this.base = top.targetKey.endsWith('/') ? top.targetKey : `${top.targetKey}/`;
+  }
+
+  /** The hook handed to the provider: the caller's answer, asked once. */
+  readonly decide = (entry: FsWalkEntry): boolean => {
+    let pruned = this.decided.get(entry.path);
+    if (pruned === undefined) this.decided.set(entry.path, (pruned = this.prune(entry) === true));
     return pruned;
   };
-  const base = top.targetKey.endsWith('/') ? top.targetKey : `${top.targetKey}/`;
-  // Tree order puts a directory's descendants right after it, so one cut at a time suffices.
-  let cut: string | undefined;
-  for await (const entry of open(decide)) {
-    if (cut !== undefined && entry.path.startsWith(cut)) continue;
-    cut = undefined;
-    yield entry;
-    if (entry.type === 'directory' && entry.target.targetKey === `${base}${entry.path}` && decide(entry)) cut = `${entry.path}/`;
+
+  /** Below a pruned directory: not to be yielded. */
+  skips(entry: FsWalkEntry): boolean {
+    if (this.cut !== undefined && entry.path.startsWith(this.cut)) return true;
+    this.cut = undefined;
+    return false;
+  }
+
+  /** After `entry` was yielded: a real subdirectory the caller prunes cuts what follows it. */
+  passed(entry: FsWalkEntry): void {
+    if (entry.type === 'directory' && entry.target.targetKey === `${this.base}${entry.path}` && this.decide(entry)) this.cut = `${entry.path}/`;
   }
 }
 
 /** A walk as the contract promises it: FsErrors only, abortable, yielding to timers. */
-async function* guardedWalk(open: () => AsyncIterable<FsWalkEntry>, what: string, signal: AbortSignal | undefined): AsyncGenerator<FsWalkEntry> {
+async function* guardedWalk(
+  open: () => AsyncIterable<FsWalkEntry>,
+  what: string,
+  signal: AbortSignal | undefined,
+  pruner?: Pruner,
+): AsyncGenerator<FsWalkEntry> {
   try {
     throwIfAborted(signal, what);
     for await (const entry of open()) {
+      if (pruner?.skips(entry)) continue;
       if (dueToYield()) await yieldToTimers();
       throwIfAborted(signal, what);
       yield entry;
+      pruner?.passed(entry);
     }
   } catch (err) {
     throw toFsError(err, what);

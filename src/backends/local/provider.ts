@@ -306,9 +306,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       if (st.isSymbolicLink()) throw new Moved(key);
       if (!st.isFile()) throw notRegular(what, st);
       if (st.size > BigInt(Math.min(maxBytes, SYNC_READ_BYTES))) return undefined;
+      // The pinned inode itself is opened, so its stat is the one to compare after the read.
       fd = openSync(`/proc/self/fd/${pinned}`, LEAF_READ_FLAGS & ~O_NOFOLLOW);
-      const before = fstatSync(fd, { bigint: true });
-      if (!before.isFile()) throw notRegular(what, before);
+      const before = st;
       const size = Number(before.size);
       // One byte more than the size: a file that grew is read again the general way.
       const buf = Buffer.allocUnsafe(size + 1);
