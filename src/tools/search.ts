@@ -271,12 +271,7 @@ export function createGlobTool(options: SearchToolsOptions = {}): Tool<GlobArgs,
     async execute(args, call) {
       const { signal } = call;
       const dir = args.path == null ? call.cwd : canonicalPath(args.path, call.cwd);
-      // The walk skips version-control directories it meets; one named as the start is skipped too.
-      const below = relativeTo(call.fs.root ?? '/', dir) ?? dir;
-      const vcs = below.split('/').find((segment) => VCS_DIRECTORIES.includes(segment));
-      if (vcs !== undefined) {
-        throw new FsError('FS_INVALID_ARGUMENT', `path "${args.path}" is inside a version-control directory (${vcs}), which glob skips; search a directory outside it`);
-      }
+      refuseVcsStart('glob', args.path, dir, call.fs.root);
       const result = await glob(call.fs, args.pattern, {
         cwd: dir,
         matchBase: true,
@@ -370,6 +365,7 @@ export function createGrepTool(options: SearchToolsOptions = {}): Tool<GrepArgs,
     render: renderGrep,
     async execute(args, call) {
       const { signal } = call;
+      if (args.path != null) refuseVcsStart('grep', args.path, canonicalPath(args.path, call.cwd), call.fs.root);
       const result = await grep(call.fs, args.pattern, {
         cwd: call.cwd,
         ...(args.path == null ? {} : { path: args.path }),
@@ -435,6 +431,15 @@ export interface SearchToolSuite {
 
 export function createSearchTools(options: SearchToolsOptions = {}): SearchToolSuite {
   return { glob: createGlobTool(options), grep: createGrepTool(options) };
+}
+
+/** The walks skip version-control directories they meet; one named as the start is refused the same way. */
+function refuseVcsStart(tool: string, given: string | null | undefined, path: string, root: string | undefined): void {
+  const below = relativeTo(root ?? '/', path) ?? path;
+  const vcs = below.split('/').find((segment) => VCS_DIRECTORIES.includes(segment));
+  if (vcs !== undefined) {
+    throw new FsError('FS_INVALID_ARGUMENT', `path "${given}" is inside a version-control directory (${vcs}), which ${tool} skips; search a directory outside it`);
+  }
 }
 
 /**

@@ -74,6 +74,17 @@ describe('glob tool', () => {
     expect(r.text.split('\n').sort()).toEqual(['.gitignore', '.hidden/b.js', 'd/e.js', 'gen/a.js']);
   });
 
+  it('glob and grep refuse alike to start inside a version-control directory, which both skip', async () => {
+    const { ctx } = setup({ '.git/config': 'needle', 'src/a.ts': 'needle' });
+    for (const [tool, args] of [['glob', { pattern: '*', path: '.git' }], ['grep', { pattern: 'needle', path: '.git/config' }], ['grep', { pattern: 'needle', path: '/p/.git' }]] as const) {
+      const r = await run(ctx, tool, args);
+      expect(r.isError, `${tool} ${JSON.stringify(args)}`).toBe(true);
+      expect(r).toMatchObject({ error: { code: 'FS_INVALID_ARGUMENT' } });
+      expect(r.text).toContain(`inside a version-control directory (.git), which ${tool} skips`);
+    }
+    expect((await run(ctx, 'grep', { pattern: 'needle', path: 'src' })).text).toContain('a.ts');
+  });
+
   it('over the cap, the page is spread over the top-level directories, not only the newest', async () => {
     // 140 new files in big/, 10 old ones in each of a/ and b/: the newest 100 would all be big/.
     const names = [...Array.from({ length: 140 }, (_, i) => `big/f${i}.ts`), ...Array.from({ length: 10 }, (_, i) => `a/f${i}.ts`), ...Array.from({ length: 10 }, (_, i) => `b/f${i}.ts`)];
