@@ -2,8 +2,7 @@
  * An independent glob and .gitignore matcher, written from the specs, kept as the conformance
  * kit's oracle for search (S1): search itself matches with picomatch and the \`ignore\` package.
  */
-import { posix } from 'node:path';
-import { compareNames } from '../seam/resolve.js';
+import { relativeInside } from '../search/paths.js';
 
 /**
  * Glob matching on `/`-separated relative paths, used where fast-glob cannot be (a `.gitignore`
@@ -240,35 +239,5 @@ export function isIgnored(rules: readonly IgnoreRule[], path: string, isDirector
   return ignored;
 }
 
-function relativeInside(base: string, path: string): string | undefined {
-  if (base === '/') return path.length > 1 ? path.slice(1) : undefined;
-  if (!path.startsWith(`${base}/`)) return undefined;
-  return path.slice(base.length + 1);
-}
-
-// ---------------------------------------------------------------------------------------------
-// Order
-// ---------------------------------------------------------------------------------------------
-
-/**
- * Tree order: paths compared segment by segment in code-point order, so `a/b` sorts before
- * `a-c` (the order of a depth-first walk over name-sorted listings).
- */
-export function comparePaths(a: string, b: string): number {
-  if (a === b) return 0;
-  const sa = a.split('/');
-  const sb = b.split('/');
-  const n = Math.min(sa.length, sb.length);
-  for (let i = 0; i < n; i++) {
-    const c = compareNames(sa[i]!, sb[i]!);
-    if (c !== 0) return c;
-  }
-  return sa.length - sb.length;
-}
-
-/** `path` relative to `dir` when inside it (`.` for `dir` itself), else undefined. */
-export function relativeTo(dir: string, path: string): string | undefined {
-  if (path === dir) return '.';
-  const rel = relativeInside(dir, path);
-  return rel === undefined ? undefined : posix.normalize(rel);
-}
+// Tree order and relative paths are search's own (src/search/paths.ts); only matching is independent here.
+export { comparePaths, relativeTo } from '../search/paths.js';
