@@ -29,3 +29,4 @@ export function createPostgresFs(options: PostgresFsOptions): PostgresFileSystem
   const fs = createFs(provider, { ...(options.maxTextBytes === undefined ? {} : { maxTextBytes: options.maxTextBytes }) });
   return Object.assign(fs, { root: provider.root, provider });
 }
+export { exportTree, importTree, type TransferOptions, type TransferReport } from './transfer.js';
