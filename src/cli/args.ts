@@ -15,13 +15,18 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-export const COMMANDS = ['serve', 'status', 'diff', 'commit', 'discard', 'demo'] as const;
+export const COMMANDS = ['serve', 'status', 'diff', 'commit', 'discard', 'demo', 'import', 'export'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const isCommand = (value: string): value is Command => (COMMANDS as readonly string[]).includes(value);
 
 const STATE_HELP = `  --state DIR   where the sandbox keeps its changes (default: $XDG_STATE_HOME/dsh-fs/<hash of DIR>,
                 or ~/.local/state/dsh-fs/<hash of DIR>); must lie outside --root`;
+
+const POSTGRES_HELP = `  --postgres URL     instead of --root and --state: a workspace in PostgreSQL (a connection string,
+                     postgresql://user@host:port/db); the sandbox is kept in the same database
+  --workspace NAME   the workspace (required with --postgres)
+  --sandbox NAME     the sandbox's name in the database (default: the workspace's name)`;
 
 const PATHS_HELP = `  PATH...       limit the command to these files or directories (each selects everything beneath it);
                 relative to the current directory when it is inside --root, else to --root`;
@@ -35,6 +40,9 @@ Usage:
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs demo    [--keep DIR]
+  dsh-fs serve|status|diff|commit|discard --postgres URL --workspace NAME [--sandbox NAME] [...]
+  dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
+  dsh-fs export  --postgres URL --workspace NAME --root DIR [--overwrite] [--json]
 
 Commands:
   serve     run an MCP server on stdio with the read, write, edit, list, glob and grep tools
@@ -44,6 +52,8 @@ Commands:
   commit    write the sandbox's changes to the directory, refusing any that conflict
   discard   drop the sandbox's changes
   demo      run a scripted agent session on a sample project in a temporary directory
+  import    copy a directory tree into a PostgreSQL workspace
+  export    copy a PostgreSQL workspace into a directory
 
 Options:
   -h, --help      show help (also after a command: dsh-fs serve --help)
@@ -70,6 +80,7 @@ ${STATE_HELP}
                 (sandbox mode only)
   --allow-delete  also serve move and delete in direct mode (a sandbox always serves them:
                 its changes are reviewed before they reach DIR)
+${POSTGRES_HELP}
   --max-request-bytes N
                 the largest MCP message accepted, in bytes (default 67108864, 64 MiB); a larger
                 request is answered with an error (FS_TOO_LARGE) and the server goes on
@@ -87,6 +98,7 @@ then the path relative to DIR.
 Options:
   --root DIR    the directory the sandbox is over (required)
 ${STATE_HELP}
+${POSTGRES_HELP}
   --json        print the changes as JSON: { "changes": [{ "path", "kind", "size"? }],
                 "removedTempFiles": [...] } (temp files a killed commit left, now removed)
 ${PATHS_HELP}
@@ -99,6 +111,7 @@ Prints the sandbox's changes as a git-style unified diff, from DIR as it is now 
 Options:
   --root DIR        the directory the sandbox is over (required)
 ${STATE_HELP}
+${POSTGRES_HELP}
   --color WHEN      auto (default: coloured on a terminal, unless NO_COLOR is set), always, never
   --json            print one entry per changed file: [{ "path", "kind", "diff" }]
 ${PATHS_HELP}
@@ -115,6 +128,7 @@ failed.
 Options:
   --root DIR    the directory to commit to (required)
 ${STATE_HELP}
+${POSTGRES_HELP}
   --force       commit conflicting files too, replacing what DIR holds now (a path that now
                 leads elsewhere through a symlink is still refused)
   --json        print the report as JSON: { "committed": [{ "path", "kind", "forced"? }],
@@ -129,9 +143,41 @@ Drops the sandbox's changes: those paths show DIR's content again.
 Options:
   --root DIR    the directory the sandbox is over (required)
 ${STATE_HELP}
+${POSTGRES_HELP}
   --json        print what was dropped as JSON: { "discarded": [{ "path", "kind" }] }
 ${PATHS_HELP}
   -h, --help    show this help
+`,
+  import: `Usage: dsh-fs import --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
+
+Copies the tree at DIR into the PostgreSQL workspace NAME (created if missing), in one
+transaction: files (with their modification times), directories and symbolic links. A link whose
+target lies outside DIR is skipped and listed; so are sockets, FIFOs and devices.
+
+Options:
+  --root DIR         the directory to copy (required)
+  --postgres URL     the database (required)
+  --workspace NAME   the workspace to copy into (required)
+  --overwrite        allow a workspace that is not empty: copied paths replace what is there,
+                     nothing else is removed (default: refuse, FS_ALREADY_EXISTS)
+  --json             print the counts as JSON: { "files", "directories", "symlinks", "bytes", "skipped": [...] }
+  -h, --help         show this help
+`,
+  export: `Usage: dsh-fs export --postgres URL --workspace NAME --root DIR [--overwrite] [--json]
+
+Copies the PostgreSQL workspace NAME into the directory DIR (created if missing): files (with
+their modification times), directories and symbolic links (an absolute link is written relative
+to its directory).
+
+Options:
+  --postgres URL     the database (required)
+  --workspace NAME   the workspace to copy (required)
+  --root DIR         the directory to copy into (required)
+  --overwrite        allow a DIR that is not empty: copied paths replace what is there (a link
+                     there is replaced, not followed), nothing else is removed (default: refuse,
+                     FS_ALREADY_EXISTS)
+  --json             print the counts as JSON, as import does
+  -h, --help         show this help
 `,
   demo: `Usage: dsh-fs demo [--keep DIR]
 
@@ -153,20 +199,26 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 
 const COMMON: Options = { help: { type: 'boolean', short: 'h' } };
 
+const PG: Options = { postgres: { type: 'string' }, workspace: { type: 'string' }, sandbox: { type: 'string' } };
+const TRANSFER: Options = { ...COMMON, root: { type: 'string' }, postgres: { type: 'string' }, workspace: { type: 'string' }, overwrite: { type: 'boolean' }, json: { type: 'boolean' } };
+
 const OPTIONS: Record<Command, Options> = {
   serve: {
     ...COMMON,
+    ...PG,
     root: { type: 'string' },
     mode: { type: 'string' },
     state: { type: 'string' },
     'allow-delete': { type: 'boolean' },
     'max-request-bytes': { type: 'string' },
   },
-  status: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
-  diff: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, color: { type: 'string' }, json: { type: 'boolean' } },
-  commit: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
-  discard: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
+  status: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
+  diff: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, color: { type: 'string' }, json: { type: 'boolean' } },
+  commit: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
+  discard: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
   demo: { ...COMMON, keep: { type: 'string' } },
+  import: TRANSFER,
+  export: TRANSFER,
 };
 
 const TAKES_PATHS: Record<Command, boolean> = {
@@ -176,6 +228,8 @@ const TAKES_PATHS: Record<Command, boolean> = {
   commit: true,
   discard: true,
   demo: false,
+  import: false,
+  export: false,
 };
 
 export interface Parsed {
