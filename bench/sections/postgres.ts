@@ -15,7 +15,8 @@ const EDITS_PER_WRITER = 100;
  * The PostgreSQL backend against bare SQL on the same database: the server in DSH_FS_TEST_PG
  * when set (a Pool per writer), else embedded PGlite. Rows in one table: 1 KiB read and edit
  * through the tools vs one SELECT / one SELECT + one UPDATE … WHERE version; glob and grep over
- * 20,000 files vs the same walk by hand with one query; 4 concurrent writers.
+ * 20,000 files vs the same walk by hand with one query; 4 concurrent writers on distinct files
+ * and on one hot file.
  */
 export async function runPostgresBench(): Promise<BenchRow[]> {
   const server = process.env.DSH_FS_TEST_PG;
@@ -126,47 +127,56 @@ export async function runPostgresBench(): Promise<BenchRow[]> {
       { reps: reps(3), warmup: 1 },
     );
 
-    // Throughput: 4 writers (each with its own filesystem and, on a server, its own pool), unguarded edits of 4 shared files.
+    // Throughput: 4 writers (each with its own filesystem and, on a server, its own pool), unguarded
+    // edits: each of its own file (distinct), then all of one file (hot, every edit contends).
     await bulkInsert(db, workspace, Array.from({ length: WRITERS }, (_, i) => [`/hot/f${i}.txt`, 'START\nEND\n'] as const));
     await bulkInsert(db, workspace, Array.from({ length: WRITERS }, (_, i) => [`/hot-sql/f${i}.txt`, 'START\nEND\n'] as const));
     const writers = Array.from({ length: WRITERS }, () => createPostgresFs({ client: client(), workspace }));
     const writerClients = writers.map(() => client());
     let round = 0;
-    const writeT = await interleave(
-      {
-        fs: async () => {
-          round++;
-          await Promise.all(
-            writers.map(async (w, k) => {
-              for (let i = 0; i < EDITS_PER_WRITER; i++) {
-                const t = await w.resolve(`/hot/f${i % WRITERS}.txt`);
-                await w.editText(t, { oldString: '\nEND', newString: `\nr${round}w${k}e${i}\nEND` });
-              }
-            }),
-          );
-        },
-        sql: async () => {
-          round++;
-          await Promise.all(
-            writerClients.map(async (q, k) => {
-              for (let i = 0; i < EDITS_PER_WRITER; i++) {
-                const path = `/hot-sql/f${i % WRITERS}.txt`;
-                for (;;) {
-                  const { rows } = await q.query('SELECT content, version FROM dsh_fs_entries WHERE workspace = $1 AND path = $2', [workspace, path]);
-                  const next = Buffer.from(Buffer.from(rows[0].content).toString('utf8').replace('\nEND', `\nr${round}w${k}e${i}\nEND`));
-                  const done = await q.query(
-                    'UPDATE dsh_fs_entries SET content = $3, version = $4, size = $5 WHERE workspace = $1 AND path = $2 AND version = $6 RETURNING 1',
-                    [workspace, path, next, contentVersion(next), next.byteLength, rows[0].version],
-                  );
-                  if (done.rows.length === 1) break;
+    const throughput = (fileOf: (writer: number) => number) =>
+      interleave(
+        {
+          fs: async () => {
+            round++;
+            await Promise.all(
+              writers.map(async (w, k) => {
+                const t = await w.resolve(`/hot/f${fileOf(k)}.txt`);
+                for (let i = 0; i < EDITS_PER_WRITER; i++) await w.editText(t, { oldString: '\nEND', newString: `\nr${round}w${k}e${i}\nEND` });
+              }),
+            );
+          },
+          sql: async () => {
+            round++;
+            await Promise.all(
+              writerClients.map(async (q, k) => {
+                const path = `/hot-sql/f${fileOf(k)}.txt`;
+                for (let i = 0; i < EDITS_PER_WRITER; i++) {
+                  for (;;) {
+                    const { rows } = await q.query('SELECT content, version FROM dsh_fs_entries WHERE workspace = $1 AND path = $2', [workspace, path]);
+                    const next = Buffer.from(Buffer.from(rows[0].content).toString('utf8').replace('\nEND', `\nr${round}w${k}e${i}\nEND`));
+                    const done = await q.query(
+                      'UPDATE dsh_fs_entries SET content = $3, version = $4, size = $5 WHERE workspace = $1 AND path = $2 AND version = $6 RETURNING 1',
+                      [workspace, path, next, contentVersion(next), next.byteLength, rows[0].version],
+                    );
+                    if (done.rows.length === 1) break;
+                  }
                 }
-              }
-            }),
-          );
+              }),
+            );
+          },
         },
-      },
-      { reps: reps(3), warmup: 1, ops: WRITERS * EDITS_PER_WRITER, scale: 1000 },
-    );
+        { reps: reps(3), warmup: 1, ops: WRITERS * EDITS_PER_WRITER, scale: 1000 },
+      );
+    const distinctT = await throughput((k) => k);
+    // Each round appends to the files: start the hot case from small files again.
+    await db.query(`UPDATE dsh_fs_entries SET content = $2, version = $3, size = $4 WHERE workspace = $1 AND path LIKE '/hot%/f%.txt'`, [
+      workspace,
+      Buffer.from('START\nEND\n'),
+      contentVersion(Buffer.from('START\nEND\n')),
+      10,
+    ]);
+    const hotT = await throughput(() => 0);
     await db.query('DELETE FROM dsh_fs_entries WHERE workspace = $1', [workspace]);
 
     const n = `${SEARCH_FILES.toLocaleString('en')} files`;
@@ -182,9 +192,14 @@ export async function runPostgresBench(): Promise<BenchRow[]> {
         timing: searchT.grepSql,
       }),
       row(
-        { section: SECTION, case: `${WRITERS} concurrent writers, unguarded edits of ${WRITERS} shared files (${where})`, subject: 'editText, per edit', unit: 'µs/op' },
-        writeT.fs,
-        { name: 'bare SELECT + UPDATE … WHERE version, retried', timing: writeT.sql },
+        { section: SECTION, case: `${WRITERS} concurrent writers, unguarded edits, each of its own file (${where})`, subject: 'editText, per edit', unit: 'µs/op' },
+        distinctT.fs,
+        { name: 'bare SELECT + UPDATE … WHERE version, retried', timing: distinctT.sql },
+      ),
+      row(
+        { section: SECTION, case: `${WRITERS} concurrent writers, unguarded edits, all of one hot file (${where})`, subject: 'editText, per edit', unit: 'µs/op' },
+        hotT.fs,
+        { name: 'bare SELECT + UPDATE … WHERE version, retried', timing: hotT.sql },
       ),
     ];
   } finally {
