@@ -17,6 +17,16 @@ import { RUNS } from '../overlay/helpers.js';
 import { crashAfter, describeUpperStoreKit, type StoreBacking } from '../overlay/store-kit.js';
 import { SERVER, closeShared, newWorkspace, sharedPglite, sharedPool } from './helpers.js';
 
+/** A database as schema version 1 left it, with one workspace. */
+const VERSION_1 = `CREATE TABLE dsh_fs_meta (key text PRIMARY KEY, value text NOT NULL);
+  INSERT INTO dsh_fs_meta VALUES ('schema_version', '1');
+  CREATE TABLE dsh_fs_entries (workspace text NOT NULL, path text COLLATE "C" NOT NULL, parent text COLLATE "C",
+    parent_kind text NOT NULL DEFAULT 'directory', kind text NOT NULL, content bytea, link text, version text, size integer,
+    mtime timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (workspace, path), UNIQUE (workspace, path, kind),
+    FOREIGN KEY (workspace, parent, parent_kind) REFERENCES dsh_fs_entries (workspace, path, kind));
+  CREATE INDEX dsh_fs_entries_parent ON dsh_fs_entries (workspace, parent, path);
+  INSERT INTO dsh_fs_entries (workspace, path, parent, kind) VALUES ('old', '/', NULL, 'directory');`;
+
 /** Each place is a fresh sandbox name; opening it again ends the earlier "processes" (they let go of the lock). */
 function pgBacking(client: () => Promise<PgQueryable> | PgQueryable, runsFactor?: number): StoreBacking & { end(): Promise<void> } {
   // Each lock holds a pooled connection: the stores of the previous place let go of theirs.
@@ -58,6 +68,28 @@ describe.runIf(SERVER !== undefined)('against DSH_FS_TEST_PG', () => {
     await closeShared();
   });
   describeUpperStoreKit('PostgreSQL (server)', backing);
+
+  it('migrates a version-1 database once when 6 processes (pools) start at once', async () => {
+    const name = `dshfs_migrate_${process.pid}_${Date.now()}`;
+    await sharedPool().query(`CREATE DATABASE ${name}`);
+    const url = new URL(SERVER!);
+    url.pathname = `/${name}`;
+    const pools = Array.from({ length: 6 }, () => new pg.Pool({ connectionString: url.toString(), max: 2 }));
+    try {
+      await pools[0]!.query(VERSION_1);
+      const stores = pools.map((client, i) => createPostgresUpperStore({ client, sandbox: `s${i}` }));
+      await Promise.all(stores.map((s, i) => s.writeState(new Uint8Array([i]))));
+      const { rows } = await pools[0]!.query(`SELECT value FROM dsh_fs_meta WHERE key = 'schema_version'`);
+      expect(rows).toEqual([{ value: String(SCHEMA_VERSION) }]);
+      for (const [i, s] of stores.entries()) expect(await s.readState()).toEqual(new Uint8Array([i]));
+      const old = createPostgresFs({ client: pools[1]!, workspace: 'old' });
+      expect(await old.listDir(await old.resolve('/'))).toEqual([]);
+      for (const s of stores) await s.unlock();
+    } finally {
+      for (const p of pools) await p.end();
+      await sharedPool().query(`DROP DATABASE ${name}`);
+    }
+  });
 
   it('a second process (another connection) cannot write the sandbox while the first holds it: FS_CONFLICT naming the holder', async () => {
     const other = new pg.Pool({ connectionString: SERVER, max: 2, application_name: 'second-host' });
@@ -225,15 +257,7 @@ describe('PostgreSQL upper store', () => {
   it('migrates a version-1 database to the current schema, keeping its workspaces, when processes start at once', async () => {
     const db = await PGlite.create();
     try {
-      // A database as version 1 left it.
-      await db.exec(`CREATE TABLE dsh_fs_meta (key text PRIMARY KEY, value text NOT NULL);
-        INSERT INTO dsh_fs_meta VALUES ('schema_version', '1');
-        CREATE TABLE dsh_fs_entries (workspace text NOT NULL, path text COLLATE "C" NOT NULL, parent text COLLATE "C",
-          parent_kind text NOT NULL DEFAULT 'directory', kind text NOT NULL, content bytea, link text, version text, size integer,
-          mtime timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (workspace, path), UNIQUE (workspace, path, kind),
-          FOREIGN KEY (workspace, parent, parent_kind) REFERENCES dsh_fs_entries (workspace, path, kind));
-        CREATE INDEX dsh_fs_entries_parent ON dsh_fs_entries (workspace, parent, path);
-        INSERT INTO dsh_fs_entries (workspace, path, parent, kind) VALUES ('old', '/', NULL, 'directory');`);
+      await db.exec(VERSION_1);
       const stores = Array.from({ length: 3 }, (_, i) => createPostgresUpperStore({ client: db, sandbox: `s${i}` }));
       await Promise.all(stores.map((s, i) => s.writeState(new Uint8Array([i]))));
       const { rows } = await db.query<{ value: string }>(`SELECT value FROM dsh_fs_meta WHERE key = 'schema_version'`);
