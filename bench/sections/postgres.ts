@@ -204,7 +204,7 @@ export async function runPostgresBench(): Promise<BenchRow[]> {
         name: 'SELECT + UPDATE … WHERE version',
         timing: editT.sql,
       }),
-      row({ section: SECTION, case: `glob **/*.ts, ${n} (${where})`, subject: 'glob (postgres walk)', unit: 'ms' }, searchT.glob, { name: 'one range SELECT of paths', timing: searchT.globSql }),
+      row({ section: SECTION, case: `glob **/*.ts, ${n} (${where})`, subject: 'glob (postgres)', unit: 'ms' }, searchT.glob, { name: 'one range SELECT of paths', timing: searchT.globSql }),
       row({ section: SECTION, case: `grep needle, ${n} (${where})`, subject: 'grep (postgres)', unit: 'ms' }, searchT.grep, {
         name: 'one range SELECT of contents + JS regex',
         timing: searchT.grepSql,
