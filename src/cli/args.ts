@@ -65,6 +65,7 @@ Exit status: 0 success, 1 failure or commit conflict, 2 usage error.
 export const HELP: Record<Command, string> = {
   serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete]
                     [--max-request-bytes N]
+       dsh-fs serve --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [...]
 
 Runs an MCP server on stdin/stdout exposing the tools read, write, edit, list, glob and grep, and
 in sandbox mode move and delete, confined to DIR, under the observation policy: a session must
@@ -91,6 +92,7 @@ stderr. The sandbox is saved after every change, so "dsh-fs status", "diff", "co
 "discard" work from another terminal while the server runs.
 `,
   status: `Usage: dsh-fs status --root DIR [--state DIR] [--json] [PATH...]
+       dsh-fs status --postgres URL --workspace NAME [--sandbox NAME] [--json] [PATH...]
 
 Lists the changes in the sandbox over DIR, one per line: A (added), M (modified) or D (deleted),
 then the path relative to DIR.
@@ -105,6 +107,7 @@ ${PATHS_HELP}
   -h, --help    show this help
 `,
   diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--color auto|always|never] [--json] [PATH...]
+       dsh-fs diff --postgres URL --workspace NAME [--sandbox NAME] [--color auto|always|never] [--json] [PATH...]
 
 Prints the sandbox's changes as a git-style unified diff, from DIR as it is now to the sandbox.
 
@@ -118,6 +121,7 @@ ${PATHS_HELP}
   -h, --help        show this help
 `,
   commit: `Usage: dsh-fs commit --root DIR [--state DIR] [--force] [--json] [PATH...]
+       dsh-fs commit --postgres URL --workspace NAME [--sandbox NAME] [--force] [--json] [PATH...]
 
 Writes the sandbox's changes to DIR. A file that changed in DIR since the sandbox first saw it is
 a conflict: it is reported and left untouched, and stays in the sandbox. Look at it with
@@ -137,6 +141,7 @@ ${PATHS_HELP}
   -h, --help    show this help
 `,
   discard: `Usage: dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
+       dsh-fs discard --postgres URL --workspace NAME [--sandbox NAME] [--json] [PATH...]
 
 Drops the sandbox's changes: those paths show DIR's content again.
 
