@@ -15,7 +15,7 @@ export interface BenchRow {
   readonly case: string;
   /** What was measured, e.g. "read tool (local)". */
   readonly subject: string;
-  readonly unit: 'ms' | 'µs/op' | 'B/file';
+  readonly unit: 'ms' | 'µs/op' | 'B/file' | 'B/fork';
   /** Median of the repetitions. */
   readonly value: number;
   readonly min?: number;
@@ -229,7 +229,7 @@ export function reps(full: number): number {
  */
 export function checkRows(source: string, rows: unknown): BenchRow[] {
   if (!Array.isArray(rows)) throw new TypeError(`${source}: expected an array of rows, got ${typeof rows}`);
-  const units: readonly string[] = ['ms', 'µs/op', 'B/file'];
+  const units: readonly string[] = ['ms', 'µs/op', 'B/file', 'B/fork'];
   return rows.map((r: unknown, i) => {
     const x = r as Partial<Record<keyof BenchRow, unknown>> | null;
     const ok =

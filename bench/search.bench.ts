@@ -1,9 +1,12 @@
+import { execFile, spawnSync } from 'node:child_process';
+import { lstatSync } from 'node:fs';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join, posix } from 'node:path';
 import fg from 'fast-glob';
 import { createLocalFs } from '../src/backends/local/index.js';
 import { createMemoryFs } from '../src/backends/memory/index.js';
-import { glob, grep, type FileSystem } from '../src/seam/index.js';
+import { glob, grep, type FileSystem } from '../src/index.js';
 import { interleave, reps, row, tempDir, type BenchRow, type Timing } from './lib.js';
 
 /**
@@ -18,6 +21,7 @@ import { interleave, reps, row, tempDir, type BenchRow, type Timing } from './li
  */
 
 const SECTION = 'search';
+const execFileAsync = promisify(execFile);
 
 /** The shape the search benchmark reports; also a BenchRow for the shared table. */
 export interface SearchBenchRow extends BenchRow {
@@ -68,19 +72,6 @@ async function writeTree(root: string, tree: Tree): Promise<void> {
   }
 }
 
-/** Every file under `dir` through resolve + listDir, and nothing else. */
-async function contractWalk(fs: FileSystem, dir: string): Promise<number> {
-  let n = 0;
-  const walk = async (d: string): Promise<void> => {
-    for (const e of await fs.listDir(await fs.resolve(d))) {
-      if (e.type === 'directory') await walk(posix.join(d, e.name));
-      else if (e.type === 'file') n++;
-    }
-  };
-  await walk(dir);
-  return n;
-}
-
 /** The naive grep on disk: recursive readdir, whole-file read, split, test. */
 async function naiveDiskGrep(dir: string, re: RegExp): Promise<number> {
   let hits = 0;
@@ -112,8 +103,24 @@ async function naiveContractGrep(fs: FileSystem, dir: string, re: RegExp): Promi
   return hits;
 }
 
-function searchRow(name: string, kase: string, subject: string, ours: Timing, baselineName: string, baseline: Timing, note: string): SearchBenchRow {
-  const base = row({ section: SECTION, case: kase, subject, unit: 'ms', note }, ours, { name: baselineName, timing: baseline });
+function searchRow(
+  name: string,
+  kase: string,
+  subject: string,
+  ours: Timing,
+  baselineName: string,
+  baseline: Timing,
+  note: string,
+  goal?: number,
+): SearchBenchRow {
+  const ratioNow = baseline.median === 0 ? Number.NaN : ours.median / baseline.median;
+  if (goal !== undefined) note = `${note}; goal ≤ ${goal}×: ${Number.isNaN(ratioNow) ? 'not measured' : ratioNow <= goal ? 'met' : 'MISSED'}`;
+  const base = row(
+    { section: SECTION, case: kase, subject, unit: 'ms', note },
+    ours,
+    { name: baselineName, timing: baseline },
+    goal === undefined ? undefined : { text: `≤ ${goal}×`, maxRatio: goal },
+  );
   return {
     ...base,
     name,
@@ -122,6 +129,35 @@ function searchRow(name: string, kase: string, subject: string, ours: Timing, ba
     ratio: baseline.median === 0 ? Number.NaN : ours.median / baseline.median,
     note,
   };
+}
+
+/** Peak heap growth (MiB) during one run of `fn`, sampled every 2 ms after a full collection. */
+async function peakHeapMiB(fn: () => Promise<unknown>): Promise<number> {
+  (globalThis as { gc?: () => void }).gc?.();
+  const start = process.memoryUsage().heapUsed;
+  let peak = start;
+  const timer = setInterval(() => {
+    peak = Math.max(peak, process.memoryUsage().heapUsed);
+  }, 2);
+  try {
+    await fn();
+  } finally {
+    clearInterval(timer);
+  }
+  peak = Math.max(peak, process.memoryUsage().heapUsed);
+  return (peak - start) / (1024 * 1024);
+}
+
+const mib = (n: number) => `peak heap +${n.toFixed(1)} MiB`;
+
+/** ripgrep's matches for `needle` under `dir` (every file: no ignore rules, hidden included), or undefined without rg. */
+function rgAvailable(): boolean {
+  return spawnSync('rg', ['--version'], { stdio: 'ignore' }).status === 0;
+}
+
+async function rgCount(dir: string, pattern: string): Promise<number> {
+  const { stdout } = await execFileAsync('rg', ['--no-ignore', '--hidden', '--no-heading', '-n', pattern, dir], { maxBuffer: 256 * 1024 * 1024 });
+  return stdout.length === 0 ? 0 : stdout.trimEnd().split('\n').length;
 }
 
 function expectCount(what: string, got: number, want: number): void {
@@ -151,33 +187,43 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
     // how much of the cost is the provider's listing rather than the search.
     const heavy = files >= 50_000;
     const globReps = { reps: reps(heavy ? 2 : 3), warmup: heavy ? 0 : 1 };
+    // Paths alone on both sides (fast-glob's default), then paths with size and mtime on both.
     const g = await interleave(
       {
-        ours: async () => expectCount('glob (local)', (await glob(local, '**/*.ts', { cwd: root, limit: files })).matches.length, tsCount),
+        ours: async () => expectCount('glob (local)', (await glob(local, '**/*.ts', { cwd: root, limit: files, stats: false })).matches.length, tsCount),
         fastGlob: async () => expectCount('fast-glob (disk)', (await fg('**/*.ts', { cwd: root, dot: true })).length, tsCount),
-        walk: async () => expectCount('contract walk (local)', await contractWalk(local, root), tree.files),
+        oursStats: async () => expectCount('glob with stats (local)', (await glob(local, '**/*.ts', { cwd: root, limit: files })).matches.length, tsCount),
+        fastGlobStats: async () => expectCount('fast-glob with stats (disk)', (await fg('**/*.ts', { cwd: root, dot: true, stats: true })).length, tsCount),
       },
       globReps,
     );
     const matches = `${tsCount.toLocaleString('en')} matches`;
-    rows.push(searchRow('glob **/*.ts, local', `${size} on disk, **/*.ts`, 'glob over the contract (local)', g.ours, 'fast-glob on disk', g.fastGlob, matches));
+    const globPeak = await peakHeapMiB(() => glob(local, '**/*.ts', { cwd: root, limit: files, stats: false }));
+    const globStatsPeak = await peakHeapMiB(() => glob(local, '**/*.ts', { cwd: root, limit: files }));
     rows.push(
-      searchRow('glob **/*.ts, local, vs listing', `${size} on disk, **/*.ts`, 'glob over the contract (local)', g.ours, 'listDir walk over the contract (local)', g.walk, `${matches}; the baseline is the provider's listing alone`),
+      searchRow('glob **/*.ts, local', `${size} on disk, **/*.ts`, 'glob over the contract (local), stats: false', g.ours, 'fast-glob on disk', g.fastGlob, `${matches}; ${mib(globPeak)}`, 1.5),
+    );
+    rows.push(
+      searchRow('glob **/*.ts, local, with stats', `${size} on disk, **/*.ts`, 'glob over the contract (local), size and mtime of each match', g.oursStats, 'fast-glob on disk, stats: true', g.fastGlobStats, `${matches}; ${mib(globStatsPeak)}`),
     );
 
+    const memFg = vol as unknown as fg.FileSystemAdapter;
     const m = await interleave(
       {
-        ours: async () => expectCount('glob (memory)', (await glob(memory, '**/*.ts', { cwd: '/tree', limit: files })).matches.length, memTs),
-        fastGlob: async () =>
-          expectCount('fast-glob (memfs)', (await fg('**/*.ts', { cwd: '/tree', dot: true, fs: vol as unknown as fg.FileSystemAdapter })).length, memTs),
-        walk: async () => expectCount('contract walk (memory)', await contractWalk(memory, '/tree'), tenth.length),
+        ours: async () => expectCount('glob (memory)', (await glob(memory, '**/*.ts', { cwd: '/tree', limit: files, stats: false })).matches.length, memTs),
+        fastGlob: async () => expectCount('fast-glob (memfs)', (await fg('**/*.ts', { cwd: '/tree', dot: true, fs: memFg })).length, memTs),
+        oursStats: async () => expectCount('glob with stats (memory)', (await glob(memory, '**/*.ts', { cwd: '/tree', limit: files })).matches.length, memTs),
       },
       { reps: reps(3), warmup: 1 },
     );
     const memMatches = `${memTs.toLocaleString('en')} matches`;
-    rows.push(searchRow('glob **/*.ts, memory', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory)', m.ours, 'fast-glob on the memfs volume', m.fastGlob, memMatches));
+    const memPeak = await peakHeapMiB(() => glob(memory, '**/*.ts', { cwd: '/tree', limit: files, stats: false }));
     rows.push(
-      searchRow('glob **/*.ts, memory, vs listing', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory)', m.ours, 'listDir walk over the contract (memory)', m.walk, `${memMatches}; the baseline is the provider's listing alone`),
+      searchRow('glob **/*.ts, memory', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory), stats: false', m.ours, 'fast-glob on the memfs volume', m.fastGlob, `${memMatches}; ${mib(memPeak)}`, 2),
+    );
+    rows.push(
+      // fast-glob's stats: true finds nothing over a memfs volume, so the baseline is its default.
+      searchRow('glob **/*.ts, memory, with stats', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory), size and mtime of each match', m.oursStats, 'fast-glob on the memfs volume (paths only)', m.fastGlob, memMatches),
     );
 
     // grep: one tenth of the tree unless asked for all of it (every file is read and versioned).
@@ -196,7 +242,49 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
       },
       { reps: reps(3), warmup: 1 },
     );
-    rows.push(searchRow('grep /needle/, local', `${grepCase} on disk`, 'grep over the contract (local)', d.ours, 'naive loop on node:fs', d.naive, `${needles} matches`));
+    const grepPeak = await peakHeapMiB(() => grep(local, re, { path: join(root, sub), gitignore: false, maxMatches: files }));
+    rows.push(
+      searchRow('grep /needle/, local', `${grepCase} on disk`, 'grep over the contract (local)', d.ours, 'sequential loop on node:fs', d.naive, `${needles} matches; ${mib(grepPeak)}`, 1),
+    );
+    if (rgAvailable()) {
+      const r = await interleave(
+        {
+          ours: async () =>
+            expectCount('grep (local)', (await grep(local, re, { path: join(root, sub), gitignore: false, maxMatches: files })).matches.length, needles),
+          rg: async () => expectCount('ripgrep', await rgCount(join(root, sub), 'needle'), needles),
+        },
+        { reps: reps(3), warmup: 1 },
+      );
+      rows.push(searchRow('grep /needle/, local, vs rg', `${grepCase} on disk`, 'grep over the contract (local)', r.ours, 'ripgrep (rg)', r.rg, `${needles} matches`, 3));
+    } else {
+      const none = { median: 0, min: 0, max: 0, reps: 0 };
+      rows.push(searchRow('grep /needle/, local, vs rg', `${grepCase} on disk`, 'grep over the contract (local)', d.ours, 'ripgrep (rg)', none, 'rg not installed', 3));
+    }
+
+    // listDir of one directory of 10,000 entries vs readdir with file types.
+    const flat = join(dir, 'flat');
+    await mkdir(flat);
+    for (let i = 0; i < 10_000; i += 500) {
+      await Promise.all(Array.from({ length: 500 }, (_, j) => writeFile(join(flat, `f${i + j}.ts`), 'x\n')));
+    }
+    const flatFs = createLocalFs({ root: flat });
+    const l = await interleave(
+      {
+        ours: async () => expectCount('listDir (local)', (await flatFs.listDir(await flatFs.resolve(flat), { stats: false })).length, 10_000),
+        readdir: async () => expectCount('readdir', (await readdir(flat, { withFileTypes: true })).length, 10_000),
+        oursStats: async () => expectCount('listDir with stats (local)', (await flatFs.listDir(await flatFs.resolve(flat))).length, 10_000),
+        readdirStats: async () => {
+          const names = await readdir(flat, { withFileTypes: true });
+          for (const d of names) lstatSync(join(flat, d.name));
+          expectCount('readdir + lstat', names.length, 10_000);
+        },
+      },
+      { reps: reps(5), warmup: 1 },
+    );
+    rows.push(searchRow('listDir 10,000 entries, local', '10,000 files in one directory', 'listDir (local), stats: false', l.ours, 'fs.readdir with file types', l.readdir, 'types only on both sides', 3));
+    rows.push(
+      searchRow('listDir 10,000 entries, local, with stats', '10,000 files in one directory', 'listDir (local), size and mtime of each entry', l.oursStats, 'fs.readdir with file types, then lstatSync of each', l.readdirStats, 'an lstat per entry on both sides'),
+    );
 
     const c = await interleave(
       {

@@ -2,9 +2,10 @@ import { constants as fsc } from 'node:fs';
 import { cp, mkdir, open, rename, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { createLocalFs } from '../../src/backends/local/index.js';
-import { createOverlayFs } from '../../src/backends/overlay/index.js';
+import { createMemoryFs } from '../../src/backends/memory/index.js';
+import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
 import { sourceText } from '../fixtures.js';
-import { interleave, MiB, reps, row, summarise, tempDir, usedBytes, type BenchRow } from '../lib.js';
+import { collect, interleave, MiB, reps, row, summarise, tempDir, usedBytes, type BenchRow } from '../lib.js';
 import { smallFile, toolHarness } from '../subjects.js';
 
 const SECTION = 'overlay';
@@ -22,6 +23,15 @@ const rel = (i: number) => `pkg${String(i % 10)}/f${String(i).padStart(4, '0')}.
  * local provider itself, and committing 1,000 changed files against copying them with fs.cp.
  */
 export async function runOverlayBench(): Promise<BenchRow[]> {
+  // BENCH_OVERLAY=forks: only the fork rows (the rest of the section takes minutes).
+  if (process.env.BENCH_OVERLAY === 'forks') {
+    const { dir, cleanup } = await tempDir('overlay');
+    try {
+      return await forks(dir);
+    } finally {
+      await cleanup();
+    }
+  }
   const rows: BenchRow[] = [];
   const { dir, cleanup } = await tempDir('overlay');
   try {
@@ -136,6 +146,7 @@ export async function runOverlayBench(): Promise<BenchRow[]> {
     );
 
     rows.push(...(await persistedWrites(dir)));
+    rows.push(...(await forks(dir)));
   } finally {
     await cleanup();
   }
@@ -189,4 +200,115 @@ async function persistedWrites(dir: string): Promise<BenchRow[]> {
       { name: 'overlay, in memory', timing: memoryPerFile },
     ),
   ];
+}
+
+const FORKS = 200;
+const FORK_BIG = 10_000;
+const FORK_SMALL = 10;
+const DEPTH = 5;
+const DEEP_READS = 500;
+
+/** An in-memory sandbox over a memory lower with `n` changed ~1 KiB files. */
+async function sandboxWith(n: number): Promise<OverlayFileSystem> {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < n; i++) files[`/${rel(i)}`] = smallFile(i);
+  const sandbox = await createOverlayFs({ lower: createMemoryFs({ files }) });
+  for (let i = 0; i < n; i++) await sandbox.writeText(await sandbox.resolve(`/${rel(i)}`), `${smallFile(i)}// changed\n`);
+  return sandbox;
+}
+
+/**
+ * Forks: the time and memory of a fork of a sandbox holding 10,000 changed files against one
+ * holding 10 (constant time: the same); reads in a fork five levels deep against the root overlay.
+ */
+async function forks(dir: string): Promise<BenchRow[]> {
+  const rows: BenchRow[] = [];
+  const big = await sandboxWith(FORK_BIG);
+  const small = await sandboxWith(FORK_SMALL);
+  const sizes = `${FORK_BIG.toLocaleString('en')} changed files`;
+  const forkAll = async (from: OverlayFileSystem) => {
+    const held: OverlayFileSystem[] = [];
+    for (let i = 0; i < FORKS; i++) held.push(await from.fork());
+    return held;
+  };
+  // Each run starts from a collected heap: the forks a run made are garbage for the next, and a
+  // collection that lands in one run would be charged to whichever variant it hits.
+  const time = await interleave(
+    { big: () => forkAll(big), small: () => forkAll(small) },
+    { reps: reps(21), warmup: 3, ops: FORKS, scale: 1000, before: () => collect() },
+  );
+  const goal = { text: '≤ 1.2× (same within noise)', maxRatio: 1.2 };
+  rows.push(
+    row(
+      { section: SECTION, case: `fork() of an in-memory sandbox`, subject: `fork, ${sizes}`, unit: 'µs/op' },
+      time.big,
+      { name: `fork, ${FORK_SMALL} changed files`, timing: time.small },
+      goal,
+    ),
+  );
+  const perFork = async (from: OverlayFileSystem) => {
+    const before = usedBytes();
+    const held = await forkAll(from);
+    const bytes = (usedBytes() - before) / FORKS;
+    held.length = 0;
+    return bytes;
+  };
+  const memSamples = { big: [] as number[], small: [] as number[] };
+  for (let r = 0; r < reps(3); r++) {
+    memSamples.big.push(await perFork(big));
+    memSamples.small.push(await perFork(small));
+  }
+  rows.push(
+    row(
+      { section: SECTION, case: `fork() of an in-memory sandbox, retained heap + external`, subject: `fork, ${sizes}`, unit: 'B/fork' },
+      summarise(memSamples.big),
+      { name: `fork, ${FORK_SMALL} changed files`, timing: summarise(memSamples.small) },
+      goal,
+    ),
+  );
+
+  // Persisted: the fork shares the saved state and blobs by hard links (one per blob), so it is
+  // not constant time; measured, not held to the goal.
+  const persisted = async (n: number, tag: string) => {
+    const lowerDir = join(dir, `fork-lower-${tag}`);
+    for (let p = 0; p < 10; p++) await mkdir(join(lowerDir, `pkg${p}`), { recursive: true });
+    const sandbox = await createOverlayFs({ lower: createLocalFs({ root: lowerDir }), stateDir: join(dir, `fork-state-${tag}`) });
+    for (let i = 0; i < n; i++) await sandbox.writeText(await sandbox.resolve(join(lowerDir, `pkg${i % 10}/w${i}.ts`)), smallFile(i));
+    return sandbox;
+  };
+  const pBig = await persisted(FORK_BIG, 'big');
+  const pSmall = await persisted(FORK_SMALL, 'small');
+  let k = 0;
+  const pTime = await interleave(
+    { big: () => pBig.fork({ stateDir: join(dir, `fork-into-${k++}`) }), small: () => pSmall.fork({ stateDir: join(dir, `fork-into-${k++}`) }) },
+    { reps: reps(5), warmup: 1 },
+  );
+  rows.push(
+    row(
+      { section: SECTION, case: 'fork({ stateDir }) of a persisted sandbox', subject: `fork, ${sizes}`, unit: 'ms', note: 'one hard link per blob' },
+      pTime.big,
+      { name: `fork, ${FORK_SMALL} changed files`, timing: pTime.small },
+    ),
+  );
+
+  // Reads of changed files in a fork five levels deep (each level changed files of its own) against the root.
+  let deep: OverlayFileSystem = big;
+  for (let d = 0; d < DEPTH; d++) {
+    deep = await deep.fork();
+    for (let i = 0; i < 100; i++) await deep.writeText(await deep.resolve(`/level${d}/f${i}.ts`), smallFile(i));
+  }
+  const targets = await Promise.all(Array.from({ length: DEEP_READS }, (_, i) => big.resolve(`/${rel((i * 19) % FORK_BIG)}`)));
+  const readAll = async (fs: OverlayFileSystem) => {
+    for (const t of targets) await fs.readBytes(t, { maxBytes: 1 << 20 });
+  };
+  const reads = await interleave({ deep: () => readAll(deep), root: () => readAll(big) }, { reps: reps(15), warmup: 3, ops: DEEP_READS, scale: 1000 });
+  rows.push(
+    row(
+      { section: SECTION, case: `read of a changed file (readBytes, ${sizes})`, subject: `fork ${DEPTH} levels deep`, unit: 'µs/op' },
+      reads.deep,
+      { name: 'root overlay', timing: reads.root },
+      { text: '≤ 1.2×', maxRatio: 1.2 },
+    ),
+  );
+  return rows;
 }

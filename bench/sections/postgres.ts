@@ -1,7 +1,8 @@
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { createPostgresFs, type PgQueryable } from '../../src/backends/postgres/index.js';
-import { contentVersion, glob, grep, isFsError } from '../../src/seam/index.js';
+import { contentVersion, isFsError } from '../../src/seam/index.js';
+import { glob, grep } from '../../src/search/index.js';
 import { interleave, reps, row, type BenchRow } from '../lib.js';
 import { markerOf, smallFile, toolHarness } from '../subjects.js';
 

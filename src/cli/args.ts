@@ -15,7 +15,7 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-export const COMMANDS = ['serve', 'status', 'diff', 'commit', 'discard', 'demo', 'import', 'export'] as const;
+export const COMMANDS = ['serve', 'status', 'diff', 'commit', 'discard', 'fork', 'demo', 'import', 'export'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const isCommand = (value: string): value is Command => (COMMANDS as readonly string[]).includes(value);
@@ -27,6 +27,8 @@ const POSTGRES_HELP = `  --postgres URL     instead of --root and --state: a wor
                      postgresql://user@host:port/db); the sandbox is kept in the same database
   --workspace NAME   the workspace (required with --postgres)
   --sandbox NAME     the sandbox's name in the database (default: the workspace's name)`;
+const AGAINST_HELP = `  --against-parent  for a fork (dsh-fs fork): compare with the sandbox it was forked from, as
+                it was then, instead of DIR: what this attempt did differently`;
 
 const PATHS_HELP = `  PATH...       limit the command to these files or directories (each selects everything beneath it);
                 relative to the current directory when it is inside --root, else to --root`;
@@ -35,10 +37,11 @@ export const MAIN_HELP = `dsh-fs — file tools for AI agents (read, write, edit
 
 Usage:
   dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--max-request-bytes N]
-  dsh-fs status  --root DIR [--state DIR] [--json] [PATH...]
-  dsh-fs diff    --root DIR [--state DIR] [--color auto|always|never] [--json] [PATH...]
+  dsh-fs status  --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
+  dsh-fs diff    --root DIR [--state DIR] [--against-parent] [--color auto|always|never] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
+  dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
   dsh-fs demo    [--keep DIR]
   dsh-fs serve|status|diff|commit|discard --postgres URL --workspace NAME [--sandbox NAME] [...]
   dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
@@ -51,6 +54,7 @@ Commands:
   diff      show those changes as a unified diff
   commit    write the sandbox's changes to the directory, refusing any that conflict
   discard   drop the sandbox's changes
+  fork      fork the sandbox into a new state directory (shared, not copied) that another serve can use
   demo      run a scripted agent session on a sample project in a temporary directory
   import    copy a directory tree into a PostgreSQL workspace
   export    copy a PostgreSQL workspace into a directory
@@ -91,7 +95,7 @@ Each MCP session is one agent session for the policy. Only MCP messages go to st
 stderr. The sandbox is saved after every change, so "dsh-fs status", "diff", "commit" and
 "discard" work from another terminal while the server runs.
 `,
-  status: `Usage: dsh-fs status --root DIR [--state DIR] [--json] [PATH...]
+  status: `Usage: dsh-fs status --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
        dsh-fs status --postgres URL --workspace NAME [--sandbox NAME] [--json] [PATH...]
 
 Lists the changes in the sandbox over DIR, one per line: A (added), M (modified) or D (deleted),
@@ -101,12 +105,13 @@ Options:
   --root DIR    the directory the sandbox is over (required)
 ${STATE_HELP}
 ${POSTGRES_HELP}
+${AGAINST_HELP}
   --json        print the changes as JSON: { "changes": [{ "path", "kind", "size"? }],
                 "removedTempFiles": [...] } (temp files a killed commit left, now removed)
 ${PATHS_HELP}
   -h, --help    show this help
 `,
-  diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--color auto|always|never] [--json] [PATH...]
+  diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--against-parent] [--color auto|always|never] [--json] [PATH...]
        dsh-fs diff --postgres URL --workspace NAME [--sandbox NAME] [--color auto|always|never] [--json] [PATH...]
 
 Prints the sandbox's changes as a git-style unified diff, from DIR as it is now to the sandbox.
@@ -115,6 +120,7 @@ Options:
   --root DIR        the directory the sandbox is over (required)
 ${STATE_HELP}
 ${POSTGRES_HELP}
+${AGAINST_HELP}
   --color WHEN      auto (default: coloured on a terminal, unless NO_COLOR is set), always, never
   --json            print one entry per changed file: [{ "path", "kind", "diff" }]
 ${PATHS_HELP}
@@ -184,6 +190,22 @@ Options:
   --json             print the counts as JSON, as import does
   -h, --help         show this help
 `,
+  fork: `Usage: dsh-fs fork --root DIR [--state DIR] --into NEWSTATE [--json]
+
+Makes NEWSTATE a fork of the sandbox over DIR: a sandbox that starts with the same changes, and
+from then on changes on its own ("dsh-fs serve --root DIR --state NEWSTATE" serves it). The fork
+shares the saved changes and their contents with the sandbox instead of copying them (hard links).
+Use it to let several agents try the same task side by side: compare each attempt with
+"dsh-fs diff --state NEWSTATE --against-parent", commit the one to keep, and delete the other
+state directories.
+
+Options:
+  --root DIR       the directory the sandbox is over (required)
+${STATE_HELP}
+  --into NEWSTATE  the fork's state directory (required): absent or empty, outside --root
+  --json           print { "stateDir", "parent", "changes" }
+  -h, --help       show this help
+`,
   demo: `Usage: dsh-fs demo [--keep DIR]
 
 Creates a small sample project in a temporary directory and runs a scripted agent session against
@@ -217,10 +239,19 @@ const OPTIONS: Record<Command, Options> = {
     'allow-delete': { type: 'boolean' },
     'max-request-bytes': { type: 'string' },
   },
-  status: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
-  diff: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, color: { type: 'string' }, json: { type: 'boolean' } },
+  status: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, 'against-parent': { type: 'boolean' }, json: { type: 'boolean' } },
+  diff: {
+    ...COMMON,
+    ...PG,
+    root: { type: 'string' },
+    state: { type: 'string' },
+    'against-parent': { type: 'boolean' },
+    color: { type: 'string' },
+    json: { type: 'boolean' },
+  },
   commit: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
   discard: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
+  fork: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, into: { type: 'string' }, json: { type: 'boolean' } },
   demo: { ...COMMON, keep: { type: 'string' } },
   import: TRANSFER,
   export: TRANSFER,
@@ -232,6 +263,7 @@ const TAKES_PATHS: Record<Command, boolean> = {
   diff: true,
   commit: true,
   discard: true,
+  fork: false,
   demo: false,
   import: false,
   export: false,

@@ -17,7 +17,7 @@ import {
   type Parsed,
 } from './args.js';
 import { demo } from './demo.js';
-import { commit, diff, discard, status, type Io } from './review.js';
+import { commit, diff, discard, fork, status, type Io } from './review.js';
 import { createDshFsMcpServer } from './serve.js';
 import { BoundedStdioTransport, maxRequestBytes, type TransportEnd } from './stdio-transport.js';
 import { fsTools, moveDeleteTools, searchTools } from '../tools/index.js';
@@ -66,6 +66,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await commit(parsed, io);
       case 'discard':
         return await discard(parsed, io);
+      case 'fork':
+        return await fork(parsed, io);
       case 'demo':
         return await demo(io, optionalString(parsed, 'keep'));
       case 'import':

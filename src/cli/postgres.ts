@@ -27,6 +27,8 @@ export function postgresTarget(parsed: Parsed, command: Command): PostgresTarget
     }
     return undefined;
   }
+  // A sandbox in the database has no forks (yet): nothing to compare against.
+  if (parsed.values['against-parent'] !== undefined) throw new UsageError('--against-parent does not go with --postgres', command);
   for (const name of ['root', 'state']) {
     if (parsed.values[name] !== undefined && command !== 'import' && command !== 'export') {
       throw new UsageError(`--${name} does not go with --postgres (the workspace and its sandbox are in the database)`, command);

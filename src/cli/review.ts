@@ -5,7 +5,7 @@ import { UsageError, type Command, type Parsed, EXIT_FAILURE, EXIT_OK, oneOf, op
 import { colorDiff, colorsFor, type ColorMode } from './color.js';
 import { deadHolder, withStateLock, type StateLockOptions } from './lock.js';
 import { relativeInside } from './paths.js';
-import { hasSandboxState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
+import { hasSandboxState, mkdirState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
 import { postgresSandbox, postgresTarget, type PostgresSandbox } from './postgres.js';
 
 /** Where the command's output goes; the CLI passes the process streams, tests may pass others. */
@@ -138,7 +138,7 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('status', parsed, io);
   const removedTempFiles = await sweepIfDead(located, io);
   const overlay = await openExisting(located);
-  const changes = overlay ? await overlay.changes(located.paths) : [];
+  const changes = overlay ? await overlay.changes(located.paths, against(parsed)) : [];
   if (parsed.values.json === true) {
     const out = changes.map((c) => changeJson(located.root, c));
     io.stdout.write(`${JSON.stringify({ changes: out, removedTempFiles }, null, 2)}\n`);
@@ -163,13 +163,13 @@ export async function diff(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('diff', parsed, io);
   const overlay = await openExisting(located);
   if (parsed.values.json === true) {
-    const changes = overlay ? await overlay.changes(located.paths) : [];
+    const changes = overlay ? await overlay.changes(located.paths, against(parsed)) : [];
     const out = [];
-    for (const c of changes) out.push({ ...changeJson(located.root, c), diff: await overlay!.diff([c.path]) });
+    for (const c of changes) out.push({ ...changeJson(located.root, c), diff: await overlay!.diff([c.path], against(parsed)) });
     io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
     return EXIT_OK;
   }
-  const text = overlay ? await overlay.diff(located.paths) : '';
+  const text = overlay ? await overlay.diff(located.paths, against(parsed)) : '';
   io.stdout.write(colorDiff(text, colorsFor(io.stdout, mode, io.env)));
   return EXIT_OK;
 }
@@ -269,6 +269,48 @@ export async function discard(parsed: Parsed, io: Io): Promise<number> {
       report(todo);
       return EXIT_OK;
     },
+    { onWait: (pid) => waiting(io, pid) },
+  );
+}
+
+function against(parsed: Parsed) {
+  return { against: parsed.values['against-parent'] === true ? ('parent' as const) : ('lower' as const) };
+}
+
+/**
+ * fork: holds the sandbox's lock (no tool call or commit changes it meanwhile) and the new
+ * directory's (no server starts on it half-made), then forks the saved state into it.
+ */
+export async function fork(parsed: Parsed, io: Io): Promise<number> {
+  const located = await locate('fork', parsed, io);
+  const root = located.root;
+  const into = await resolveStateDir(root, requireString(parsed, 'into', 'fork'), io.env);
+  if (into === located.stateDir) throw new UsageError('--into must be a new state directory, not the sandbox\'s own', 'fork');
+  if (await hasSandboxState(into)) throw new UsageError(`--into "${into}" already holds a sandbox; a fork needs a new state directory`, 'fork');
+  await mkdirState(located.stateDir);
+  await mkdirState(into);
+  return withStateLock(
+    located.stateDir,
+    () =>
+      withStateLock(
+        into,
+        async () => {
+          const parent = await openSandbox(openLower(root), located.stateDir);
+          const child = await parent.fork({ stateDir: into });
+          const n = (await child.changes()).length;
+          if (parsed.values.json === true) {
+            io.stdout.write(`${JSON.stringify({ stateDir: into, parent: located.stateDir, changes: n }, null, 2)}\n`);
+          } else {
+            io.stdout.write(
+              `Forked the sandbox in ${located.stateDir} (${n} change${n === 1 ? '' : 's'}) into ${into}.\n` +
+                `Serve it with: dsh-fs serve --root ${root} --state ${into}\n` +
+                `Compare it with its parent: dsh-fs diff --root ${root} --state ${into} --against-parent\n`,
+            );
+          }
+          return EXIT_OK;
+        },
+        { onWait: (pid) => waiting(io, pid) },
+      ),
     { onWait: (pid) => waiting(io, pid) },
   );
 }

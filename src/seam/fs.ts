@@ -4,6 +4,7 @@ import { editBytes } from './edit.js';
 import { KeyedMutex } from './lock.js';
 import { checkWriteIntent } from './resolve.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
+import { UNVERSIONED } from './types.js';
 import {
   assertWritableText,
   checkText,
@@ -22,6 +23,7 @@ import type {
   FsEditRequest,
   FsExpect,
   FsInfo,
+  FsListOptions,
   FsOpOptions,
   FsProvider,
   FsRenameOptions,
@@ -33,6 +35,8 @@ import type {
   FsTextStream,
   FsVersion,
   FsWalkEntry,
+  FsWalkOptions,
+  FsStreamOptions,
   FsWriteIntent,
   FsWriteOutcome,
 } from './types.js';
@@ -118,16 +122,20 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
 
     readText: (target, opts) => readChecked(target, 'read', opts),
 
-    async streamText(target: FsTarget, opts?: FsOpOptions): Promise<FsTextStream> {
+    async streamText(target: FsTarget, opts?: FsStreamOptions): Promise<FsTextStream> {
       checkTarget(target);
       const what = `cannot read "${target.displayPath}"`;
       const signal = opts?.signal;
-      const current = await call(what, signal, () => provider.read(target, { maxBytes: maxTextBytes, signal }));
+      const unversioned = opts?.unversioned === true;
+      const current = await call(what, signal, () =>
+        provider.read(target, { maxBytes: maxTextBytes, signal, ...(unversioned ? { unversioned } : {}) }),
+      );
       throwIfAborted(signal, what);
       // Checked whole (T1) before the first chunk, then decoded a chunk at a time, so no string
       // of the whole file is ever built.
       const { body, bom } = checkText(current.bytes, what);
-      return { version: current.version, bom, size: current.bytes.byteLength, chunks: textChunks(body, signal, what) };
+      const version = unversioned ? UNVERSIONED : current.version;
+      return { version, bom, size: current.bytes.byteLength, chunks: textChunks(body, signal, what) };
     },
 
     async readBytes(target: FsTarget, opts: FsOpOptions & { maxBytes: number }): Promise<FsBytesRead> {
@@ -142,10 +150,12 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       return { bytes: current.bytes, version: current.version };
     },
 
-    async listDir(target: FsTarget, opts?: FsOpOptions) {
+    async listDir(target: FsTarget, opts?: FsListOptions) {
       checkTarget(target);
       const what = `cannot list "${target.displayPath}"`;
-      const entries = await call(what, opts?.signal, () => provider.listDir(target, { signal: opts?.signal }));
+      const stats = opts?.stats ?? true;
+      if (typeof stats !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `${what}: stats must be a boolean, got ${JSON.stringify(stats)}`);
+      const entries = await call(what, opts?.signal, () => provider.listDir(target, { signal: opts?.signal, ...(stats ? {} : { stats }) }));
       throwIfAborted(opts?.signal, what);
       return entries;
     },
@@ -260,11 +270,16 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       );
     },
 
-    walk(target: FsTarget, opts?: FsOpOptions): AsyncIterable<FsWalkEntry> {
+    walk(target: FsTarget, opts?: FsWalkOptions): AsyncIterable<FsWalkEntry> {
       checkTarget(target);
       const what = `cannot walk "${target.displayPath}"`;
       const signal = opts?.signal;
-      return guardedWalk(() => (provider.walk ? provider.walk(target, { signal }) : walkByListing(provider, target, signal)), what, signal);
+      const hooks = walkHooks(opts);
+      const native = provider.walk?.bind(provider);
+      const open = native
+        ? () => keepPruned(target, hooks.prune, (prune) => native(target, { signal, ...hooks, ...(prune ? { prune } : {}) }))
+        : () => walkByListing(provider, target, signal, hooks);
+      return guardedWalk(open, what, signal);
     },
   };
 
@@ -349,17 +364,27 @@ function writtenVersion(result: SwapDone, what: string): FsVersion {
 }
 
 /** D4 for providers without `walk`: depth first over listDir, into real subdirectories only. */
-function walkByListing(provider: FsProvider, top: FsTarget, signal: AbortSignal | undefined): AsyncGenerator<FsWalkEntry> {
-  return depthFirst(top, (dir) => provider.listDir(dir, { signal }));
+function walkByListing(
+  provider: FsProvider,
+  top: FsTarget,
+  signal: AbortSignal | undefined,
+  hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'> = {},
+): AsyncGenerator<FsWalkEntry> {
+  return depthFirst(top, (dir) => provider.listDir(dir, { signal }), hooks);
 }
 
 /**
  * The walk of D4 over any listing function: a directory's entries, each followed by the entries
  * of its real subdirectories (never a link's), with their paths below `top`. `list` is told
- * whether it lists `top` itself (which a provider may need to check further than a child).
+ * whether it lists `top` itself (which a provider may need to check further than a child), and the
+ * listed directory's path below `top`.
  */
-export async function* depthFirst(top: FsTarget, list: (dir: FsTarget, isTop: boolean) => Promise<FsDirEntry[]>): AsyncGenerator<FsWalkEntry> {
-  const stack = [{ dir: top, prefix: '', entries: await list(top, true), next: 0 }];
+export async function* depthFirst(
+  top: FsTarget,
+  list: (dir: FsTarget, isTop: boolean, prefix: string) => Promise<FsDirEntry[]>,
+  hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'> = {},
+): AsyncGenerator<FsWalkEntry> {
+  const stack = [{ dir: top, prefix: '', entries: await list(top, true, ''), next: 0 }];
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
     const entry = frame.entries[frame.next++];
@@ -368,8 +393,41 @@ export async function* depthFirst(top: FsTarget, list: (dir: FsTarget, isTop: bo
       continue;
     }
     const path = frame.prefix === '' ? entry.name : `${frame.prefix}/${entry.name}`;
-    yield { ...entry, path };
-    if (isRealSubdirectory(frame.dir, entry)) stack.push({ dir: entry.target, prefix: path, entries: await list(entry.target, false), next: 0 });
+    const walked = { ...entry, path };
+    yield walked;
+    if (isRealSubdirectory(frame.dir, entry) && hooks.prune?.(walked) !== true) {
+      const entries = await listOrSkip(() => list(entry.target, false, path), walked, hooks.onUnreadable);
+      if (entries !== undefined) stack.push({ dir: entry.target, prefix: path, entries, next: 0 });
+    }
+  }
+}
+
+/** The walk hooks of `opts`, checked (a caller's bad option is an argument error, not a crash). */
+function walkHooks(opts: FsWalkOptions | undefined): Pick<FsWalkOptions, 'prune' | 'onUnreadable' | 'wantsStats'> {
+  const { prune, onUnreadable, wantsStats } = opts ?? {};
+  for (const [name, hook] of [['prune', prune], ['onUnreadable', onUnreadable], ['wantsStats', wantsStats]] as const) {
+    if (hook !== undefined && typeof hook !== 'function') throw new FsError('FS_INVALID_ARGUMENT', `walk: ${name} must be a function`);
+  }
+  return { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}), ...(wantsStats ? { wantsStats } : {}) };
+}
+
+/**
+ * A subdirectory's listing inside a walk, or undefined when it cannot be listed and the caller
+ * asked to pass over such directories (an abort still fails the walk).
+ */
+export async function listOrSkip<T>(
+  list: () => Promise<T>,
+  entry: FsWalkEntry,
+  onUnreadable: FsWalkOptions['onUnreadable'],
+): Promise<T | undefined> {
+  if (onUnreadable === undefined) return list();
+  try {
+    return await list();
+  } catch (err) {
+    const error = toFsError(err, `cannot list "${entry.target.displayPath}"`);
+    if (error.code === 'FS_ABORTED') throw error;
+    onUnreadable(entry, error);
+    return undefined;
   }
 }
 
@@ -378,6 +436,33 @@ export function isRealSubdirectory(dir: FsTarget, entry: FsDirEntry): boolean {
   if (entry.type !== 'directory') return false;
   const key = dir.targetKey;
   return entry.target.targetKey === (key.endsWith('/') ? `${key}${entry.name}` : `${key}/${entry.name}`);
+}
+
+/**
+ * `prune` as the contract promises it over a provider's own walk, which may not honour it: the
+ * caller is asked once per real subdirectory, and what lies below a pruned one is dropped.
+ */
+async function* keepPruned(
+  top: FsTarget,
+  prune: FsWalkOptions['prune'],
+  open: (prune: FsWalkOptions['prune']) => AsyncIterable<FsWalkEntry>,
+): AsyncGenerator<FsWalkEntry> {
+  if (prune === undefined) return yield* open(undefined);
+  const decided = new Map<string, boolean>();
+  const decide = (entry: FsWalkEntry) => {
+    let pruned = decided.get(entry.path);
+    if (pruned === undefined) decided.set(entry.path, (pruned = prune(entry) === true));
+    return pruned;
+  };
+  const base = top.targetKey.endsWith('/') ? top.targetKey : `${top.targetKey}/`;
+  // Tree order puts a directory's descendants right after it, so one cut at a time suffices.
+  let cut: string | undefined;
+  for await (const entry of open(decide)) {
+    if (cut !== undefined && entry.path.startsWith(cut)) continue;
+    cut = undefined;
+    yield entry;
+    if (entry.type === 'directory' && entry.target.targetKey === `${base}${entry.path}` && decide(entry)) cut = `${entry.path}/`;
+  }
 }
 
 /** A walk as the contract promises it: FsErrors only, abortable, yielding to timers. */

@@ -86,5 +86,15 @@ export function checkWriteIntent(intent: FsWriteIntent | undefined, current: { r
 
 /** Code-point order of names (plain `sort()` compares UTF-16 units, which misorders astral characters). */
 export function compareNames(a: string, b: string): number {
-  return Buffer.compare(Buffer.from(a), Buffer.from(b));
+  // UTF-16 units order like code points except where a surrogate meets U+E000..U+FFFF; only
+  // then (and for lone surrogates, which UTF-8 encodes as U+FFFD) are the bytes compared.
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if ((x & 0xf800) === 0xd800 || (y & 0xf800) === 0xd800) return Buffer.compare(Buffer.from(a), Buffer.from(b));
+    return x < y ? -1 : 1;
+  }
+  return a.length === b.length ? 0 : a.length < b.length ? -1 : 1;
 }

@@ -186,3 +186,19 @@ export function lineNumberAt(text: string, index: number): number {
   }
   return line;
 }
+
+/**
+ * The one line splitter: `text` cut at LF, the CR of a CRLF dropped, a lone CR kept. `text` holds
+ * whole lines without the line break after the last one; `brokenAfter` says whether one followed
+ * it (false at the end of a file that has no final line break, where a last CR is a lone CR).
+ * Self-contained on purpose: grep's worker runs its source text.
+ */
+export function splitLines(text: string, brokenAfter: boolean): string[] {
+  const lines = text.split('\n');
+  const last = lines.length - 1;
+  for (let i = 0; i < lines.length; i++) {
+    const line = lines[i];
+    if ((i < last || brokenAfter) && line !== undefined && line.charCodeAt(line.length - 1) === 13) lines[i] = line.slice(0, -1);
+  }
+  return lines;
+}

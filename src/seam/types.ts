@@ -73,6 +73,17 @@ export interface FsTextRead {
   readonly bom: boolean;
 }
 
+export interface FsStreamOptions extends FsOpOptions {
+  /**
+   * The caller will not use the version (search): the provider may skip computing it (no content
+   * digest), and the stream's `version` is then `UNVERSIONED`, which no file ever has.
+   */
+  readonly unversioned?: boolean;
+}
+
+/** The version of a read made with `unversioned`: never current, so never a valid guard. */
+export const UNVERSIONED = 'unversioned' as FsVersion;
+
 export interface FsTextStream {
   readonly version: FsVersion;
   readonly size: number;
@@ -115,9 +126,9 @@ export interface FileSystem {
   contains(parent: FsTarget, child: FsTarget): boolean;
   stat(target: FsTarget, options?: FsOpOptions): Promise<FsInfo | undefined>;
   readText(target: FsTarget, options?: FsOpOptions): Promise<FsTextRead>;
-  streamText(target: FsTarget, options?: FsOpOptions): Promise<FsTextStream>;
+  streamText(target: FsTarget, options?: FsStreamOptions): Promise<FsTextStream>;
   readBytes(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number }): Promise<FsBytesRead>;
-  listDir(target: FsTarget, options?: FsOpOptions): Promise<FsDirEntry[]>;
+  listDir(target: FsTarget, options?: FsListOptions): Promise<FsDirEntry[]>;
   writeText(
     target: FsTarget,
     content: string,
@@ -151,7 +162,37 @@ export interface FileSystem {
    * D4: every entry below a directory, in tree order (a directory before its contents, siblings in
    * code-point order). Descends only into real subdirectories, never through a symlink.
    */
-  walk(target: FsTarget, options?: FsOpOptions): AsyncIterable<FsWalkEntry>;
+  walk(target: FsTarget, options?: FsWalkOptions): AsyncIterable<FsWalkEntry>;
+}
+
+/** Options of `walk`: both hooks let a caller (search) steer one walk instead of listing by hand. */
+export interface FsWalkOptions extends FsOpOptions {
+  /**
+   * Asked for each real subdirectory after it was yielded (so the consumer has seen it) and before
+   * its contents are listed: true leaves them out.
+   */
+  readonly prune?: (entry: FsWalkEntry) => boolean;
+  /**
+   * When given, a subdirectory below the walked one that cannot be listed (gone, unreadable) is
+   * reported here and passed over; without it the walk fails. The walked directory itself always fails.
+   */
+  readonly onUnreadable?: (entry: FsWalkEntry, error: FsError) => void;
+  /**
+   * Asked with the walk path and name of each entry that is neither a directory nor a link,
+   * before the provider describes it: false lets the provider leave out `size` and `mtimeMs`
+   * (which may cost a stat each). Without it every entry is as listDir gives it. A hint only: a
+   * provider may ignore it.
+   */
+  readonly wantsStats?: (path: string, name: string) => boolean;
+}
+
+export interface FsListOptions extends FsOpOptions {
+  /**
+   * false: entries that are not links may leave out `size` and `mtimeMs`, which on disk saves a
+   * stat per entry (the type comes with the listing). Default true. A hint: a provider for which
+   * they are free may still give them.
+   */
+  readonly stats?: boolean;
 }
 
 export interface FsRmdirOptions extends FsOpOptions {
@@ -180,6 +221,12 @@ export interface FsWalkEntry extends FsDirEntry {
 // Provider SPI v2: what a backend implements. Storage only: the seam owns locking, intents,
 // retries and every text rule.
 // ---------------------------------------------------------------------------------------------
+
+export interface FsProviderReadOptions extends FsOpOptions {
+  readonly maxBytes: number;
+  /** A hint: the seam will not use the version, so the provider may return any (skip the digest). */
+  readonly unversioned?: boolean;
+}
 
 /** A file's bytes and the version of exactly those bytes. */
 export interface FsCurrent {
@@ -232,7 +279,7 @@ export interface FsProvider {
    * is not a regular file (never blocks), FS_TOO_LARGE when it exceeds maxBytes (checked before
    * reading; never truncates).
    */
-  read(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number }): Promise<FsCurrent>;
+  read(target: FsTarget, options: FsProviderReadOptions): Promise<FsCurrent>;
   /**
    * G7: the one mutating file primitive, an atomic compare-and-swap. When `expect` holds, publish
    * `bytes` (creating missing parent directories) or remove the file (`bytes: null`) and return
@@ -241,9 +288,9 @@ export interface FsProvider {
    */
   swap(target: FsTarget, request: FsSwapRequest): Promise<FsSwapResult>;
   /** Direct children, sorted by name in code-point order; links are followed for the type (P4). */
-  listDir(target: FsTarget, options: FsOpOptions): Promise<FsDirEntry[]>;
+  listDir(target: FsTarget, options: FsListOptions): Promise<FsDirEntry[]>;
   /** Optional bulk listing (D4); the seam walks with listDir when it is absent. */
-  walk?(target: FsTarget, options: FsOpOptions): AsyncIterable<FsWalkEntry>;
+  walk?(target: FsTarget, options: FsWalkOptions): AsyncIterable<FsWalkEntry>;
   /** D1: create the directory and its missing parents; existing directory: no error. */
   mkdir(target: FsTarget, options: FsOpOptions): Promise<void>;
   /** D2: remove a directory; non-empty without `recursive`: FS_NOT_EMPTY, nothing removed. */

@@ -1,19 +1,7 @@
 import { posix } from 'node:path';
 import { z } from 'zod';
-import {
-  FsError,
-  VCS_DIRECTORIES,
-  canonicalPath,
-  compareNames,
-  gitignoreRulesAbove,
-  globToRegExp,
-  isIgnored,
-  isRealSubdirectory,
-  readIgnoreFile,
-  type FsEntryType,
-  type FsTarget,
-  type IgnoreRule,
-} from '../seam/index.js';
+import { FsError, canonicalPath, compareNames, isRealSubdirectory, type FsEntryType, type FsTarget } from '../seam/index.js';
+import { VCS_DIRECTORIES, gitignoreRulesAbove, globToRegExp, isIgnored, readIgnoreFile, type IgnoreRule } from '../search/index.js';
 import type { Tool } from '../harness/index.js';
 import { shownPath } from '../harness/tools.js';
 import { DEFAULT_TOOL_LIMITS, NOT_BLANK } from './schemas.js';

@@ -47,6 +47,7 @@ export const globOutputSchema = z.strictObject({
   total: z.int(),
   stopped: z.strictObject({ reason: z.enum(['limit', 'entries']), at: z.int() }).optional(),
   byMtime: z.boolean(),
+  spread: z.array(z.strictObject({ dir: z.string(), count: z.int() })).optional(),
   skippedCounts,
 });
 

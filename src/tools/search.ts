@@ -1,15 +1,6 @@
 import { z } from 'zod';
-import {
-  DEFAULT_MAX_ENTRIES,
-  FsError,
-  VCS_DIRECTORIES,
-  canonicalPath,
-  comparePaths,
-  glob,
-  grep,
-  relativeTo,
-  type SkipCounts,
-} from '../seam/index.js';
+import { FsError, canonicalPath } from '../seam/index.js';
+import { DEFAULT_MAX_ENTRIES, VCS_DIRECTORIES, comparePaths, glob, grep, relativeTo, type SkipCounts } from '../search/index.js';
 import { NOT_BLANK } from './schemas.js';
 import { globOutputSchema, grepOutputSchema } from './outputs.js';
 import { toolListing, type HarnessContext, type HarnessPluginObject, type Tool } from '../harness/index.js';
@@ -178,7 +169,46 @@ export interface GlobValue {
   readonly stopped?: { readonly reason: 'limit' | 'entries'; readonly at: number };
   /** False when the filesystem reports no modification times: the order is by path only. */
   readonly byMtime: boolean;
+  /**
+   * Set when more matched than are shown and they lie in several top-level directories: the page
+   * is a sample taken in turn from each (newest first within each), and these are the matches per
+   * directory (`.` for files directly in `dir`), most first.
+   */
+  readonly spread?: readonly { readonly dir: string; readonly count: number }[];
   readonly skippedCounts: SkipCounts;
+}
+
+/**
+ * The page of a glob: the newest `max`, or, when more matched and they lie in several top-level
+ * directories, a sample taken from each in turn so that one busy directory cannot fill the page.
+ */
+function pageOf(all: readonly { path: string; mtimeMs?: number }[], dir: string, max: number): Pick<GlobValue, 'paths' | 'spread'> {
+  if (all.length <= max) return { paths: all.slice() };
+  const groups = new Map<string, { path: string; mtimeMs?: number }[]>();
+  for (const m of all) {
+    const rel = relativeTo(dir, m.path) ?? m.path;
+    const slash = rel.indexOf('/');
+    const top = slash === -1 ? '.' : rel.slice(0, slash);
+    let group = groups.get(top);
+    if (group === undefined) groups.set(top, (group = []));
+    group.push(m);
+  }
+  if (groups.size < 2) return { paths: all.slice(0, max) };
+  const queues = [...groups.values()];
+  const paths: { path: string; mtimeMs?: number }[] = [];
+  for (let i = 0; paths.length < max; i++) {
+    let took = false;
+    for (const q of queues) {
+      if (i < q.length && paths.length < max) {
+        paths.push(q[i]!);
+        took = true;
+      }
+    }
+    if (!took) break;
+  }
+  paths.sort(compareNewestFirst);
+  const spread = [...groups].map(([d, g]) => ({ dir: d, count: g.length })).sort((a, b) => b.count - a.count || comparePaths(a.dir, b.dir));
+  return { paths, spread };
 }
 
 /** Newest first (unknown times last), then tree order. */
@@ -208,6 +238,15 @@ export function renderGlob(value: GlobValue): string {
     notes.push(
       `Showing ${shown} of more than ${value.total} paths: ${why}, so this page is not the newest of all matches. ` +
         'Narrow pattern (a subdirectory or an extension) or path to see the rest.',
+    );
+  } else if (shown < value.total && value.spread !== undefined) {
+    const listed = value.spread.slice(0, 10).map((s) => `${s.dir} (${s.count})`).join(', ');
+    const more = value.spread.length > 10 ? `, and ${value.spread.length - 10} more` : '';
+    const example = value.spread.find((s) => s.dir !== '.')?.dir;
+    notes.push(
+      `Showing ${shown} of ${value.total} paths: a sample from each of the ${value.spread.length} top-level directories, ` +
+        `${value.byMtime ? 'newest first' : 'in path order'} within each. Matches per directory: ${listed}${more}. ` +
+        `Narrow pattern or path to one of them${example === undefined ? '' : ` (e.g. path "${example}")`} to see the rest.`,
     );
   } else if (shown < value.total) {
     notes.push(
@@ -251,7 +290,7 @@ export function createGlobTool(options: SearchToolsOptions = {}): Tool<GlobArgs,
       return {
         dir: result.cwd,
         cwd: call.cwd,
-        paths: all.slice(0, limits.globMaxResults),
+        ...pageOf(all, dir, limits.globMaxResults),
         total: all.length,
         ...(result.truncated === false
           ? {}

@@ -4,7 +4,7 @@ import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createLocalFs } from '../../src/backends/local/index.js';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
-import { glob, grep, type FileSystem } from '../../src/seam/index.js';
+import { glob, grep, type FileSystem } from '../../src/index.js';
 import { makeArea, type Area } from './helpers.js';
 
 // Listing, glob and grep must never fail on a tree holding dangling, looping or outside links:

@@ -87,7 +87,7 @@ describe('a provider that never waits for I/O still lets timers run', () => {
   });
 
   it('a grep over a large tree is aborted by its timeout', async () => {
-    const { grep } = await import('../../src/seam/index.js');
+    const { grep } = await import('../../src/index.js');
     const files: Record<string, string> = {};
     for (let i = 0; i < 400; i++) files[`/w/d${i % 20}/f${i}.txt`] = 'no match here\n'.repeat(2000);
     const fs = createMemoryFs({ files, cwd: '/w' });

@@ -112,3 +112,17 @@ describeConformance('overlay over local', async (): Promise<ConformanceSubject> 
     cleanup: () => rm(area, { recursive: true, force: true }),
   };
 });
+
+describeConformance('overlay fork, two levels deep (over memory)', async (): Promise<ConformanceSubject> => {
+  const lower = createMemoryFs({ files: { '/work': null, '/other/a.txt': 'a\n' } });
+  const root = await createOverlayFs({ lower });
+  await root.writeText(await root.resolve('/other/a.txt'), 'root\n');
+  const child = await root.fork();
+  await child.writeText(await child.resolve('/other/b.txt'), 'child\n');
+  const fs = await child.fork();
+  // The ancestors go on changing: none of it may show in the fork under test.
+  await root.writeText(await root.resolve('/work/from-root.txt'), 'root\n');
+  await child.mkdir(await child.resolve('/work/from-child'));
+  const hooks = volumeHooks(lower.provider.volume);
+  return { fs, provider: fs.provider, lower, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true } };
+});

@@ -37,9 +37,15 @@ describe('S1 and S2 catch broken providers', () => {
     expect(await statuses(untyped, ['S1', 'S2'])).toEqual({ S1: 'fail', S2: 'fail' });
   });
 
-  it('a stat that does not see files (static patterns)', async () => {
-    const blind = mutant((fs) => ({ stat: async (t, o) => ((await fs.stat(t, o))?.type === 'file' ? undefined : fs.stat(t, o)) }));
-    expect(await statuses(blind, ['S1'])).toEqual({ S1: 'fail' });
+  it('a walk that hides an entry', async () => {
+    // glob no longer stats static patterns (it walks their directory), so a blind `stat` is no
+    // longer search's to catch (the P rules do); a walk that loses an entry is.
+    const hiding = mutant((fs) => ({
+      async *walk(t, o) {
+        for await (const e of fs.walk(t, o)) if (!e.name.endsWith('.md')) yield e;
+      },
+    }));
+    expect(await statuses(hiding, ['S1'])).toEqual({ S1: 'fail' });
   });
 
   it('a stream that loses a final line without a line break', async () => {

@@ -4,14 +4,15 @@ import {
   comparePaths,
   compareNames,
   cutUtf8,
-  globToRegExp,
   isIgnored,
-  matchGlob,
   parseGitignore,
   compileSearchPattern,
-} from '../../src/seam/index.js';
+} from '../../src/index.js';
+// The in-tree matcher is now the conformance kit's independent oracle (search matches with
+// picomatch); these cases keep pinning the oracle. The search dialect is tested in dialect.test.ts.
+import { globToRegExp, matchGlob } from '../../src/conformance/glob-oracle.js';
 
-describe('globToRegExp / matchGlob', () => {
+describe('the conformance oracle: globToRegExp / matchGlob', () => {
   const cases: [string, string, boolean][] = [
     ['*.ts', 'a.ts', true],
     ['*.ts', 'src/a.ts', false],
@@ -199,5 +200,21 @@ describe('compileSearchPattern', () => {
   });
   it('refuses an invalid expression with FS_INVALID_ARGUMENT', () => {
     expect(() => compileSearchPattern('(unclosed')).toThrowError(expect.objectContaining({ code: 'FS_INVALID_ARGUMENT' }));
+  });
+});
+
+describe('compareNames', () => {
+  // Names mixing ASCII, U+E000..U+FFFF, astral characters and lone surrogates: the cases where
+  // UTF-16 unit order and code-point order differ.
+  const unit = fc.constantFrom('a', 'b', '\uE000', '\uFFFD', '\uFFFF', '😀', '\u{10000}', '\uD800', '\uDC00', 'é');
+  const name = fc.array(unit, { maxLength: 5 }).map((parts) => parts.join(''));
+
+  it('orders as the UTF-8 bytes do (code points; a lone surrogate as U+FFFD)', () => {
+    fc.assert(
+      fc.property(name, name, (a, b) => {
+        expect(compareNames(a, b)).toBe(Buffer.compare(Buffer.from(a), Buffer.from(b)));
+      }),
+      { numRuns: 2000 },
+    );
   });
 });

@@ -57,7 +57,7 @@ vi.mock('fs/promises', (importOriginal) => poison.poisonedModule(importOriginal,
 import fc from 'fast-check';
 import fg from 'fast-glob';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
-import { comparePaths, createGlobFsAdapter, glob, grep, matchGlob } from '../../src/seam/index.js';
+import { comparePaths, createGlobFsAdapter, glob, grep, matchGlob } from '../../src/index.js';
 import { createHarness } from '../../src/harness/index.js';
 import { searchTools } from '../../src/tools/search.js';
 

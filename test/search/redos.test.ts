@@ -1,8 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
-import { FsError, compileSearchPattern, grep } from '../../src/seam/index.js';
-import { nestedQuantifier, overlappingAlternation } from '../../src/seam/regex-safety.js';
+import { FsError, compileSearchPattern, grep } from '../../src/index.js';
+import { nestedQuantifier, overlappingAlternation } from '../../src/search/regex-safety.js';
+import { withoutRepetition } from '../../src/search/regex-worker.js';
 
 describe('grep refuses patterns with nested repetition (catastrophic backtracking)', () => {
   it('flags a repeated group that itself repeats, and nothing else', () => {
@@ -80,7 +81,7 @@ describe('grep refuses repeated choices whose alternatives can start alike (over
 
 describe('oversized glob patterns', () => {
   it('are argument errors (FS_INVALID_ARGUMENT), not I/O errors, for glob patterns and grep include', async () => {
-    const { glob } = await import('../../src/seam/index.js');
+    const { glob } = await import('../../src/index.js');
     const fs = createMemoryFs({ files: { '/w/a.txt': 'x\n' }, cwd: '/w' });
     const huge = `${'a'.repeat(70_000)}*`;
     await expect(glob(fs, huge, { cwd: '/w' })).rejects.toMatchObject({ code: 'FS_INVALID_ARGUMENT' });
@@ -133,5 +134,24 @@ describe("grep runs every pattern in bounded time, off the caller's event loop",
     expect(r.isError).toBe(true);
     expect(r.error).toEqual({ name: 'FsError', code: 'FS_TIMEOUT' });
     expect(r.text).toMatch(/^Error: grep stopped: the pattern .* took longer than 1000 ms on .*Narrow it/s);
+  });
+});
+
+describe('patterns without repetition are matched on the caller\'s thread', () => {
+  it('withoutRepetition tells quantified patterns from plain ones', () => {
+    for (const plain of ['needle', 'a.c', '\\bfoo\\b', '(?:ab|cd)e', '(?<n>x)\\k<n>', '[*+?{]', '\\*\\+\\?\\{', '^x$', '(?=a)b', '(?<!a)b']) {
+      expect(withoutRepetition(plain), plain).toBe(true);
+    }
+    for (const quantified of ['a*', 'a+', 'a?', 'a{2}', 'a{2,}', '\\(?', '(a)?', '[x]*', '(?:a|b)+', 'x{', '.*.*=']) {
+      expect(withoutRepetition(quantified), quantified).toBe(false);
+    }
+  });
+
+  it('grep finds the same lines either way (a plain pattern and its one-quantifier twin)', async () => {
+    const fs = createMemoryFs({ cwd: '/w', files: { 'a.txt': 'one needle\r\nneedle\rx\nno\n\uFEFFneedle', 'b.txt': 'needle\n' } });
+    const plain = await grep(fs, /needle/, { path: '/w' });
+    const quantified = await grep(fs, /needl{1}e/, { path: '/w' });
+    expect(plain.matches.map((m) => [m.path, m.line, m.text])).toEqual(quantified.matches.map((m) => [m.path, m.line, m.text]));
+    expect(plain.matches.length).toBe(4);
   });
 });

@@ -74,6 +74,25 @@ describe('glob tool', () => {
     expect(r.text.split('\n').sort()).toEqual(['.gitignore', '.hidden/b.js', 'd/e.js', 'gen/a.js']);
   });
 
+  it('over the cap, the page is spread over the top-level directories, not only the newest', async () => {
+    // 140 new files in big/, 10 old ones in each of a/ and b/: the newest 100 would all be big/.
+    const names = [...Array.from({ length: 140 }, (_, i) => `big/f${i}.ts`), ...Array.from({ length: 10 }, (_, i) => `a/f${i}.ts`), ...Array.from({ length: 10 }, (_, i) => `b/f${i}.ts`)];
+    const files = Object.fromEntries(names.map((n) => [n, '']));
+    const mtimes = Object.fromEntries(names.map((n, i) => [n, n.startsWith('big/') ? 2_000_000 + i * 1000 : 1_000_000 + i]));
+    const { ctx } = setup(files, { mtimes });
+    const r = await run(ctx, 'glob', { pattern: '**/*.ts' });
+    const [page, footer] = r.text.split('\n\n');
+    const shown = page!.split('\n');
+    expect(shown).toHaveLength(100);
+    expect(shown.filter((p) => p.startsWith('a/'))).toHaveLength(10);
+    expect(shown.filter((p) => p.startsWith('b/'))).toHaveLength(10);
+    expect(footer).toBe(
+      '(Showing 100 of 160 paths: a sample from each of the 3 top-level directories, newest first within each. ' +
+        'Matches per directory: big (140), a (10), b (10). Narrow pattern or path to one of them (e.g. path "big") to see the rest.)',
+    );
+    expect(r.value).toMatchObject({ total: 160, spread: [{ dir: 'big', count: 140 }, { dir: 'a', count: 10 }, { dir: 'b', count: 10 }] });
+  });
+
   it('shows 100 paths and says how many there are and how to narrow', async () => {
     const files = Object.fromEntries(Array.from({ length: 150 }, (_, i) => [`f${String(i).padStart(3, '0')}.txt`, '']));
     const mtimes = Object.fromEntries(Object.keys(files).map((f, i) => [f, 1_000_000 + i * 1000]));

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { constants, lstatSync, realpathSync, statSync, promises as nodeFsp, type BigIntStats } from 'node:fs';
+import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, realpathSync, statSync, promises as nodeFsp, type BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix, resolve as resolveNative } from 'node:path';
 // Individual seam modules rather than its index: the index also loads search (and fast-glob),
@@ -12,6 +12,7 @@ import { checkRename, checkRmdir, expectHolds, observe, type RenameSide } from '
 import {
   FsTargetKey,
   FsVersion,
+  UNVERSIONED,
   type FsCurrent,
   type FsDirEntry,
   type FsExpect,
@@ -21,10 +22,11 @@ import {
   type FsProviderRename,
   type FsSwapResult,
   type FsTarget,
+  type FsWalkEntry,
   type FsVersion as FsVersionType,
 } from '../../seam/types.js';
 import { contentVersion } from '../../seam/version.js';
-import { DirAnchor, Moved, hardenedOpenSupported, openDir as openDirWith, procAnchoringAvailable, type AnchorMode } from './anchor.js';
+import { DirAnchor, Moved, hardenedOpenSupported, openDir as openDirWith, openDirSync, procAnchoringAvailable, type AnchorMode } from './anchor.js';
 import { MAX_BUFFER, hashBounded, readBounded } from './io.js';
 import { VersionCache, isRacilyClean, sameTuple, wallClockNs } from './version-cache.js';
 
@@ -88,6 +90,8 @@ const HASH_SLACK = 64 * 1024 * 1024;
 const O_NOFOLLOW = constants.O_NOFOLLOW;
 const O_NONBLOCK = constants.O_NONBLOCK ?? 0;
 const O_NOCTTY = constants.O_NOCTTY ?? 0;
+/** Files up to this size are read by searches with synchronous calls (a short hold of the event loop). */
+const SYNC_READ_BYTES = 256 * 1024;
 const LEAF_READ_FLAGS = constants.O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY;
 const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
 /**
@@ -150,6 +154,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   // async calls, so that every call still goes through it.
   const entryLstat = options.io === undefined ? (path: string) => lstatSync(path, { bigint: true }) : undefined;
   const openDir = (dir: string, root: string, mode: AnchorMode) => openDirWith(dir, root, mode, fsp);
+  // A walk opens and lists each directory with synchronous calls for the same reason (the checks
+  // are openDir's); not with an injected io, nor where descriptors cannot be pinned through /proc.
+  const syncWalk = options.io === undefined && mode === 'proc' && O_PATH !== undefined;
   const durable = options.durable ?? true;
   const clock = options.clock ?? wallClockNs;
   const racyWindowMs = options.racyWindowMs ?? 2000;
@@ -273,6 +280,49 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     }
   }
 
+  /**
+   * A search's read of a small file, with synchronous calls (ten thread-pool round trips per file
+   * were most of grep's time) and the checks of openParent, openLeaf and readLeaf. Undefined: not
+   * small, or it changed while read; the caller then takes the general path.
+   */
+  function readSmallSync(key: string, maxBytes: number, what: string): Uint8Array | undefined {
+    let parent;
+    try {
+      parent = openDirSync(posix.dirname(key), root);
+    } catch (err) {
+      if (isAbsent(err)) throw notFound(what);
+      throw err;
+    }
+    let pinned: number | undefined;
+    let fd: number | undefined;
+    try {
+      try {
+        pinned = openSync(parent.child(posix.basename(key)), O_PATH! | O_NOFOLLOW);
+      } catch (err) {
+        if (isAbsent(err)) throw notFound(what);
+        throw err;
+      }
+      const st = fstatSync(pinned, { bigint: true });
+      if (st.isSymbolicLink()) throw new Moved(key);
+      if (!st.isFile()) throw notRegular(what, st);
+      if (st.size > BigInt(Math.min(maxBytes, SYNC_READ_BYTES))) return undefined;
+      fd = openSync(`/proc/self/fd/${pinned}`, LEAF_READ_FLAGS & ~O_NOFOLLOW);
+      const before = fstatSync(fd, { bigint: true });
+      if (!before.isFile()) throw notRegular(what, before);
+      const size = Number(before.size);
+      // One byte more than the size: a file that grew is read again the general way.
+      const buf = Buffer.allocUnsafe(size + 1);
+      let got = 0;
+      for (let n; got < buf.length && (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) got += n;
+      if (got !== size || !sameTuple(before, fstatSync(fd, { bigint: true }))) return undefined;
+      return new Uint8Array(buf.buffer, buf.byteOffset, size);
+    } finally {
+      if (fd !== undefined) closeSync(fd);
+      if (pinned !== undefined) closeSync(pinned);
+      parent.close();
+    }
+  }
+
   interface Leaf {
     readonly handle: FileHandle;
     readonly st: BigIntStats;
@@ -329,7 +379,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   }
 
   /** Reads a whole leaf, retrying while it changes underneath; the version is of exactly these bytes. */
-  async function readLeaf(leaf: Leaf, maxBytes: number, what: string): Promise<FsCurrent & { st: BigIntStats }> {
+  async function readLeaf(leaf: Leaf, maxBytes: number, what: string, versioned = true): Promise<FsCurrent & { st: BigIntStats }> {
     let before = leaf.st;
     for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
       if (attempt > 0) before = await leaf.handle.stat({ bigint: true });
@@ -337,7 +387,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const bytes = await readBounded(leaf.handle, maxBytes, Number(before.size));
       if (bytes === undefined) throw tooLarge(what, undefined, maxBytes);
       const after = await leaf.handle.stat({ bigint: true });
-      if (sameTuple(before, after)) return { bytes, version: contentVersion(bytes), st: after };
+      if (sameTuple(before, after)) return { bytes, version: versioned ? contentVersion(bytes) : UNVERSIONED, st: after };
     }
     throw new FsError('FS_IO_ERROR', `${what}: the file kept changing while it was read`);
   }
@@ -715,19 +765,24 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       );
     },
 
-    read(target, { maxBytes }): Promise<FsCurrent> {
+    read(target, { maxBytes, unversioned }): Promise<FsCurrent> {
       const what = `cannot read "${target.displayPath}"`;
       return guard(what, () =>
         withRedirects(target.targetKey, what, async (key) => {
           if (key === root) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file (a directory)`);
+          if (unversioned === true && syncWalk) {
+            const quick = readSmallSync(key, maxBytes, what);
+            if (quick !== undefined) return { bytes: quick, version: UNVERSIONED };
+          }
           const anchor = await openParent(key);
           if (anchor === undefined) throw notFound(what);
           try {
             const leaf = await openLeaf(anchor, posix.basename(key), key, what);
             if (leaf === undefined) throw notFound(what);
             try {
-              const { bytes, version, st } = await readLeaf(leaf, maxBytes, what);
-              cache.record(key, st, version);
+              // Search reads without a digest: nothing to record then.
+              const { bytes, version, st } = await readLeaf(leaf, maxBytes, what, unversioned !== true);
+              if (unversioned !== true) cache.record(key, st, version);
               return { bytes, version };
             } finally {
               await leaf.handle.close().catch(() => undefined);
@@ -807,7 +862,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       );
     },
 
-    listDir(target): Promise<FsDirEntry[]> {
+    listDir(target, { stats }): Promise<FsDirEntry[]> {
       const what = `cannot list "${target.displayPath}"`;
       return guard(what, () =>
         withRedirects(target.targetKey, what, async (key) => {
@@ -822,6 +877,20 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           }
           try {
             const entries: FsDirEntry[] = [];
+            if (stats === false) {
+              // The listing's own types; only links need a look (where they lead).
+              const dirents = (await fsp.readdir(anchor.self, { withFileTypes: true })).filter((d) => !isTempName(d.name));
+              dirents.sort((a, b) => compareNames(a.name, b.name));
+              for (const d of dirents) {
+                if (d.isFile() || d.isDirectory()) {
+                  entries.push({ name: d.name, type: d.isFile() ? 'file' : 'directory', target: childTarget(key, target.displayPath, d.name) });
+                  continue;
+                }
+                const entry = await describeEntry(anchor, key, d.name, target.displayPath);
+                if (entry !== undefined) entries.push(entry);
+              }
+              return entries;
+            }
             const names = await listNames(anchor);
             for (let i = 0; i < names.length; i++) {
               // Synchronous lstats would otherwise hold the event loop for a whole large directory.
@@ -835,6 +904,77 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           }
         }),
       );
+    },
+
+    /**
+     * D4 natively: each directory is opened once through the anchored openDir (its real path
+     * checked against the root on the descriptor), its entries read with their types through that
+     * descriptor, and only what needs it is lstat'ed (files for their size, links to follow them);
+     * a subdirectory is never lstat'ed. A directory swapped for a link after it was listed fails
+     * openDir's check like any other access (outside the root: FS_OUTSIDE_ROOT; elsewhere: moved).
+     */
+    async *walk(target, { signal, prune, onUnreadable, wantsStats }): AsyncGenerator<FsWalkEntry> {
+      const what = `cannot walk "${target.displayPath}"`;
+      const listed = async (key: string, displayDir: string, prefix: string): Promise<FsWalkEntry[]> => {
+        throwIfAborted(signal, what);
+        const anchor = syncWalk ? openDirSync(key, root) : await openDir(key, root, mode);
+        try {
+          const dirents = (syncWalk ? readdirSync(anchor.self, { withFileTypes: true }) : await fsp.readdir(anchor.self, { withFileTypes: true })).filter(
+            (d) => !isTempName(d.name),
+          );
+          dirents.sort((a, b) => compareNames(a.name, b.name));
+          const out: FsWalkEntry[] = [];
+          for (const d of dirents) {
+            const name = d.name;
+            const path = prefix === '' ? name : `${prefix}/${name}`;
+            if (d.isDirectory() || d.isFile()) {
+              const target = childTarget(key, displayDir, name);
+              if (d.isDirectory() || wantsStats?.(path, name) === false) {
+                out.push({ name, type: d.isDirectory() ? 'directory' : 'file', target, path });
+                continue;
+              }
+            }
+            const entry = await describeEntry(anchor, key, name, displayDir);
+            if (entry !== undefined) out.push({ ...entry, path });
+          }
+          return out;
+        } finally {
+          await anchor.close();
+        }
+      };
+      let top: { key: string; entries: FsWalkEntry[] };
+      try {
+        top = await withRedirects(target.targetKey, what, async (key) => ({ key, entries: await listed(key, target.displayPath, '') }));
+      } catch (err) {
+        const code = errnoOf(err);
+        if (code === 'ENOENT') throw notFound(what);
+        if (code === 'ENOTDIR') throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
+        throw mapError(err, what);
+      }
+      const stack = [{ entries: top.entries, next: 0 }];
+      while (stack.length > 0) {
+        const frame = stack[stack.length - 1]!;
+        const entry = frame.entries[frame.next++];
+        if (entry === undefined) {
+          stack.pop();
+          continue;
+        }
+        yield entry;
+        if (entry.type !== 'directory') continue;
+        // A real subdirectory: its key is the lexical one (a link's is where it leads).
+        const dirKey = top.key === '/' ? `/${entry.path}` : `${top.key}/${entry.path}`;
+        if (entry.target.targetKey !== dirKey || prune?.(entry) === true) continue;
+        let entries: FsWalkEntry[];
+        try {
+          entries = await listed(dirKey, entry.target.displayPath, entry.path);
+        } catch (err) {
+          const error = mapError(err, `cannot list "${entry.target.displayPath}"`);
+          if (onUnreadable === undefined || error.code === 'FS_ABORTED') throw error;
+          onUnreadable(entry, error);
+          continue;
+        }
+        stack.push({ entries, next: 0 });
+      }
     },
 
     sweepTemps(sweep: SweepOptions = {}): Promise<string[]> {
@@ -876,7 +1016,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     },
   };
 
-  async function describeEntry(anchor: DirAnchor, dirKey: string, name: string, displayDir: string): Promise<FsDirEntry | undefined> {
+  async function describeEntry(anchor: Pick<DirAnchor, 'child'>, dirKey: string, name: string, displayDir: string): Promise<FsDirEntry | undefined> {
     const displayPath = posix.join(displayDir, name);
     const lexical = posix.join(dirKey, name);
     let st: BigIntStats;
@@ -925,6 +1065,13 @@ function entryOf(name: string, key: string, displayPath: string, st: BigIntStats
     ...(type === 'file' ? { size: Number(st.size) } : {}),
     mtimeMs: msOf(st),
   };
+}
+
+/** The target of the entry `name` of a listed directory (no path walk: `name` is one segment). */
+function childTarget(dirKey: string, displayDir: string, name: string): FsTarget {
+  const targetKey = FsTargetKey(dirKey === '/' ? `/${name}` : `${dirKey}/${name}`);
+  const displayPath = displayDir.startsWith('/') ? (displayDir === '/' ? `/${name}` : `${displayDir}/${name}`) : posix.join(displayDir, name);
+  return { targetKey, displayPath };
 }
 
 /** Informational only (search orders by it); versions never look at timestamps. */

@@ -4,6 +4,7 @@ import {
   FsError,
   FsTargetKey,
   FsVersion,
+  UNVERSIONED,
   canonicalPath,
   checkRename,
   checkRmdir,
@@ -22,6 +23,7 @@ import {
   type FsProvider,
   type FsSwapResult,
   type FsTarget,
+  type FsWalkOptions,
   type NodeKind,
   type RenameSide,
 } from '../../seam/index.js';
@@ -156,12 +158,22 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
   };
 
   /** The entries of a directory whose key is `canonical`ly its real path (then only links need resolving). */
-  const children = async (target: FsTarget, canonical: boolean): Promise<FsDirEntry[]> => {
-    const names = (vol.readdirSync(target.targetKey) as string[]).sort(compareNames);
+  const children = async (target: FsTarget, canonical: boolean, wantsStats?: (name: string) => boolean): Promise<FsDirEntry[]> => {
+    const dirents = vol.readdirSync(target.targetKey, { withFileTypes: true }) as unknown as { name: string; isFile(): boolean; isDirectory(): boolean }[];
+    dirents.sort((a, b) => compareNames(a.name, b.name));
     const entries: FsDirEntry[] = [];
-    for (const name of names) {
-      const displayPath = posix.join(target.displayPath, name);
-      const lexical = posix.join(target.targetKey, name);
+    for (const dirent of dirents) {
+      const name = dirent.name;
+      // One segment below a canonical key: plain concatenation is the join.
+      const dirKey = target.targetKey;
+      const lexical = dirKey === '/' ? `/${name}` : `${dirKey}/${name}`;
+      const display = target.displayPath;
+      const displayPath = display.startsWith('/') && !display.endsWith('/') ? `${display}/${name}` : posix.join(display, name);
+      // Asked to spare stats: the listing's own type is enough for what is not a link.
+      if (canonical && wantsStats && (dirent.isDirectory() || (dirent.isFile() && !wantsStats(name)))) {
+        entries.push({ name, type: dirent.isFile() ? 'file' : 'directory', target: { targetKey: FsTargetKey(lexical), displayPath } });
+        continue;
+      }
       const own = canonical ? lstat(lexical) : undefined;
       const plain = own !== undefined && !own.isSymbolicLink();
       // A looping link resolves to nothing: listed under its own name, never followed.
@@ -181,8 +193,14 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
   };
 
   /** D4: one listing per real subdirectory; below the top, a real subdirectory's key is its real path. */
-  const walkTree = (top: FsTarget, signal: AbortSignal | undefined) =>
-    depthFirst(top, (dir, isTop) => (isTop ? provider.listDir(dir, { signal }) : children(dir, true)));
+  const walkTree = (top: FsTarget, signal: AbortSignal | undefined, hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable' | 'wantsStats'>) => {
+    const { wantsStats, ...walkHooks } = hooks;
+    const list = (dir: FsTarget, isTop: boolean, prefix: string) => {
+      if (isTop) return provider.listDir(dir, { signal });
+      return children(dir, true, wantsStats && ((name: string) => wantsStats(prefix === '' ? name : `${prefix}/${name}`, name)));
+    };
+    return depthFirst(top, list, walkHooks);
+  };
 
   const seed = (tree: MemoryTree | MemorySnapshot) => {
     for (const [raw, entry] of Object.entries(tree)) {
@@ -222,9 +240,9 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       return { type: 'other', version: FsVersion('other') };
     },
 
-    async read(target, { maxBytes }) {
+    async read(target, { maxBytes, unversioned }) {
       const quick = quickRead(target.targetKey, maxBytes);
-      if (quick !== undefined) return { bytes: quick, version: contentVersion(quick) };
+      if (quick !== undefined) return { bytes: quick, version: unversioned ? UNVERSIONED : contentVersion(quick) };
       const what = `cannot read "${target.displayPath}"`;
       const st = follow(target.targetKey);
       if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
@@ -233,7 +251,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
         throw new FsError('FS_TOO_LARGE', `${what}: ${st.size} bytes exceeds the ${maxBytes}-byte limit`);
       }
       const bytes = readFile(target.targetKey);
-      return { bytes, version: contentVersion(bytes) };
+      return { bytes, version: unversioned ? UNVERSIONED : contentVersion(bytes) };
     },
 
     async swap(target, { expect, bytes }): Promise<FsSwapResult> {
@@ -280,11 +298,11 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       vol.renameSync(from.targetKey, to.targetKey);
     },
 
-    walk(target, { signal }) {
-      return walkTree(target, signal);
+    walk(target, { signal, prune, onUnreadable, wantsStats }) {
+      return walkTree(target, signal, { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}), ...(wantsStats ? { wantsStats } : {}) });
     },
 
-    async listDir(target): Promise<FsDirEntry[]> {
+    async listDir(target, { stats }): Promise<FsDirEntry[]> {
       const what = `cannot list "${target.displayPath}"`;
       const st = follow(target.targetKey);
       if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
@@ -292,7 +310,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       // While the directory's key is still its real path, only a child that is a link needs resolving.
       // (realpath walks the path once; resolving it component by component made deep trees cubic.)
       const canonical = (realKey(target.targetKey) ?? (await resolveLinks(target.targetKey, reader))) === target.targetKey;
-      return children(target, canonical);
+      return children(target, canonical, stats === false ? () => false : undefined);
     },
 
     snapshot(): MemorySnapshot {

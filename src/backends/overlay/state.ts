@@ -1,6 +1,7 @@
 import { hash } from 'node:crypto';
 import { posix } from 'node:path';
 import { FsError, FsVersion, compareNames, contentVersion, toFsError } from '../../seam/index.js';
+import { PMap, PSet } from './pmap.js';
 import type { UpperStore } from './store.js';
 
 /** A file held by the upper layer. `base` is the lower's version when the overlay first changed it. */
@@ -45,6 +46,18 @@ export interface UpperChange {
   readonly dropOpaque?: readonly string[];
   /** Also delete every stored blob nothing refers to (after the save). */
   readonly sweep?: boolean;
+  /** Replace the whole upper layer with this one (adopting a fork); applied before the rest. */
+  readonly replace?: UpperSnapshot;
+}
+
+/**
+ * The whole upper layer at one moment. Immutable: forks share it as it is, and later changes of
+ * either side make new maps that share their untouched parts.
+ */
+export interface UpperSnapshot {
+  readonly entries: PMap<UpperEntry>;
+  readonly dirs: PSet;
+  readonly opaque: PSet;
 }
 
 export const STATE_FORMAT = 'dsh-fs-overlay';
@@ -89,6 +102,11 @@ interface JournalHeader {
   readonly version: 3;
   readonly root: string;
   readonly generation: number;
+  /**
+   * A fork's first journal: the records of the fork base's journal (UpperStore.readForkBase) come
+   * first, then this journal's own. Absent in every other journal (and in older ones).
+   */
+  readonly forkBase?: true;
 }
 
 /** One applied UpperChange. `drop` entries show the lower again. */
@@ -100,17 +118,19 @@ interface JournalRecord {
   readonly dropOpaque?: readonly string[];
 }
 
+/** Each content's digest, cached on its bytes (shared by forks, which share the bytes). */
+const blobIds = new WeakMap<Uint8Array, string>();
+
 /** When the journal is folded into a new document (tests make it small). */
 export interface UpperTuning {
   readonly compactRatio?: number;
   readonly compactMinBytes?: number;
 }
 
-interface Pending {
-  readonly change: UpperChange;
-  readonly resolve: () => void;
-  readonly reject: (err: unknown) => void;
-}
+type Pending =
+  | { readonly change: UpperChange; readonly resolve: () => void; readonly reject: (err: unknown) => void }
+  /** Runs alone, between saves (a fork of the saved state). */
+  | { readonly task: (store: UpperStore) => Promise<void> };
 
 /**
  * The upper layer: files, whiteouts and the directories the overlay made, keyed by the lower's
@@ -119,16 +139,21 @@ interface Pending {
  * into a new state document once it outgrows the document.
  */
 export class UpperState {
-  #entries = new Map<string, UpperEntry>();
-  #dirs = new Set<string>();
-  #opaque = new Set<string>();
+  #entries = PMap.empty<UpperEntry>();
+  #dirs = PSet.empty();
+  #opaque = PSet.empty();
   /** For each key: how many upper files and made directories lie strictly below it. */
-  #below = new Map<string, number>();
+  #below = PMap.empty<number>();
+  /** A fork's parent layer as it was at the fork (loaded on demand when reopened). */
+  #base: UpperSnapshot | (() => Promise<UpperSnapshot>) | undefined;
+  /** The journal in place continues the fork base (a fork's first journal, until its first new document). */
+  #continues = false;
+  /** Blobs the fork base refers to: kept in the store for as long as the fork is (see `base`). */
+  #pinned = new Set<string>();
   readonly #store: UpperStore | undefined;
   readonly #root: string;
   /** How many entries refer to each stored blob (every blob with a count is in the store). */
   #refs = new Map<string, number>();
-  readonly #ids = new WeakMap<Uint8Array, string>();
   readonly #queue: Pending[] = [];
   #draining = false;
   /** The state document's generation (0: none, or one older than format 3). */
@@ -154,20 +179,97 @@ export class UpperState {
   }
 
   /**
-   * Changed in place once a change is saved (as in memory): iterate without awaiting in between,
-   * or copy first.
+   * Immutable snapshots: each saved change replaces them (iterating one is safe across awaits,
+   * and sees the state as it was when read).
    */
-  get entries(): ReadonlyMap<string, UpperEntry> {
+  get entries(): PMap<UpperEntry> {
     return this.#entries;
   }
 
-  get dirs(): ReadonlySet<string> {
+  get dirs(): PSet {
     return this.#dirs;
   }
 
   /** Lower directories the overlay removed: the lower shows nothing at or below them. */
-  get opaque(): ReadonlySet<string> {
+  get opaque(): PSet {
     return this.#opaque;
+  }
+
+  /** The whole upper layer now (constant time). */
+  snapshot(): UpperSnapshot {
+    return { entries: this.#entries, dirs: this.#dirs, opaque: this.#opaque };
+  }
+
+  /** For a fork: its parent's upper layer as it was at the fork; undefined for an overlay that is no fork. */
+  async base(): Promise<UpperSnapshot | undefined> {
+    if (typeof this.#base === 'function') this.#base = await this.#base();
+    return this.#base;
+  }
+
+  /**
+   * A fork of this state, in memory: it starts with this state's layer and shares it (constant
+   * time and memory); from then on each changes only its own maps.
+   */
+  forkInMemory(): UpperState {
+    const child = new UpperState(this.#root, undefined, { compactRatio: this.#compactRatio, compactMinBytes: this.#compactMinBytes });
+    child.#adoptMaps(this.snapshot(), this.#below);
+    child.#base = this.snapshot();
+    return child;
+  }
+
+  /**
+   * A fork of this state kept in the host directory `dir` (see UpperStore.fork): taken between two
+   * saves, so it holds exactly the saved state. The maps are shared as in memory.
+   */
+  forkInto(dir: string): Promise<UpperState> {
+    const store = this.#store;
+    if (store?.fork === undefined) {
+      return Promise.reject(new FsError('FS_INVALID_ARGUMENT', 'only an overlay kept in a state directory forks into a state directory'));
+    }
+    return new Promise<UpperState>((resolve, reject) => {
+      this.#queue.push({
+        task: async () => {
+          try {
+            // A fork continues the saved journal: a state whose journal is not in place is saved anew first.
+            // So does a fork's journal that continues its own fork base: a fork's base stands alone.
+            if (this.#journalEnd === undefined || this.#continues) await this.#compact(store, [], false);
+            if (this.#journalEnd === undefined) throw new FsError('FS_IO_ERROR', `cannot fork the overlay state in "${store.where}": its journal could not be written`);
+            const header = frame({ format: JOURNAL_FORMAT, version: 3, root: this.#root, generation: this.#generation, forkBase: true } satisfies JournalHeader);
+            const childStore = await store.fork!(dir, { journalEnd: this.#journalEnd, blobs: [...this.#refs.keys()], journal: header });
+            const child = new UpperState(this.#root, childStore, { compactRatio: this.#compactRatio, compactMinBytes: this.#compactMinBytes });
+            child.#adoptMaps(this.snapshot(), this.#below);
+            child.#base = this.snapshot();
+            child.#refs = new Map(this.#refs);
+            child.#pinned = new Set(this.#refs.keys());
+            child.#generation = this.#generation;
+            child.#snapshotBytes = this.#snapshotBytes;
+            child.#journalEnd = header.byteLength;
+            child.#continues = true;
+            resolve(child);
+          } catch (err) {
+            reject(toFsError(err, `cannot fork the overlay state in "${store.where}" into "${dir}"`));
+          }
+        },
+      });
+      if (!this.#draining) void this.#drain(store);
+    });
+  }
+
+  /** Replaces this state's layer with `other`'s (adopting a fork), saved as one new state document. */
+  replaceWith(other: UpperState): Promise<void> {
+    if (!this.#store) {
+      // In memory: take the other's maps as they are (constant time).
+      this.#adoptMaps(other.snapshot(), other.#below);
+      return Promise.resolve();
+    }
+    return this.apply({ replace: other.snapshot() });
+  }
+
+  #adoptMaps(snap: UpperSnapshot, below: PMap<number>): void {
+    this.#entries = snap.entries;
+    this.#dirs = snap.dirs;
+    this.#opaque = snap.opaque;
+    this.#below = below;
   }
 
   /** True when the upper holds a file, or made a directory, strictly below `key` (constant time). */
@@ -186,6 +288,10 @@ export class UpperState {
    */
   apply(change: UpperChange): Promise<void> {
     if (!this.#store) {
+      if (change.replace) {
+        this.#adoptMaps(change.replace, this.#below);
+        this.#reindex();
+      }
       this.#applyLive(change, new Set());
       return Promise.resolve();
     }
@@ -205,10 +311,10 @@ export class UpperState {
   }
 
   #blobId(bytes: Uint8Array): string {
-    let id = this.#ids.get(bytes);
+    let id = blobIds.get(bytes);
     if (id === undefined) {
       id = hash('sha256', bytes, 'hex');
-      this.#ids.set(bytes, id);
+      blobIds.set(bytes, id);
     }
     return id;
   }
@@ -217,7 +323,14 @@ export class UpperState {
     this.#draining = true;
     try {
       while (this.#queue.length > 0) {
-        const batch = this.#queue.splice(0);
+        const first = this.#queue[0]!;
+        if ('task' in first) {
+          this.#queue.shift();
+          await first.task(store);
+          continue;
+        }
+        const upTo = this.#queue.findIndex((p) => 'task' in p);
+        const batch = this.#queue.splice(0, upTo < 0 ? this.#queue.length : upTo) as Extract<Pending, { change: UpperChange }>[];
         try {
           const saveError = await this.#save(store, batch.map(({ change }) => change));
           if (saveError === undefined) for (const { resolve } of batch) resolve();
@@ -243,7 +356,8 @@ export class UpperState {
     // Blobs first, then the record that refers to them: a crash leaves at worst an unused blob.
     const written = new Set<string>();
     for (const change of changes) {
-      for (const [, entry] of change.entries ?? []) {
+      const incoming = change.replace ? [...change.replace.entries, ...(change.entries ?? [])] : (change.entries ?? []);
+      for (const [, entry] of incoming) {
         if (entry?.kind !== 'file') continue;
         const id = this.#blobId(entry.bytes);
         if (written.has(id) || (this.#refs.get(id) ?? 0) > 0) continue;
@@ -253,7 +367,8 @@ export class UpperState {
     }
     const sweep = changes.some((c) => c.sweep);
     const limit = Math.max(this.#compactRatio * this.#snapshotBytes, this.#compactMinBytes);
-    if (sweep || this.#journalEnd === undefined || this.#journalEnd > limit) {
+    // A replacement is saved as a new document (it has no journal record).
+    if (sweep || changes.some((c) => c.replace) || this.#journalEnd === undefined || this.#journalEnd > limit) {
       return this.#compact(store, changes, sweep);
     }
 
@@ -287,6 +402,7 @@ export class UpperState {
     for (const id of touched) {
       if ((this.#refs.get(id) ?? 0) > 0) continue;
       this.#refs.delete(id);
+      if (this.#pinned.has(id)) continue;
       await store.deleteBlob(id).catch(() => {});
     }
     return saveError;
@@ -294,10 +410,9 @@ export class UpperState {
 
   /** Writes the whole new state as a new document generation, then starts its (empty) journal. */
   async #compact(store: UpperStore, changes: readonly UpperChange[], sweep: boolean): Promise<unknown> {
-    const entries = new Map(this.#entries);
-    const dirs = new Set(this.#dirs);
-    const opaque = new Set(this.#opaque);
-    for (const change of changes) applyTo(entries, dirs, opaque, change);
+    let next: UpperSnapshot = this.snapshot();
+    for (const change of changes) next = applyTo(next, change);
+    const { entries, dirs, opaque } = next;
     const generation = this.#generation + 1;
     const doc = this.#serialize(entries, dirs, opaque, generation);
     let saveError: unknown;
@@ -318,6 +433,7 @@ export class UpperState {
     this.#generation = generation;
     this.#snapshotBytes = doc.byteLength;
     const header = frame({ format: JOURNAL_FORMAT, version: 3, root: this.#root, generation } satisfies JournalHeader);
+    this.#continues = false;
     this.#journalEnd = await store.writeJournal(header).then(
       () => header.byteLength,
       // The next save writes a new document again (and retries the journal).
@@ -329,16 +445,14 @@ export class UpperState {
       const id = this.#blobId(entry.bytes);
       refs.set(id, (refs.get(id) ?? 0) + 1);
     }
-    const unused = [...this.#refs.keys()].filter((id) => !refs.has(id));
-    this.#entries = entries;
-    this.#dirs = dirs;
-    this.#opaque = opaque;
+    const unused = [...this.#refs.keys()].filter((id) => !refs.has(id) && !this.#pinned.has(id));
+    this.#adoptMaps(next, this.#below);
     this.#refs = refs;
     this.#reindex();
     for (const id of unused) await store.deleteBlob(id).catch(() => {});
     if (sweep) {
       try {
-        for (const id of await store.listBlobs()) if (!refs.has(id)) await store.deleteBlob(id);
+        for (const id of await store.listBlobs()) if (!refs.has(id) && !this.#pinned.has(id)) await store.deleteBlob(id);
       } catch {
         // The state is saved; stray blobs only waste space until the next sweep.
       }
@@ -366,34 +480,44 @@ export class UpperState {
           this.#refs.set(id, (this.#refs.get(id) ?? 0) + 1);
         }
       }
-      if (entry) this.#entries.set(key, entry);
-      else this.#entries.delete(key);
+      this.#entries = entry ? this.#entries.set(key, entry) : this.#entries.delete(key);
     }
     for (const d of change.addDirs ?? []) {
       if (this.#dirs.has(d)) continue;
-      this.#dirs.add(d);
+      this.#dirs = this.#dirs.add(d);
       this.#count(d, 1);
     }
-    for (const d of change.dropDirs ?? []) if (this.#dirs.delete(d)) this.#count(d, -1);
-    for (const d of change.addOpaque ?? []) this.#opaque.add(d);
-    for (const d of change.dropOpaque ?? []) this.#opaque.delete(d);
+    for (const d of change.dropDirs ?? []) {
+      if (!this.#dirs.has(d)) continue;
+      this.#dirs = this.#dirs.delete(d);
+      this.#count(d, -1);
+    }
+    for (const d of change.addOpaque ?? []) this.#opaque = this.#opaque.add(d);
+    for (const d of change.dropOpaque ?? []) this.#opaque = this.#opaque.delete(d);
   }
 
   #count(key: string, delta: number): void {
     if (key === '/') return;
     for (let k = posix.dirname(key); ; k = posix.dirname(k)) {
       const n = (this.#below.get(k) ?? 0) + delta;
-      if (n === 0) this.#below.delete(k);
-      else this.#below.set(k, n);
+      this.#below = n === 0 ? this.#below.delete(k) : this.#below.set(k, n);
       if (k === '/' || k === '.') return;
     }
   }
 
   /** Rebuilds the descendant index after the maps were replaced. */
   #reindex(): void {
-    this.#below = new Map();
-    for (const [key, e] of this.#entries) if (e.kind === 'file') this.#count(key, 1);
-    for (const d of this.#dirs) this.#count(d, 1);
+    const below = new Map<string, number>();
+    const count = (key: string) => {
+      if (key === '/') return;
+      for (let k = posix.dirname(key); ; k = posix.dirname(k)) {
+        below.set(k, (below.get(k) ?? 0) + 1);
+        if (k === '/' || k === '.') return;
+      }
+    };
+    for (const [key, e] of this.#entries) if (e.kind === 'file') count(key);
+    for (const d of this.#dirs) count(d);
+    this.#below = PMap.from(below);
   }
 
   #docEntry(path: string, e: UpperEntry): DocEntry {
@@ -421,9 +545,9 @@ export class UpperState {
   }
 
   #serialize(
-    entries: ReadonlyMap<string, UpperEntry>,
-    dirs: ReadonlySet<string>,
-    opaque: ReadonlySet<string>,
+    entries: PMap<UpperEntry>,
+    dirs: PSet,
+    opaque: PSet,
     generation: number,
   ): Uint8Array {
     const doc: StateDocument = {
@@ -436,6 +560,16 @@ export class UpperState {
       opaque: [...opaque].sort(compareNames),
     };
     return Buffer.from(`${JSON.stringify(doc, null, 1)}\n`, 'utf8');
+  }
+
+  /** The fork base of a state kept by `store` (its document, and its journal cut at the fork), if any. */
+  async #readForkBase(store: UpperStore) {
+    const raw = await store.readForkBase?.();
+    if (raw === undefined) return undefined;
+    const doc = parseDocument(raw.state, store.where);
+    const journal = parseJournal(raw.journal, store.where);
+    if (journal.end !== raw.journal.byteLength) throw invalid(store.where, 'the fork base\'s journal is cut inside a record');
+    return { raw, doc, journal };
   }
 
   async #load(store: UpperStore): Promise<void> {
@@ -458,16 +592,40 @@ export class UpperState {
       // A version-1 document has no removed directories.
       const opaque = new Set(doc.opaque ?? []);
       let journalEnd: number | undefined;
+      let continues = false;
       if (doc.version === 3) {
         const journal = parseJournal((await store.readJournal()) ?? new Uint8Array(0), store.where);
         if (journal.header && journal.header.generation > generation && retry) continue; // a newer document was written meanwhile
         if (journal.header?.generation === generation) {
           if (journal.header.root !== this.#root) throw invalid(store.where, `the journal belongs to a lower rooted at "${journal.header.root}"`);
+          if (journal.header.forkBase === true) {
+            const base = await this.#readForkBase(store);
+            if (base?.journal.header?.generation !== generation) throw invalid(store.where, 'the fork base does not match the fork\'s journal');
+            for (const rec of base.journal.records) replay(docs, dirs, opaque, rec);
+            continues = true;
+          }
           for (const rec of journal.records) replay(docs, dirs, opaque, rec);
           journalEnd = journal.end;
         }
       }
       // Older documents (and a journal of an older generation) get a new document on the first save.
+      const pinned = new Set<string>();
+      const fork = await this.#readForkBase(store);
+      if (fork) {
+        // What the fork started from stays readable (changes against the parent) as long as the fork is.
+        for (const e of fork.doc.entries) if (e.blob !== null) pinned.add(e.blob);
+        for (const rec of fork.journal.records) for (const e of rec.entries ?? []) if (!('drop' in e) && e.blob !== null) pinned.add(e.blob);
+        this.#base = async () => {
+          const view: UpperStore = {
+            where: `${store.where} (fork base)`,
+            readState: async () => fork.raw.state,
+            readJournal: async () => fork.raw.journal,
+            readBlob: (id) => store.readBlob(id),
+            writeState: readOnly, writeBlob: readOnly, deleteBlob: readOnly, listBlobs: readOnly, writeJournal: readOnly, appendJournal: readOnly,
+          };
+          return (await UpperState.open(this.#root, view)).snapshot();
+        };
+      }
       const entries = new Map<string, UpperEntry>();
       const refs = new Map<string, number>();
       let missing: string | undefined;
@@ -486,7 +644,7 @@ export class UpperState {
         if (id !== e.blob) {
           throw new FsError('FS_IO_ERROR', `overlay blob ${e.blob} in "${store.where}" is corrupt (its content digest is ${id})`);
         }
-        this.#ids.set(bytes, id);
+        blobIds.set(bytes, id);
         refs.set(id, (refs.get(id) ?? 0) + 1);
         const origin = e.origin && { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: FsVersion(e.origin.version) }) };
         entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base, ...(origin ? { origin } : {}) });
@@ -495,28 +653,31 @@ export class UpperState {
         if (retry) continue;
         throw new FsError('FS_IO_ERROR', `overlay blob ${missing} named by the state in "${store.where}" is missing`);
       }
-      this.#entries = entries;
-      this.#dirs = dirs;
-      this.#opaque = opaque;
+      this.#entries = PMap.from(entries);
+      this.#dirs = PSet.from(dirs);
+      this.#opaque = PSet.from(opaque);
       this.#refs = refs;
+      this.#pinned = pinned;
       this.#reindex();
       this.#generation = generation;
       this.#snapshotBytes = raw.byteLength;
       this.#journalEnd = journalEnd;
+      this.#continues = continues;
       return;
     }
   }
 }
 
-function applyTo(entries: Map<string, UpperEntry>, dirs: Set<string>, opaque: Set<string>, change: UpperChange): void {
-  for (const [key, entry] of change.entries ?? []) {
-    if (entry) entries.set(key, entry);
-    else entries.delete(key);
-  }
-  for (const d of change.addDirs ?? []) dirs.add(d);
-  for (const d of change.dropDirs ?? []) dirs.delete(d);
-  for (const d of change.addOpaque ?? []) opaque.add(d);
-  for (const d of change.dropOpaque ?? []) opaque.delete(d);
+const readOnly = (): Promise<never> => Promise.reject(new FsError('FS_READ_ONLY', 'a fork base is read-only'));
+
+function applyTo(snap: UpperSnapshot, change: UpperChange): UpperSnapshot {
+  let { entries, dirs, opaque } = change.replace ?? snap;
+  for (const [key, entry] of change.entries ?? []) entries = entry ? entries.set(key, entry) : entries.delete(key);
+  for (const d of change.addDirs ?? []) dirs = dirs.add(d);
+  for (const d of change.dropDirs ?? []) dirs = dirs.delete(d);
+  for (const d of change.addOpaque ?? []) opaque = opaque.add(d);
+  for (const d of change.dropOpaque ?? []) opaque = opaque.delete(d);
+  return { entries, dirs, opaque };
 }
 
 function replay(entries: Map<string, DocEntry>, dirs: Set<string>, opaque: Set<string>, rec: JournalRecord): void {
@@ -571,6 +732,7 @@ export function parseJournal(raw: Uint8Array, where: string): { header?: Journal
       if (typeof h !== 'object' || h === null || h.format !== JOURNAL_FORMAT) throw invalid(where, `the journal is not a ${JOURNAL_FORMAT} journal`);
       if (h.version !== 3) throw invalid(where, `unsupported journal version ${String(h.version)}`);
       if (typeof h.root !== 'string' || typeof h.generation !== 'number') throw invalid(where, 'the journal header lacks fields');
+      if (h.forkBase !== undefined && h.forkBase !== true) throw invalid(where, 'bad forkBase in the journal header');
       header = h as JournalHeader;
     } else records.push(checkRecord(value, where));
     pos = nl + 1;

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants as fsc } from 'node:fs';
-import { mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, posix, resolve as resolveHostPath } from 'node:path';
 import { FsError, isFsError, toFsError, type FileSystem } from '../../seam/index.js';
 
@@ -29,11 +29,30 @@ export interface UpperStore {
    * flushes the journal to disk before returning. `bytes` may be empty (a truncation).
    */
   appendJournal(offset: number, bytes: Uint8Array): Promise<void>;
+
+  // Forks (optional: a store without them cannot hold a fork, and its overlay forks in memory only).
+
+  /**
+   * Makes `where` (a new, empty location of the same kind) a fork of this store's saved state: a
+   * store whose state document is this one's, whose blobs include `blobs`, and whose journal is
+   * `journal` (a fork's first journal: it continues the fork base). The fork base — this store's
+   * document and its journal's first `journalEnd` bytes — is kept with the fork, read-only, and
+   * returned by the fork's `readForkBase`. Nothing written afterwards to either store shows in the
+   * other. The state document is made last: a fork that did not finish is no state.
+   */
+  fork?(where: string, options: { readonly journalEnd: number; readonly blobs: readonly string[]; readonly journal: Uint8Array }): Promise<UpperStore>;
+  /** A fork's base (see `fork`), with its journal already cut at the fork point; undefined when this store is no fork. */
+  readForkBase?(): Promise<{ readonly state: Uint8Array; readonly journal: Uint8Array } | undefined>;
 }
 
 export const STATE_FILE = 'overlay.json';
 export const JOURNAL_FILE = 'overlay.journal';
 export const BLOB_DIR = 'blobs';
+/** A fork's base: the parent's state document and journal as they were at the fork (hard links). */
+export const FORK_FILE = 'fork.json';
+export const FORK_STATE_FILE = 'fork-base.json';
+export const FORK_JOURNAL_FILE = 'fork-base.journal';
+const FORK_FORMAT = 'dsh-fs-overlay-fork';
 const BLOB_NAME = /^[0-9a-f]{64}$/;
 
 /** A store in a host directory, written with node:fs: temp file, fsync, rename, fsync of the directory. */
@@ -95,8 +114,60 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
     }
   };
 
+  /** Shares a file that is only ever replaced, never changed in place: a hard link, or a copy across devices. */
+  const share = async (from: string, to: string) => {
+    try {
+      await link(from, to);
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      if (code !== 'EXDEV' && code !== 'EPERM' && code !== 'ENOTSUP') throw err;
+      await copyFile(from, to);
+    }
+  };
+
   return {
     where: root,
+    async fork(where, { journalEnd, blobs: ids, journal }) {
+      const target = resolveHostPath(where);
+      return wrap(`cannot fork the overlay state in "${root}" into "${target}"`, async () => {
+        await mkdir(join(target, BLOB_DIR), { recursive: true });
+        const taken = (await readdir(target)).filter((n) => n !== BLOB_DIR && n !== 'lock');
+        if (taken.length > 0 || (await readdir(join(target, BLOB_DIR))).length > 0) {
+          throw new FsError('FS_ALREADY_EXISTS', `"${target}" is not empty; a fork needs a new state directory`);
+        }
+        // Blobs are never changed in place (content-addressed): shared, so a fork copies no content.
+        const all = [...new Set(ids)];
+        // One link per blob: a few at a time, the way a file system keeps busy without a flood.
+        for (let i = 0; i < all.length; i += 32) {
+          await Promise.all(all.slice(i, i + 32).map((id) => share(join(blobs, checkId(id)), join(target, BLOB_DIR, id))));
+        }
+        await share(join(root, STATE_FILE), join(target, FORK_STATE_FILE));
+        // The parent appends to its journal in place, but only after `journalEnd`: the fork reads up to it.
+        await share(join(root, JOURNAL_FILE), join(target, FORK_JOURNAL_FILE));
+        const fork = { format: FORK_FORMAT, version: 1, parent: root, journalEnd };
+        await writeAtomic(target, FORK_FILE, Buffer.from(`${JSON.stringify(fork, null, 1)}\n`));
+        await writeAtomic(target, JOURNAL_FILE, journal);
+        await share(join(root, STATE_FILE), join(target, STATE_FILE));
+        await syncDir(join(target, BLOB_DIR));
+        await syncDir(target);
+        return openDirStore(target);
+      });
+    },
+    readForkBase: () =>
+      wrap(`cannot read the fork base in "${root}"`, async () => {
+        const raw = await readOrUndefined(join(root, FORK_FILE));
+        if (raw === undefined) return undefined;
+        const fork = JSON.parse(Buffer.from(raw).toString('utf8')) as { format?: unknown; journalEnd?: unknown };
+        if (fork.format !== FORK_FORMAT || typeof fork.journalEnd !== 'number') {
+          throw new FsError('FS_IO_ERROR', `the overlay state in "${root}" is not valid: bad ${FORK_FILE}`);
+        }
+        const state = await readOrUndefined(join(root, FORK_STATE_FILE));
+        const journal = await readOrUndefined(join(root, FORK_JOURNAL_FILE));
+        if (state === undefined || journal === undefined || journal.byteLength < fork.journalEnd) {
+          throw new FsError('FS_IO_ERROR', `the overlay state in "${root}" is not valid: its fork base is missing or cut short`);
+        }
+        return { state, journal: journal.subarray(0, fork.journalEnd) };
+      }),
     readState: () => wrap(`cannot read the overlay state in "${root}"`, () => readOrUndefined(join(root, STATE_FILE))),
     writeState: (bytes) => wrap(`cannot write the overlay state in "${root}"`, () => writeAtomic(root, STATE_FILE, bytes)),
     readBlob: (id) => wrap(`cannot read overlay blob ${id} in "${root}"`, () => readOrUndefined(join(blobs, checkId(id)))),

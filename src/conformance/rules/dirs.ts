@@ -40,9 +40,9 @@ export async function listRecursively(fs: FileSystem, top: FsTarget, limit: numb
   return out;
 }
 
-async function walkAll(fs: FileSystem, top: FsTarget, limit: number): Promise<FsWalkEntry[]> {
+async function walkAll(fs: FileSystem, top: FsTarget, limit: number, wantsStats?: (path: string, name: string) => boolean): Promise<FsWalkEntry[]> {
   const out: FsWalkEntry[] = [];
-  for await (const entry of fs.walk(top)) {
+  for await (const entry of fs.walk(top, wantsStats ? { wantsStats } : {})) {
     out.push(entry);
     if (out.length > limit) fail(`walk of ${top.displayPath} gave more than ${limit} entries: it loops`);
   }
@@ -50,6 +50,7 @@ async function walkAll(fs: FileSystem, top: FsTarget, limit: number): Promise<Fs
 }
 
 const shape = (e: FsDirEntry & { path?: string }) => ({ path: e.path, name: e.name, type: e.type, targetKey: e.target.targetKey, size: e.size });
+const bare = (e: FsDirEntry & { path?: string }) => ({ path: e.path, name: e.name, type: e.type, targetKey: e.target.targetKey });
 
 /** Builds the tree of `paths` under `dir` (a file at each path, directories for the rest) and returns the files made. */
 async function buildTree(fs: FileSystem, dir: string, paths: readonly string[]): Promise<Map<string, string>> {
@@ -191,7 +192,7 @@ export const dirRules: Rule[] = [
   },
   {
     id: 'D4',
-    title: 'walk agrees with a recursive listDir',
+    title: 'walk agrees with a recursive listDir, also when asked to spare stats',
     async run(ctx) {
       const { fs } = ctx;
       const symlink = ctx.subject.capabilities?.symlinks ? ctx.subject.setup?.symlink : undefined;
@@ -212,6 +213,13 @@ export const dirRules: Rule[] = [
           const expected = await listRecursively(fs, top, 1000);
           const walked = await walkAll(fs, top, 1000);
           deepEqual(walked.map(shape), expected.map(shape), `walk of ${top.displayPath}`);
+          // The stat hints may drop sizes and mtimes, never an entry, a type or a target.
+          const asked: string[] = [];
+          const spared = await walkAll(fs, top, 1000, (path) => (asked.push(path), false));
+          deepEqual(spared.map(bare), expected.map(bare), `walk of ${top.displayPath} sparing stats`);
+          for (const path of asked) ok(expected.some((e) => e.path === path && e.type === 'file'), `walk asked wantsStats about "${path}", which is not a file`);
+          const listed = await fs.listDir(top, { stats: false });
+          deepEqual(listed.map(bare), (await fs.listDir(top)).map(bare), `listDir of ${top.displayPath} with stats: false`);
         }),
         0.5,
       );

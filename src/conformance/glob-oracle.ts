@@ -1,5 +1,9 @@
+/*
+ * An independent glob and .gitignore matcher, written from the specs, kept as the conformance
+ * kit's oracle for search (S1): search itself matches with picomatch and the \`ignore\` package.
+ */
 import { posix } from 'node:path';
-import { compareNames } from './resolve.js';
+import { compareNames } from '../seam/resolve.js';
 
 /**
  * Glob matching on `/`-separated relative paths, used where fast-glob cannot be (a `.gitignore`

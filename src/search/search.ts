@@ -1,13 +1,13 @@
 import { posix } from 'node:path';
 import type { Readable } from 'node:stream';
-import fg from 'fast-glob';
 import { nestedQuantifier, overlappingAlternation } from './regex-safety.js';
 import { DEFAULT_MATCH_TIMEOUT_MS, LineMatcher } from './regex-worker.js';
-import { FsError, isFsError, throwIfAborted, toFsError, type FsErrorCode } from './errors.js';
-import { comparePaths, globToRegExp, isIgnored, parseGitignore, type IgnoreRule } from './glob-match.js';
-import { canonicalPath, describeType } from './path.js';
-import { compareNames } from './resolve.js';
-import type { FileSystem, FsDirEntry, FsEntryType, FsOpOptions, FsTarget } from './types.js';
+import { FsError, canonicalPath, isFsError, splitLines, throwIfAborted, toFsError, type FileSystem, type FsEntryType, type FsErrorCode, type FsOpOptions, type FsTarget } from '../seam/index.js';
+import { describeType } from '../seam/path.js';
+import { MAX_GLOB_CHARS, compileGlob, decide, parseGitignore, patternDepth, staticBase, type IgnoreRule } from './dialect.js';
+import { comparePaths } from './paths.js';
+import { compareNames } from '../seam/resolve.js';
+import { walkFrom } from './walker.js';
 
 /*
  * Search over the `FileSystem` contract. These are free functions, not methods: they need
@@ -24,7 +24,7 @@ export const DEFAULT_GREP_MAX_LINE_BYTES = 4096;
 export const DEFAULT_GREP_MAX_FILE_BYTES = 32 * 1024 * 1024;
 export const DEFAULT_GREP_MAX_FILES = 1_000_000;
 const DEFAULT_CONCURRENCY = 8;
-const MAX_RECORDED_SKIPS = 50;
+export const MAX_RECORDED_SKIPS = 50;
 
 /** Directories never walked by grep (and ignored by the glob tool). */
 export const VCS_DIRECTORIES: readonly string[] = ['.git', '.svn', '.hg', '.bzr', '.jj', '.sl'];
@@ -67,6 +67,12 @@ export interface GlobOptions {
   readonly maxEntries?: number;
   /** Directories listed at once (default 8). */
   readonly concurrency?: number;
+  /**
+   * Give every matched file its size and mtime (default true). false: a match has them only when
+   * the provider's listing had them anyway, which on disk saves one stat per match (as fast-glob's
+   * own default, `stats: false`).
+   */
+  readonly stats?: boolean;
 }
 
 export interface GlobMatch {
@@ -91,244 +97,11 @@ export interface GlobResult {
   readonly skipped: SearchSkip[];
 }
 
-/** The six methods fast-glob takes through its `fs` option, every one of them from the contract. */
-export interface GlobFsAdapter {
-  lstat(path: string, callback: (error: Error | null, stats?: SeamStats) => void): void;
-  stat(path: string, callback: (error: Error | null, stats?: SeamStats) => void): void;
-  lstatSync(path: string): never;
-  statSync(path: string): never;
-  readdir(path: string, options: unknown, callback?: (error: Error | null, entries?: unknown[]) => void): void;
-  readdirSync(path: string, options?: unknown): never;
-}
-
-interface EntryInfo {
-  readonly name: string;
-  readonly type: FsEntryType;
-  readonly target: FsTarget;
-  readonly size?: number;
-  readonly mtimeMs?: number;
-}
-
-interface DirNode {
-  readonly target: FsTarget;
-  readonly parent: DirNode | undefined;
-}
-
-/** A `fs.Stats` look-alike built from contract data (no symlinks: the contract follows them). */
-export class SeamStats {
-  readonly size: number;
-  readonly mtimeMs: number;
-  readonly mtime: Date;
-  constructor(readonly type: FsEntryType, size: number | undefined, mtimeMs: number | undefined) {
-    this.size = size ?? 0;
-    this.mtimeMs = mtimeMs ?? 0;
-    this.mtime = new Date(this.mtimeMs);
-  }
-  isFile(): boolean {
-    return this.type === 'file';
-  }
-  isDirectory(): boolean {
-    return this.type === 'directory';
-  }
-  isSymbolicLink(): boolean {
-    return false;
-  }
-  isBlockDevice(): boolean {
-    return false;
-  }
-  isCharacterDevice(): boolean {
-    return false;
-  }
-  isFIFO(): boolean {
-    return false;
-  }
-  isSocket(): boolean {
-    return false;
-  }
-}
-
-/** A `fs.Dirent` look-alike. */
-export class SeamDirent extends SeamStats {
-  constructor(
-    readonly name: string,
-    type: FsEntryType,
-    size?: number,
-    mtimeMs?: number,
-  ) {
-    super(type, size, mtimeMs);
-  }
-}
-
-interface Walker {
-  readonly adapter: GlobFsAdapter;
-  lookup(path: string): EntryInfo | undefined;
-  stop(): void;
-  readonly exceeded: boolean;
-  readonly counts: { unreadable: number; loops: number };
-  readonly skipped: SearchSkip[];
-}
-
-function enoent(path: string): Error {
-  // fast-glob drops ENOENT for paths that do not exist; it never reaches a caller.
-  return Object.assign(new Error(`ENOENT: not found, "${path}"`), { code: 'ENOENT' });
-}
-
-function makeWalker(fs: FileSystem, options: { signal?: AbortSignal; maxEntries?: number }): Walker {
-  const signal = options.signal;
-  const maxEntries = options.maxEntries ?? DEFAULT_MAX_ENTRIES;
-  const infos = new Map<string, EntryInfo>();
-  const dirs = new Map<string, DirNode>();
-  const counts = { unreadable: 0, loops: 0 };
-  const skipped: SearchSkip[] = [];
-  let listed = 0;
-  let stopped = false;
-  let exceeded = false;
-
-  const skip = (entry: SearchSkip) => {
-    if (entry.reason === 'loop') counts.loops++;
-    else counts.unreadable++;
-    if (skipped.length < MAX_RECORDED_SKIPS) skipped.push(entry);
-  };
-
-  async function list(path: string): Promise<EntryInfo[]> {
-    if (stopped) return [];
-    throwIfAborted(signal, `cannot list "${path}"`);
-    const parent = dirs.get(posix.dirname(path));
-    // Directories always go through resolve(), so the provider's confinement applies to each.
-    let target: FsTarget;
-    let entries: FsDirEntry[];
-    try {
-      target = await fs.resolve(path, { signal });
-      for (let node = parent; node !== undefined; node = node.parent) {
-        if (fs.contains(target, node.target)) {
-          skip({ path, reason: 'loop' });
-          return [];
-        }
-      }
-      dirs.set(path, { target, parent });
-      entries = await fs.listDir(target, { signal });
-    } catch (err) {
-      const error = toFsError(err, `cannot list "${path}"`);
-      if (error.code === 'FS_ABORTED') throw error;
-      if (error.code === 'FS_NOT_FOUND' || error.code === 'FS_NOT_DIRECTORY') {
-        if (parent !== undefined) skip({ path, reason: 'unreadable', code: error.code, message: error.message });
-        return [];
-      }
-      // The walk's own starting points must be readable; anything found below them may be skipped.
-      if (parent === undefined) throw error;
-      skip({ path, reason: 'unreadable', code: error.code, message: error.message });
-      return [];
-    }
-    if (stopped) return [];
-    listed += entries.length;
-    if (listed > maxEntries) {
-      exceeded = true;
-      stopped = true;
-    }
-    const out: EntryInfo[] = [];
-    for (const e of entries) {
-      const info: EntryInfo = {
-        name: e.name,
-        type: e.type,
-        target: e.target,
-        ...(e.size === undefined ? {} : { size: e.size }),
-        ...(e.mtimeMs === undefined ? {} : { mtimeMs: e.mtimeMs }),
-      };
-      infos.set(path === '/' ? `/${e.name}` : `${path}/${e.name}`, info);
-      out.push(info);
-    }
-    return out;
-  }
-
-  async function statPath(path: string): Promise<SeamStats> {
-    if (stopped) throw enoent(path);
-    throwIfAborted(signal, `cannot stat "${path}"`);
-    let info = infos.get(path);
-    if (info === undefined) {
-      const target = await fs.resolve(path, { signal });
-      const st = await fs.stat(target, { signal });
-      if (st === undefined) throw enoent(path);
-      info = {
-        name: posix.basename(path),
-        type: st.type,
-        target,
-        ...(st.size === undefined ? {} : { size: st.size }),
-        ...(st.mtimeMs === undefined ? {} : { mtimeMs: st.mtimeMs }),
-      };
-      infos.set(path, info);
-    }
-    return new SeamStats(info.type, info.size, info.mtimeMs);
-  }
-
-  const noSync = (name: string): never => {
-    throw new FsError(
-      'FS_IO_ERROR',
-      `${name}: synchronous access is not available through the filesystem seam; use the asynchronous glob`,
-    );
-  };
-
-  const callbackOf = (a: unknown, b: unknown) => (typeof a === 'function' ? a : b) as (error: Error | null, value?: unknown) => void;
-
-  const statMethod = (path: string, callback: (error: Error | null, stats?: SeamStats) => void) => {
-    statPath(normalise(path)).then(
-      (stats) => callback(null, stats),
-      (err: unknown) => callback(isFsError(err) ? err : (err as Error)),
-    );
-  };
-
-  // Own enumerable properties of a plain object: fast-glob merges the option with
-  // Object.assign, and any method missing here would silently fall back to the real disk.
-  const adapter: GlobFsAdapter = {
-    lstat: statMethod,
-    stat: statMethod,
-    lstatSync: () => noSync('lstatSync'),
-    statSync: () => noSync('statSync'),
-    readdir(path: string, a: unknown, b?: unknown) {
-      const callback = callbackOf(a, b);
-      const withTypes = typeof a === 'object' && a !== null && (a as { withFileTypes?: unknown }).withFileTypes === true;
-      list(normalise(path)).then(
-        (entries) =>
-          callback(
-            null,
-            withTypes ? entries.map((e) => new SeamDirent(e.name, e.type, e.size, e.mtimeMs)) : entries.map((e) => e.name),
-          ),
-        (err: unknown) => callback(toFsError(err, `cannot list "${path}"`)),
-      );
-    },
-    readdirSync: () => noSync('readdirSync'),
-  };
-
-  return {
-    adapter,
-    lookup: (path) => infos.get(path),
-    stop: () => {
-      stopped = true;
-    },
-    get exceeded() {
-      return exceeded;
-    },
-    counts,
-    skipped,
-  };
-}
-
-function normalise(path: string): string {
-  return posix.resolve('/', path);
-}
-
 /**
- * An fs adapter for fast-glob over `fs`: `lstat`, `stat`, `readdir` answer from the contract;
- * the sync methods throw FsError. Exposed for tests and for callers running fast-glob themselves.
- */
-export function createGlobFsAdapter(fs: FileSystem, options: { signal?: AbortSignal } = {}): GlobFsAdapter {
-  return makeWalker(fs, options).adapter;
-}
-
-/**
- * Files (and, with `onlyFiles: false`, directories) matching `pattern` under `cwd`, found by
- * fast-glob walking the contract. Symlinks are followed as the contract follows them; a
- * directory that contains one the walk is already inside is skipped (a cycle). Result paths are
- * absolute, in tree order.
+ * Files (and, with `onlyFiles: false`, directories) matching `pattern` under `cwd`: one `fs.walk`
+ * from the patterns' common static base, each path tested with the search dialect (picomatch).
+ * Symlinks to directories are followed; a link back into the walk is skipped (a cycle). Result
+ * paths are absolute, in tree order.
  */
 export async function glob(fs: FileSystem, pattern: string | readonly string[], options: GlobOptions = {}): Promise<GlobResult> {
   const patterns = typeof pattern === 'string' ? [pattern] : [...(pattern as readonly unknown[])];
@@ -337,125 +110,99 @@ export async function glob(fs: FileSystem, pattern: string | readonly string[], 
   for (const p of options.ignore ?? []) checkPattern(p, 'ignore pattern');
   const limit = positiveInteger(options.limit, DEFAULT_GLOB_LIMIT, 'limit');
   const maxEntries = positiveInteger(options.maxEntries, DEFAULT_MAX_ENTRIES, 'maxEntries');
-  const concurrency = positiveInteger(options.concurrency, DEFAULT_CONCURRENCY, 'concurrency');
+  positiveInteger(options.concurrency, DEFAULT_CONCURRENCY, 'concurrency');
   const signal = options.signal;
   const { dir } = await searchDirectory(fs, options.cwd, 'glob', signal);
   const what = `cannot glob ${patterns.map((p) => JSON.stringify(p)).join(', ')} in "${dir}"`;
-
   const dot = options.dot ?? true;
-  const walker = makeWalker(fs, { ...(signal ? { signal } : {}), maxEntries });
-  const stream = fg.stream((patterns as string[]).map((p) => baseSafePattern(p, dot)), {
-    cwd: dir,
-    fs: walker.adapter as unknown as fg.FileSystemAdapter,
-    dot,
-    baseNameMatch: options.matchBase ?? false,
-    ignore: [...(options.ignore ?? [])],
-    onlyFiles: options.onlyFiles ?? true,
-    followSymbolicLinks: true,
-    objectMode: true,
-    unique: true,
-    suppressErrors: false,
-    concurrency,
-  }) as Readable;
-  const onAbort = () => stream.destroy(new FsError('FS_ABORTED', `${what}: aborted`));
-  signal?.addEventListener('abort', onAbort, { once: true });
+  const matchBase = options.matchBase ?? false;
+  const onlyFiles = options.onlyFiles ?? true;
+  const stats = options.stats ?? true;
+  if (typeof stats !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `stats must be a boolean, got ${JSON.stringify(stats)}`);
 
-  const matches: GlobMatch[] = [];
+  const tests = (patterns as string[]).map((p) => {
+    const re = compileGlob(p, { dot });
+    return matchBase && !p.includes('/') ? (rel: string, name: string) => re.test(name) : (rel: string) => re.test(rel);
+  });
+  const ignores = (options.ignore ?? []).map((p) => compileGlob(p, { dot: true }));
+  const ignored = (rel: string) => ignores.some((re) => re.test(rel));
+  const matches = (rel: string, name: string) => tests.some((t) => t(rel, name));
+
+  // One walk, from the deepest directory every pattern starts in, no deeper than they reach.
+  const bases = (patterns as string[]).map((p) => (matchBase && !p.includes('/') ? '' : staticBase(p)));
+  const base = bases.reduce((a, b) => commonDir(a, b));
+  const maxDepth = Math.max(...(patterns as string[]).map((p) => (matchBase && !p.includes('/') ? Infinity : patternDepth(p))));
+  const baseDepth = base === '' ? 0 : base.split('/').length;
+  const startPath = base === '' ? dir : posix.join(dir, base);
+  const relOf = (rel: string) => (base === '' ? rel : `${base}/${rel}`);
+
+  const counts = { unreadable: 0, loops: 0 };
+  const skipped: SearchSkip[] = [];
+  const found: GlobMatch[] = [];
   let truncated: GlobResult['truncated'] = false;
   try {
-    for await (const entry of stream as AsyncIterable<fg.Entry>) {
-      if (matches.length >= limit) {
+    let start: FsTarget;
+    try {
+      start = await fs.resolve(startPath, { ...(signal ? { signal } : {}) });
+      const info = base === '' ? { type: 'directory' } : await fs.stat(start, { ...(signal ? { signal } : {}) });
+      if (info?.type !== 'directory') return { cwd: dir, matches: [], truncated: false, skippedCounts: { binary: 0, tooLarge: 0, ...counts }, skipped };
+    } catch (err) {
+      if (base !== '' && (isFsError(err, 'FS_NOT_FOUND') || isFsError(err, 'FS_NOT_DIRECTORY'))) {
+        return { cwd: dir, matches: [], truncated: false, skippedCounts: { binary: 0, tooLarge: 0, ...counts }, skipped };
+      }
+      throw err;
+    }
+    const walker = walkFrom(fs, start, startPath, {
+      ...(signal ? { signal } : {}),
+      maxEntries,
+      maxDepth: maxDepth === Infinity ? Infinity : Math.max(maxDepth - baseDepth, 1),
+      prune: (item) => ignores.length > 0 && ignored(relOf(item.rel)),
+      // Only matches carry size and mtime, so only they may need a stat.
+      wantsStats: stats ? (rel, name) => matches(relOf(rel), name) : () => false,
+      onSkip: (skip) => {
+        if (skip.reason === 'loop') counts.loops++;
+        else counts.unreadable++;
+        if (skipped.length < MAX_RECORDED_SKIPS) {
+          skipped.push({ path: skip.path, reason: skip.reason, ...(skip.error ? { code: skip.error.code, message: skip.error.message } : {}) });
+        }
+      },
+    });
+    for await (const { path, rel: below, entry } of walker) {
+      if (entry.type === 'other' || (onlyFiles && entry.type !== 'file')) continue;
+      const rel = relOf(below);
+      if (!matches(rel, entry.name) || (ignores.length > 0 && ignored(rel))) continue;
+      if (found.length >= limit) {
         truncated = 'limit';
         break;
       }
-      const path = posix.resolve(dir, entry.path);
-      const info = walker.lookup(path);
-      if (info === undefined) {
-        // Not listed by the walk (should not happen); ask the contract.
-        const target = await fs.resolve(path, { ...(signal ? { signal } : {}) });
-        const st = await fs.stat(target, { ...(signal ? { signal } : {}) });
-        if (st === undefined) continue;
-        matches.push(globMatch(path, { name: posix.basename(path), target, type: st.type, size: st.size, mtimeMs: st.mtimeMs }));
-        continue;
-      }
-      matches.push(globMatch(path, info));
+      found.push({
+        path,
+        target: entry.target,
+        type: entry.type,
+        ...(entry.size === undefined ? {} : { size: entry.size }),
+        ...(entry.mtimeMs === undefined ? {} : { mtimeMs: entry.mtimeMs }),
+      });
     }
+    if (truncated === false && walker.exceeded) truncated = 'entries';
   } catch (err) {
+    if (signal?.aborted) throw new FsError('FS_ABORTED', `${what}: aborted`, { cause: err });
     throw toFsError(err, what);
-  } finally {
-    walker.stop();
-    signal?.removeEventListener('abort', onAbort);
-    stream.destroy();
   }
   throwIfAborted(signal, what);
-  if (truncated === false && walker.exceeded) truncated = 'entries';
-  matches.sort((a, b) => comparePaths(a.path, b.path));
-  walker.skipped.sort((a, b) => comparePaths(a.path, b.path));
-  return {
-    cwd: dir,
-    matches,
-    truncated,
-    skippedCounts: { binary: 0, tooLarge: 0, unreadable: walker.counts.unreadable, loops: walker.counts.loops },
-    skipped: walker.skipped,
-  };
+  skipped.sort((a, b) => comparePaths(a.path, b.path));
+  return { cwd: dir, matches: found, truncated, skippedCounts: { binary: 0, tooLarge: 0, ...counts }, skipped };
 }
 
-/**
- * fast-glob takes the leading segments that its glob test does not flag as the static base
- * directory, and that test misses a bare `?`: `?/*`, `src/v?/x.ts`, or `{a,c}/?/*` once the
- * braces are expanded, search a directory literally named `?` and find nothing. So every `?`
- * (outside a class and not opening an extglob) becomes the equivalent class, which the test
- * does flag: `[!/]`, or `[!/.]` at the start of a name when dot files are excluded (a class is
- * not subject to the leading-dot rule, `?` is).
- */
-export function baseSafePattern(pattern: string, dot: boolean): string {
-  if (pattern.startsWith('!') || !pattern.includes('?')) return pattern;
-  let out = '';
-  let braces = 0;
-  for (let i = 0; i < pattern.length; i++) {
-    const ch = pattern[i]!;
-    if (ch === '\\') {
-      out += pattern.slice(i, i + 2);
-      i++;
-    } else if (ch === '[') {
-      const close = classEnd(pattern, i);
-      out += pattern.slice(i, close + 1);
-      i = close;
-    } else if (ch === '?' && pattern[i + 1] !== '(') {
-      const prev = pattern[i - 1];
-      const startOfName = i === 0 || prev === '/' || prev === '{' || (prev === ',' && braces > 0);
-      out += startOfName && !dot ? '[!/.]' : '[!/]';
-    } else {
-      if (ch === '{') braces++;
-      else if (ch === '}' && braces > 0) braces--;
-      out += ch;
-    }
-  }
-  return out;
+/** The longest common directory of two relative directories ('' for none). */
+function commonDir(a: string, b: string): string {
+  if (a === b) return a;
+  const sa = a.split('/');
+  const sb = b.split('/');
+  let i = 0;
+  while (i < sa.length && i < sb.length && sa[i] === sb[i]) i++;
+  return sa.slice(0, i).join('/');
 }
 
-/** Index of the `]` closing the class opened at `open`, or `open` when it is a literal `[`. */
-function classEnd(pattern: string, open: number): number {
-  let i = open + 1;
-  if (pattern[i] === '!' || pattern[i] === '^') i++;
-  if (pattern[i] === ']') i++;
-  for (; i < pattern.length; i++) {
-    if (pattern[i] === '\\') i++;
-    else if (pattern[i] === '/') return open;
-    else if (pattern[i] === ']') return i;
-  }
-  return open;
-}
-
-function globMatch(path: string, info: Partial<EntryInfo> & { target: FsTarget; type: FsEntryType }): GlobMatch {
-  return {
-    path,
-    target: info.target,
-    type: info.type,
-    ...(info.size === undefined ? {} : { size: info.size }),
-    ...(info.mtimeMs === undefined ? {} : { mtimeMs: info.mtimeMs }),
-  };
-}
 
 // ---------------------------------------------------------------------------------------------
 // grep
@@ -648,22 +395,22 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
     let lineNo = 0;
     // Whole lines go to the matcher (a worker) a chunk at a time; only the lines it names are
     // split out here.
-    const batch = async (text: string) => {
+    const batch = async (text: string, brokenAfter: boolean) => {
       const first = lineNo + 1;
-      const { hits, lines } = await matcher.match(text, `"${file.path}" (from line ${first})`);
+      const { hits, lines } = await matcher.match(text, `"${file.path}" (from line ${first})`, brokenAfter);
       lineNo += lines;
       if (hits.length === 0) return;
-      const all = text.split('\n');
+      // The seam's one line splitter, as the worker used it.
+      const all = splitLines(text, brokenAfter);
       for (const i of hits) {
         if (matches.length > maxMatches) break;
-        const raw = all[i]!;
-        const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
-        const { text: kept, cut } = cutUtf8(line, maxLineBytes);
+        const { text: kept, cut } = cutUtf8(all[i]!, maxLineBytes);
         matches.push({ path: file.path, target: file.target, line: first + i, text: kept, lineTruncated: cut });
       }
     };
     try {
-      const stream = await fs.streamText(file.target, { signal });
+      // No version is minted: search never guards a write with what it read.
+      const stream = await fs.streamText(file.target, { signal, unversioned: true });
       if (stream.size > maxFileBytes) {
         return { matches: [], skip: { path: file.path, reason: 'too-large', message: `${stream.size} bytes` } };
       }
@@ -675,12 +422,12 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
           continue;
         }
         parts.push(chunk.slice(0, nl));
-        await batch(parts.join(''));
+        await batch(parts.join(''), true);
         parts.length = 0;
         if (matches.length > maxMatches) return { matches };
         if (nl + 1 < chunk.length) parts.push(chunk.slice(nl + 1));
       }
-      if (parts.length > 0) await batch(parts.join(''));
+      if (parts.length > 0) await batch(parts.join(''), false);
       return { matches };
     } catch (err) {
       const error = toFsError(err, `cannot read "${file.path}"`);
@@ -700,59 +447,53 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
     return readIgnoreFile(fs, dir, { signal, ...(target ? { target } : {}) });
   }
 
-  async function* walk(dir: string, target: FsTarget, rules: IgnoreRule[], chain: DirNode | undefined): AsyncGenerator<FileItem> {
-    for (let node = chain; node !== undefined; node = node.parent) {
-      if (node !== chain && fs.contains(target, node.target)) {
-        record({ path: dir, reason: 'loop' });
-        return;
-      }
-    }
-    let entries: FsDirEntry[];
-    try {
-      entries = await fs.listDir(target, { signal });
-    } catch (err) {
-      const error = toFsError(err, `cannot list "${dir}"`);
-      if (error.code === 'FS_ABORTED' || chain?.parent === undefined) throw error;
-      record({ path: dir, reason: 'unreadable', code: error.code, message: error.message });
-      return;
-    }
-    entries = [...entries].sort((a, b) => compareNames(a.name, b.name));
-    if (useGitignore) {
-      const ignoreFile = entries.find((e) => e.name === '.gitignore' && e.type === 'file');
-      if (ignoreFile) rules = [...rules, ...(await readRules(dir, ignoreFile.target))];
-    }
-    for (const entry of entries) {
-      const path = dir === '/' ? `/${entry.name}` : `${dir}/${entry.name}`;
-      if (entry.type === 'other') continue;
-      if (entry.type === 'directory' && VCS_DIRECTORIES.includes(entry.name)) continue;
-      if (!hidden && entry.name.startsWith('.')) continue;
-      if (rules.length > 0 && isIgnored(rules, path, entry.type === 'directory')) continue;
-      if (entry.type === 'directory') {
-        let child: FsTarget;
-        try {
-          child = await fs.resolve(path, { signal });
-        } catch (err) {
-          const error = toFsError(err, `cannot list "${path}"`);
-          if (error.code === 'FS_ABORTED') throw error;
-          record({ path, reason: 'unreadable', code: error.code, message: error.message });
-          continue;
-        }
-        yield* walk(path, child, rules, { target: child, parent: chain });
-        continue;
-      }
-      if (include !== undefined && !include(path.slice(rootPath === '/' ? 1 : rootPath.length + 1), entry.name)) continue;
-      yield { path, target: entry.target, ...(entry.size === undefined ? {} : { size: entry.size }) };
-    }
-  }
-
   async function* files(): AsyncGenerator<FileItem> {
     if (rootInfo!.type === 'file') {
       yield { path: rootPath, target: rootTarget, ...(rootInfo!.size === undefined ? {} : { size: rootInfo!.size }) };
       return;
     }
     if (rootInfo!.type !== 'directory') throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a file or directory`);
-    const rules = await ancestorRules(rootPath);
-    yield* walk(rootPath, rootTarget, rules, { target: rootTarget, parent: undefined });
+    // The rules in force in each directory entered (outer files first). A directory's own
+    // `.gitignore` sorts among its first entries, so it is read when the walk reaches the first
+    // entry at or past that name; an entry sorting before it (`-x`, `#y`) asks for it directly.
+    const rulesIn = new Map<string, IgnoreRule[]>([[rootPath, await ancestorRules(rootPath)]]);
+    const decided = new Set<string>();
+    const pruned = new Set<string>();
+    const rulesFor = async (dir: string, name: string, target: FsTarget): Promise<IgnoreRule[]> => {
+      const inherited = rulesIn.get(dir) ?? [];
+      if (!useGitignore || decided.has(dir)) return inherited;
+      decided.add(dir);
+      let own: IgnoreRule[] = [];
+      if (name === '.gitignore') own = await readRules(dir, target);
+      else if (compareNames(name, '.gitignore') < 0) own = await readRules(dir);
+      if (own.length === 0) return inherited;
+      const rules = [...inherited, ...own];
+      rulesIn.set(dir, rules);
+      return rules;
+    };
+    const walker = walkFrom(fs, rootTarget, rootPath, {
+      signal,
+      prune: (item) => pruned.has(item.path),
+      // A file's size is known once it is opened.
+      wantsStats: () => false,
+      onSkip: (skip) => record({ path: skip.path, reason: skip.reason, ...(skip.error ? { code: skip.error.code, message: skip.error.message } : {}) }),
+    });
+    for await (const { path, rel, entry } of walker) {
+      const parent = posix.dirname(path);
+      const rules = await rulesFor(parent, entry.name, entry.target);
+      if (entry.type === 'other') continue;
+      const isDir = entry.type === 'directory';
+      if ((isDir && VCS_DIRECTORIES.includes(entry.name)) || (!hidden && entry.name.startsWith('.')) || (rules.length > 0 && decide(rules, path, isDir) === true)) {
+        if (isDir) pruned.add(path);
+        continue;
+      }
+      if (isDir) {
+        rulesIn.set(path, rules);
+        continue;
+      }
+      if (include !== undefined && !include(rel, entry.name)) continue;
+      yield { path, target: entry.target, ...(entry.size === undefined ? {} : { size: entry.size }) };
+    }
   }
 
   const matches: GrepMatch[] = [];
@@ -868,7 +609,7 @@ async function pathExists(fs: FileSystem, path: string, signal: AbortSignal | un
 function includeMatcher(include: string): (relative: string, name: string) => boolean {
   let re: RegExp;
   try {
-    re = globToRegExp(include);
+    re = compileGlob(include, { dot: true });
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
     throw new FsError('FS_INVALID_ARGUMENT', `invalid include glob ${JSON.stringify(include)}: ${detail}`);
@@ -918,7 +659,6 @@ function checkPattern(pattern: unknown, name: string): asserts pattern is string
   }
 }
 
-const MAX_GLOB_CHARS = 4096;
 
 function positiveInteger(value: unknown, fallback: number, name: string): number {
   if (value === undefined) return fallback;

@@ -1,0 +1,102 @@
+import { posix } from 'node:path';
+import { compareNames, isFsError, isWithin, throwIfAborted, type FileSystem, type FsOpOptions, type FsVersion } from '../../seam/index.js';
+import { PMap, PSet } from './pmap.js';
+import { lowerFile, lowerStat, pathTarget, type OverlayCore } from './provider.js';
+import { fileDiff, type OverlayChange } from './review.js';
+import type { UpperEntry, UpperSnapshot } from './state.js';
+
+/**
+ * A fork's changes against its parent as it was at the fork: what this attempt did differently.
+ * Both sides are upper layers over the same lower, so only the keys where the two layers differ
+ * can differ in the views; the two maps share everything else, so finding them costs time in the
+ * number of differences, not in the size of either layer.
+ */
+export function createForkReview(core: OverlayCore, view: FileSystem) {
+  const { lower, state, rootKey } = core;
+
+  async function baseOf(): Promise<UpperSnapshot> {
+    // An overlay that is no fork is compared with an empty layer: the lower itself.
+    return (await state.base()) ?? { entries: PMap.empty<UpperEntry>(), dirs: PSet.empty(), opaque: PSet.empty() };
+  }
+
+  /** What a layer's view shows at `key`: an upper file, nothing, or the lower (undefined side = read the lower). */
+  async function sideVersion(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<FsVersion | undefined> {
+    const e = layer.entries.get(key);
+    if (e) return e.kind === 'file' ? e.version : undefined;
+    if (hiddenIn(layer.opaque, key)) return undefined;
+    const info = await lowerStat(lower, pathTarget(key), signal);
+    return info?.type === 'file' ? info.version : undefined;
+  }
+
+  async function sideBytes(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<Uint8Array | undefined> {
+    const e = layer.entries.get(key);
+    if (e) return e.kind === 'file' ? e.bytes : undefined;
+    if (hiddenIn(layer.opaque, key)) return undefined;
+    try {
+      return (await lowerFile(lower, pathTarget(key), `cannot diff "${key}"`, signal))?.bytes;
+    } catch (err) {
+      if (!isFsError(err, 'FS_NOT_REGULAR_FILE')) throw err;
+      return undefined;
+    }
+  }
+
+  async function changes(paths: readonly string[] | undefined, options: FsOpOptions = {}): Promise<OverlayChange[]> {
+    const { signal } = options;
+    const roots = paths === undefined ? undefined : await Promise.all(paths.map(async (p) => (await view.resolve(p, { signal })).targetKey));
+    const within = (key: string) => roots === undefined || roots.some((r) => isWithin(r, key));
+    const base = await baseOf();
+    const now = state.snapshot();
+    const out: OverlayChange[] = [];
+    for (const [key, before, after] of PMap.differences(base.entries, now.entries)) {
+      throwIfAborted(signal, 'cannot list the changes against the parent');
+      if (!within(key)) continue;
+      const was = await sideVersion(base, key, signal);
+      const is = await sideVersion(now, key, signal);
+      if (was === is) continue;
+      const baseVersion = before?.base ?? after?.base;
+      const size = after?.kind === 'file' ? after.bytes.byteLength : undefined;
+      const kind = was === undefined ? 'added' : is === undefined ? 'deleted' : 'modified';
+      out.push({ path: key, kind, type: 'file', baseVersion, ...(is === undefined ? {} : { version: is }), ...(size === undefined ? {} : { size }) });
+    }
+    // Directories: a lower one removed in this attempt, and an empty one made in it.
+    for (const [key, side] of PSet.differences(base.opaque, now.opaque)) {
+      if (side === 'right' && within(key)) out.push({ path: key, kind: now.dirs.has(key) ? 'modified' : 'deleted', type: 'directory', baseVersion: undefined });
+    }
+    for (const [key, side] of PSet.differences(base.dirs, now.dirs)) {
+      if (!within(key) || now.opaque.has(key) !== base.opaque.has(key)) continue;
+      if (side === 'right' && !state.hasDescendant(key)) out.push({ path: key, kind: 'added', type: 'directory', baseVersion: undefined });
+      if (side === 'left' && (await view.stat(pathTarget(key), { signal })) === undefined) {
+        out.push({ path: key, kind: 'deleted', type: 'directory', baseVersion: undefined });
+      }
+    }
+    const rank = (c: OverlayChange) => (c.kind === 'deleted' ? 0 : 1);
+    return out.sort((a, b) => compareNames(a.path, b.path) || rank(a) - rank(b));
+  }
+
+  async function diff(paths: readonly string[] | undefined, options: FsOpOptions = {}): Promise<string> {
+    const { signal } = options;
+    const base = await baseOf();
+    const now = state.snapshot();
+    let out = '';
+    for (const change of await changes(paths, options)) {
+      if (change.type === 'directory') continue;
+      out += fileDiff(displayName(rootKey, change.path), await sideBytes(base, change.path, signal), await sideBytes(now, change.path, signal));
+    }
+    return out;
+  }
+
+  return { changes, diff };
+}
+
+function hiddenIn(opaque: PSet, key: string): boolean {
+  if (opaque.size === 0) return false;
+  for (let k = key; ; k = posix.dirname(k)) {
+    if (opaque.has(k)) return true;
+    if (k === '/') return false;
+  }
+}
+
+function displayName(rootKey: string, key: string): string {
+  const rel = posix.relative(rootKey, key);
+  return rel === '' || rel === '..' || rel.startsWith('../') ? key.replace(/^\/+/, '') : rel;
+}

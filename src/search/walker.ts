@@ -1,0 +1,117 @@
+import { FsError, isRealSubdirectory, toFsError, type FileSystem, type FsTarget, type FsWalkEntry } from '../seam/index.js';
+
+/*
+ * The one walker of search, used by glob and grep: `fs.walk` (a provider's native bulk listing,
+ * else the seam's listDir walk), so confinement stays the provider's and a directory costs one
+ * listing, not a resolve and a stat per entry. The contract's walk never follows a link to a
+ * directory; search does, as it always did: such a link is walked on its own, in place (so tree
+ * order holds), unless its target contains a directory the walk is inside (a cycle).
+ */
+
+export interface WalkItem {
+  /** Absolute path, in the unresolved form of the walked directory. */
+  readonly path: string;
+  /** Path below the walked directory (`src/a.ts`). */
+  readonly rel: string;
+  readonly entry: FsWalkEntry;
+}
+
+export interface WalkerSkip {
+  readonly path: string;
+  readonly reason: 'unreadable' | 'loop';
+  readonly error?: FsError;
+}
+
+export interface WalkerOptions {
+  readonly signal?: AbortSignal;
+  /** A directory (given its item) whose contents are not wanted. */
+  readonly prune?: (item: WalkItem) => boolean;
+  /** Directories passed over: unreadable ones below the top, and links that would loop. */
+  readonly onSkip: (skip: WalkerSkip) => void;
+  /** Stop quietly once this many entries were seen; `exceeded` then tells. */
+  readonly maxEntries?: number;
+  /** Do not descend below this many segments (1: the top's children only). */
+  readonly maxDepth?: number;
+  /** Given a file's path below the walked directory and its name: false when its size and mtime are not needed. */
+  readonly wantsStats?: (rel: string, name: string) => boolean;
+}
+
+export interface Walker extends AsyncIterable<WalkItem> {
+  readonly exceeded: boolean;
+}
+
+interface Chain {
+  readonly target: FsTarget;
+  readonly parent: Chain | undefined;
+}
+
+export function walkFrom(fs: FileSystem, top: FsTarget, topPath: string, options: WalkerOptions): Walker {
+  const maxEntries = options.maxEntries ?? Infinity;
+  const maxDepth = options.maxDepth ?? Infinity;
+  const wantsStats = options.wantsStats;
+  let seen = 0;
+  let exceeded = false;
+  const join = (dir: string, rel: string) => (dir === '/' ? `/${rel}` : `${dir}/${rel}`);
+
+  async function* below(dir: FsTarget, dirPath: string, relPrefix: string, chain: Chain, depth0: number): AsyncGenerator<WalkItem> {
+    const prefixDepth = depth0;
+    const walk = fs.walk(dir, {
+      ...(options.signal ? { signal: options.signal } : {}),
+      prune: (entry) => {
+        const rel = relPrefix === '' ? entry.path : `${relPrefix}/${entry.path}`;
+        if (prefixDepth + segments(entry.path) >= maxDepth) return true;
+        return options.prune?.({ path: join(dirPath, entry.path), rel, entry }) === true;
+      },
+      onUnreadable: (entry, error) => options.onSkip({ path: join(dirPath, entry.path), reason: 'unreadable', error }),
+      ...(wantsStats ? { wantsStats: (path: string, name: string) => wantsStats(relPrefix === '' ? path : `${relPrefix}/${path}`, name) } : {}),
+    });
+    for await (const entry of walk) {
+      if (++seen > maxEntries) {
+        exceeded = true;
+        return;
+      }
+      const rel = relPrefix === '' ? entry.path : `${relPrefix}/${entry.path}`;
+      const path = join(dirPath, entry.path);
+      const item: WalkItem = { path, rel, entry };
+      yield item;
+      if (entry.type !== 'directory') continue;
+      const slash = entry.path.lastIndexOf('/');
+      const parentKey = slash === -1 ? dir.targetKey : `${dir.targetKey === '/' ? '' : dir.targetKey}/${entry.path.slice(0, slash)}`;
+      const parent: FsTarget = { targetKey: parentKey as FsTarget['targetKey'], displayPath: '' };
+      if (isRealSubdirectory(parent, entry)) continue;
+      // A link to a directory: walked in place unless it leads back into the walk.
+      const depth = prefixDepth + segments(entry.path);
+      if (depth >= maxDepth || options.prune?.(item) === true) continue;
+      if (fs.contains(entry.target, parent) || loops(fs, entry.target, chain)) {
+        options.onSkip({ path, reason: 'loop' });
+        continue;
+      }
+      try {
+        yield* below(entry.target, path, rel, { target: entry.target, parent: chain }, depth);
+      } catch (err) {
+        const error = toFsError(err, `cannot list "${path}"`);
+        if (error.code === 'FS_ABORTED' || exceeded) throw error;
+        options.onSkip({ path, reason: 'unreadable', error });
+      }
+    }
+  }
+
+  const iterable = {
+    get exceeded() {
+      return exceeded;
+    },
+    [Symbol.asyncIterator]: () => below(top, topPath, '', { target: top, parent: undefined }, 0)[Symbol.asyncIterator](),
+  };
+  return iterable;
+}
+
+function loops(fs: FileSystem, target: FsTarget, chain: Chain | undefined): boolean {
+  for (let node = chain; node !== undefined; node = node.parent) if (fs.contains(target, node.target)) return true;
+  return false;
+}
+
+function segments(rel: string): number {
+  let n = 1;
+  for (let i = rel.indexOf('/'); i !== -1; i = rel.indexOf('/', i + 1)) n++;
+  return n;
+}
