@@ -238,6 +238,33 @@ describe('PostgreSQL upper store', () => {
     expect(await a.listBlobs()).toEqual(['a'.repeat(64), 'b'.repeat(64)]);
   });
 
+  it('an overlay that let go of the lock while another process saved the sandbox is refused (FS_CONFLICT), not saved over it', async () => {
+    const client = await sharedPglite();
+    const sandbox = newWorkspace('stale');
+    const lower = createMemoryFs({ files: { '/a': 'a' } });
+    const first = createPostgresUpperStore({ client, sandbox });
+    const a = await createOverlayFs({ lower, store: first });
+    await a.writeText(await a.resolve('/x'), 'x');
+    await first.unlock();
+    const second = createPostgresUpperStore({ client, sandbox });
+    const b = await createOverlayFs({ lower, store: second });
+    await b.writeText(await b.resolve('/y'), 'y');
+    await second.unlock();
+    expect(await codeOf(a.writeText(await a.resolve('/z'), 'z'))).toBe('FS_CONFLICT');
+    expect(first.locked).toBe(false);
+    // Nothing was lost, and a sandbox opened again works.
+    const c = await createOverlayFs({ lower, store: createPostgresUpperStore({ client, sandbox }) });
+    expect((await c.changes()).map((ch) => ch.path)).toEqual(['/x', '/y']);
+    await c.writeText(await c.resolve('/z'), 'z');
+    // Without anyone else in between, letting go and changing again is fine.
+    const d = createPostgresUpperStore({ client, sandbox: newWorkspace('alone') });
+    const fsD = await createOverlayFs({ lower, store: d });
+    await fsD.writeText(await fsD.resolve('/1'), '1');
+    await d.unlock();
+    await fsD.writeText(await fsD.resolve('/2'), '2');
+    await d.unlock();
+  });
+
   it('revision changes with the document and journal, and exists() tells a saved sandbox', async () => {
     const client = await sharedPglite();
     const store = createPostgresUpperStore({ client, sandbox: newWorkspace('revision') });

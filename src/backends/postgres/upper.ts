@@ -84,25 +84,50 @@ export function createPostgresUpperStore(options: PostgresUpperStoreOptions): Po
     return readDb.session(`${what} in ${where}`, undefined, fn);
   };
 
+  /**
+   * The sandbox's revision as this store last knew it (its first read of the state, its own
+   * saves, an explicit lock). A change that takes the lock by itself compares: another process
+   * saved since, so what this process holds in memory is stale and must not be saved over it.
+   */
+  let basis: string | undefined;
+  let bumped: string | undefined;
+  const revisionNow = () =>
+    read('cannot read the overlay state', async (q) => (await q(`SELECT revision::text AS r FROM ${SANDBOXES} WHERE sandbox = $1`, [sandbox]))[0]?.r ?? 'absent');
+
   const write = async (what: string, fn: (q: Q) => Promise<void>): Promise<void> => {
     const full = `${what} in ${where}`;
     await ready();
     // The first change takes the lock when nobody called lock(): never two writers.
-    if (held === undefined) await acquire({});
+    if (held === undefined) {
+      await acquire({});
+      const now = basis === undefined ? undefined : await revisionNow();
+      if (now !== undefined && now !== basis) {
+        await unlock();
+        throw new FsError(
+          'FS_CONFLICT',
+          `${full}: another process changed the sandbox since this one last held its lock (revision ${basis}, now ${now}); open it again with a new store`,
+        );
+      }
+    }
     if (held!.lost) throw new FsError('FS_IO_ERROR', `${full}: the connection holding the sandbox's lock was lost; open the sandbox again`);
     const h = held!;
     try {
+      bumped = undefined;
       await h.db.transaction(full, undefined, async (q) => {
         await q(`INSERT INTO ${SANDBOXES} (sandbox) VALUES ($1) ON CONFLICT (sandbox) DO NOTHING`, [sandbox]);
         await fn(q);
       });
+      if (bumped !== undefined) basis = bumped;
     } catch (err) {
       if (/no connection to PostgreSQL/.test((err as Error).message)) h.markLost();
       throw err;
     }
   };
 
-  const bump = (q: Q) => q(`UPDATE ${SANDBOXES} SET revision = revision + 1 WHERE sandbox = $1`, [sandbox]);
+  const bump = async (q: Q) => {
+    const rows = await q(`UPDATE ${SANDBOXES} SET revision = revision + 1 WHERE sandbox = $1 RETURNING revision::text AS r`, [sandbox]);
+    bumped = rows[0]?.r;
+  };
 
   async function holderOf(): Promise<string> {
     try {
@@ -227,12 +252,17 @@ export function createPostgresUpperStore(options: PostgresUpperStoreOptions): Po
     get locked() {
       return held !== undefined && !held.lost;
     },
-    lock: (options = {}) => acquire(options),
+    lock: async (options = {}) => {
+      await acquire(options);
+      // Whoever takes the lock explicitly reloads what changed (as the CLI does by revision).
+      basis = await revisionNow();
+    },
     unlock,
     withLock: (fn, options = {}) =>
       serial.run('', async () => {
         if (held !== undefined && !held.lost) return fn();
         await acquire(options);
+        basis = await revisionNow();
         try {
           return await fn();
         } finally {
@@ -250,7 +280,8 @@ export function createPostgresUpperStore(options: PostgresUpperStoreOptions): Po
     },
     readState: () =>
       read('cannot read the overlay state', async (q) => {
-        const rows = await q(`SELECT state FROM ${SANDBOXES} WHERE sandbox = $1`, [sandbox]);
+        const rows = await q(`SELECT state, revision::text AS r FROM ${SANDBOXES} WHERE sandbox = $1`, [sandbox]);
+        basis ??= rows[0]?.r ?? 'absent';
         return rows[0]?.state == null ? undefined : bytesOf(rows[0].state);
       }),
     writeState: (bytes) =>
