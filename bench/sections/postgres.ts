@@ -1,7 +1,7 @@
 import { PGlite } from '@electric-sql/pglite';
 import pg from 'pg';
 import { createPostgresFs, type PgQueryable } from '../../src/backends/postgres/index.js';
-import { contentVersion } from '../../src/seam/index.js';
+import { contentVersion, isFsError } from '../../src/seam/index.js';
 import { glob, grep } from '../../src/search/index.js';
 import { interleave, reps, row, type BenchRow } from '../lib.js';
 import { markerOf, smallFile, toolHarness } from '../subjects.js';
@@ -16,7 +16,8 @@ const EDITS_PER_WRITER = 100;
  * The PostgreSQL backend against bare SQL on the same database: the server in DSH_FS_TEST_PG
  * when set (a Pool per writer), else embedded PGlite. Rows in one table: 1 KiB read and edit
  * through the tools vs one SELECT / one SELECT + one UPDATE … WHERE version; glob and grep over
- * 20,000 files vs the same walk by hand with one query; 4 concurrent writers.
+ * 20,000 files vs the same walk by hand with one query; 4 concurrent writers on distinct files
+ * and on one hot file.
  */
 export async function runPostgresBench(): Promise<BenchRow[]> {
   const server = process.env.DSH_FS_TEST_PG;
@@ -127,47 +128,74 @@ export async function runPostgresBench(): Promise<BenchRow[]> {
       { reps: reps(3), warmup: 1 },
     );
 
-    // Throughput: 4 writers (each with its own filesystem and, on a server, its own pool), unguarded edits of 4 shared files.
+    // Throughput: 4 writers (each with its own filesystem and, on a server, its own pool), unguarded
+    // edits: each of its own file (distinct), then all of one file (hot, every edit contends).
     await bulkInsert(db, workspace, Array.from({ length: WRITERS }, (_, i) => [`/hot/f${i}.txt`, 'START\nEND\n'] as const));
     await bulkInsert(db, workspace, Array.from({ length: WRITERS }, (_, i) => [`/hot-sql/f${i}.txt`, 'START\nEND\n'] as const));
     const writers = Array.from({ length: WRITERS }, () => createPostgresFs({ client: client(), workspace }));
     const writerClients = writers.map(() => client());
     let round = 0;
-    const writeT = await interleave(
-      {
-        fs: async () => {
-          round++;
-          await Promise.all(
-            writers.map(async (w, k) => {
-              for (let i = 0; i < EDITS_PER_WRITER; i++) {
-                const t = await w.resolve(`/hot/f${i % WRITERS}.txt`);
-                await w.editText(t, { oldString: '\nEND', newString: `\nr${round}w${k}e${i}\nEND` });
-              }
-            }),
-          );
-        },
-        sql: async () => {
-          round++;
-          await Promise.all(
-            writerClients.map(async (q, k) => {
-              for (let i = 0; i < EDITS_PER_WRITER; i++) {
-                const path = `/hot-sql/f${i % WRITERS}.txt`;
-                for (;;) {
-                  const { rows } = await q.query('SELECT content, version FROM dsh_fs_entries WHERE workspace = $1 AND path = $2', [workspace, path]);
-                  const next = Buffer.from(Buffer.from(rows[0].content).toString('utf8').replace('\nEND', `\nr${round}w${k}e${i}\nEND`));
-                  const done = await q.query(
-                    'UPDATE dsh_fs_entries SET content = $3, version = $4, size = $5 WHERE workspace = $1 AND path = $2 AND version = $6 RETURNING 1',
-                    [workspace, path, next, contentVersion(next), next.byteLength, rows[0].version],
-                  );
-                  if (done.rows.length === 1) break;
+    const gaveUp = { count: 0 };
+    const throughput = (fileOf: (writer: number) => number) =>
+      interleave(
+        {
+          fs: async () => {
+            round++;
+            await Promise.all(
+              writers.map(async (w, k) => {
+                const t = await w.resolve(`/hot/f${fileOf(k)}.txt`);
+                for (let i = 0; i < EDITS_PER_WRITER; i++) {
+                  for (;;) {
+                    try {
+                      await w.editText(t, { oldString: '\nEND', newString: `\nr${round}w${k}e${i}\nEND` });
+                      break;
+                    } catch (err) {
+                      // Past its retries (8) under contention the edit says FS_STALE_VERSION: the caller
+                      // tries again, as the bare loop does.
+                      if (!isFsError(err, 'FS_STALE_VERSION')) throw err;
+                      gaveUp.count++;
+                    }
+                  }
                 }
-              }
-            }),
-          );
+              }),
+            );
+          },
+          sql: async () => {
+            round++;
+            await Promise.all(
+              writerClients.map(async (q, k) => {
+                const path = `/hot-sql/f${fileOf(k)}.txt`;
+                for (let i = 0; i < EDITS_PER_WRITER; i++) {
+                  for (;;) {
+                    const { rows } = await q.query('SELECT content, version FROM dsh_fs_entries WHERE workspace = $1 AND path = $2', [workspace, path]);
+                    const next = Buffer.from(Buffer.from(rows[0].content).toString('utf8').replace('\nEND', `\nr${round}w${k}e${i}\nEND`));
+                    const done = await q.query(
+                      'UPDATE dsh_fs_entries SET content = $3, version = $4, size = $5 WHERE workspace = $1 AND path = $2 AND version = $6 RETURNING 1',
+                      [workspace, path, next, contentVersion(next), next.byteLength, rows[0].version],
+                    );
+                    if (done.rows.length === 1) break;
+                  }
+                }
+              }),
+            );
+          },
         },
-      },
-      { reps: reps(3), warmup: 1, ops: WRITERS * EDITS_PER_WRITER, scale: 1000 },
-    );
+        { reps: reps(3), warmup: 1, ops: WRITERS * EDITS_PER_WRITER, scale: 1000 },
+      );
+    const distinctT = await throughput((k) => k);
+    const distinctGaveUp = gaveUp.count;
+    gaveUp.count = 0;
+    // Each round appends to the files: start the hot case from small files again.
+    await db.query(`UPDATE dsh_fs_entries SET content = $2, version = $3, size = $4 WHERE workspace = $1 AND path LIKE '/hot%/f%.txt'`, [
+      workspace,
+      Buffer.from('START\nEND\n'),
+      contentVersion(Buffer.from('START\nEND\n')),
+      10,
+    ]);
+    const hotT = await throughput(() => 0);
+    const hotGaveUp = gaveUp.count;
+    const edits = (reps(3) + 1) * WRITERS * EDITS_PER_WRITER;
+    const gaveUpNote = (n: number) => (n === 0 ? '' : `; editText gave up (FS_STALE_VERSION after 8 attempts) ${n} times in ${edits} edits and was called again`);
     await db.query('DELETE FROM dsh_fs_entries WHERE workspace = $1', [workspace]);
 
     const n = `${SEARCH_FILES.toLocaleString('en')} files`;
@@ -177,15 +205,20 @@ export async function runPostgresBench(): Promise<BenchRow[]> {
         name: 'SELECT + UPDATE … WHERE version',
         timing: editT.sql,
       }),
-      row({ section: SECTION, case: `glob **/*.ts, ${n} (${where})`, subject: 'glob (postgres walk)', unit: 'ms' }, searchT.glob, { name: 'one range SELECT of paths', timing: searchT.globSql }),
+      row({ section: SECTION, case: `glob **/*.ts, ${n} (${where})`, subject: 'glob (postgres)', unit: 'ms' }, searchT.glob, { name: 'one range SELECT of paths', timing: searchT.globSql }),
       row({ section: SECTION, case: `grep needle, ${n} (${where})`, subject: 'grep (postgres)', unit: 'ms' }, searchT.grep, {
         name: 'one range SELECT of contents + JS regex',
         timing: searchT.grepSql,
       }),
       row(
-        { section: SECTION, case: `${WRITERS} concurrent writers, unguarded edits of ${WRITERS} shared files (${where})`, subject: 'editText, per edit', unit: 'µs/op' },
-        writeT.fs,
-        { name: 'bare SELECT + UPDATE … WHERE version, retried', timing: writeT.sql },
+        { section: SECTION, case: `${WRITERS} concurrent writers, unguarded edits, each of its own file (${where})${gaveUpNote(distinctGaveUp)}`, subject: 'editText, per edit', unit: 'µs/op' },
+        distinctT.fs,
+        { name: 'bare SELECT + UPDATE … WHERE version, retried', timing: distinctT.sql },
+      ),
+      row(
+        { section: SECTION, case: `${WRITERS} concurrent writers, unguarded edits, all of one hot file (${where})${gaveUpNote(hotGaveUp)}`, subject: 'editText, per edit', unit: 'µs/op' },
+        hotT.fs,
+        { name: 'bare SELECT + UPDATE … WHERE version, retried', timing: hotT.sql },
       ),
     ];
   } finally {

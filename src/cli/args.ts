@@ -15,7 +15,7 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-export const COMMANDS = ['serve', 'status', 'diff', 'commit', 'discard', 'fork', 'demo'] as const;
+export const COMMANDS = ['serve', 'status', 'diff', 'commit', 'discard', 'fork', 'demo', 'import', 'export'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const isCommand = (value: string): value is Command => (COMMANDS as readonly string[]).includes(value);
@@ -23,6 +23,10 @@ export const isCommand = (value: string): value is Command => (COMMANDS as reado
 const STATE_HELP = `  --state DIR   where the sandbox keeps its changes (default: $XDG_STATE_HOME/dsh-fs/<hash of DIR>,
                 or ~/.local/state/dsh-fs/<hash of DIR>); must lie outside --root`;
 
+const POSTGRES_HELP = `  --postgres URL     instead of --root and --state: a workspace in PostgreSQL (a connection string,
+                     postgresql://user@host:port/db); the sandbox is kept in the same database
+  --workspace NAME   the workspace (required with --postgres)
+  --sandbox NAME     the sandbox's name in the database (default: the workspace's name)`;
 const AGAINST_HELP = `  --against-parent  for a fork (dsh-fs fork): compare with the sandbox it was forked from, as
                 it was then, instead of DIR: what this attempt did differently`;
 
@@ -39,6 +43,9 @@ Usage:
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
   dsh-fs demo    [--keep DIR]
+  dsh-fs serve|status|diff|commit|discard --postgres URL --workspace NAME [--sandbox NAME] [...]
+  dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
+  dsh-fs export  --postgres URL --workspace NAME --root DIR [--overwrite] [--json]
 
 Commands:
   serve     run an MCP server on stdio with the read, write, edit, list, glob and grep tools
@@ -49,6 +56,8 @@ Commands:
   discard   drop the sandbox's changes
   fork      fork the sandbox into a new state directory (shared, not copied) that another serve can use
   demo      run a scripted agent session on a sample project in a temporary directory
+  import    copy a directory tree into a PostgreSQL workspace
+  export    copy a PostgreSQL workspace into a directory
 
 Options:
   -h, --help      show help (also after a command: dsh-fs serve --help)
@@ -60,6 +69,7 @@ Exit status: 0 success, 1 failure or commit conflict, 2 usage error.
 export const HELP: Record<Command, string> = {
   serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete]
                     [--max-request-bytes N]
+       dsh-fs serve --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [...]
 
 Runs an MCP server on stdin/stdout exposing the tools read, write, edit, list, glob and grep, and
 in sandbox mode move and delete, confined to DIR, under the observation policy: a session must
@@ -75,6 +85,7 @@ ${STATE_HELP}
                 (sandbox mode only)
   --allow-delete  also serve move and delete in direct mode (a sandbox always serves them:
                 its changes are reviewed before they reach DIR)
+${POSTGRES_HELP}
   --max-request-bytes N
                 the largest MCP message accepted, in bytes (default 67108864, 64 MiB); a larger
                 request is answered with an error (FS_TOO_LARGE) and the server goes on
@@ -85,6 +96,7 @@ stderr. The sandbox is saved after every change, so "dsh-fs status", "diff", "co
 "discard" work from another terminal while the server runs.
 `,
   status: `Usage: dsh-fs status --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
+       dsh-fs status --postgres URL --workspace NAME [--sandbox NAME] [--json] [PATH...]
 
 Lists the changes in the sandbox over DIR, one per line: A (added), M (modified) or D (deleted),
 then the path relative to DIR.
@@ -92,6 +104,7 @@ then the path relative to DIR.
 Options:
   --root DIR    the directory the sandbox is over (required)
 ${STATE_HELP}
+${POSTGRES_HELP}
 ${AGAINST_HELP}
   --json        print the changes as JSON: { "changes": [{ "path", "kind", "size"? }],
                 "removedTempFiles": [...] } (temp files a killed commit left, now removed)
@@ -99,12 +112,14 @@ ${PATHS_HELP}
   -h, --help    show this help
 `,
   diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--against-parent] [--color auto|always|never] [--json] [PATH...]
+       dsh-fs diff --postgres URL --workspace NAME [--sandbox NAME] [--color auto|always|never] [--json] [PATH...]
 
 Prints the sandbox's changes as a git-style unified diff, from DIR as it is now to the sandbox.
 
 Options:
   --root DIR        the directory the sandbox is over (required)
 ${STATE_HELP}
+${POSTGRES_HELP}
 ${AGAINST_HELP}
   --color WHEN      auto (default: coloured on a terminal, unless NO_COLOR is set), always, never
   --json            print one entry per changed file: [{ "path", "kind", "diff" }]
@@ -112,6 +127,7 @@ ${PATHS_HELP}
   -h, --help        show this help
 `,
   commit: `Usage: dsh-fs commit --root DIR [--state DIR] [--force] [--json] [PATH...]
+       dsh-fs commit --postgres URL --workspace NAME [--sandbox NAME] [--force] [--json] [PATH...]
 
 Writes the sandbox's changes to DIR. A file that changed in DIR since the sandbox first saw it is
 a conflict: it is reported and left untouched, and stays in the sandbox. Look at it with
@@ -122,6 +138,7 @@ failed.
 Options:
   --root DIR    the directory to commit to (required)
 ${STATE_HELP}
+${POSTGRES_HELP}
   --force       commit conflicting files too, replacing what DIR holds now (a path that now
                 leads elsewhere through a symlink is still refused)
   --json        print the report as JSON: { "committed": [{ "path", "kind", "forced"? }],
@@ -130,15 +147,48 @@ ${PATHS_HELP}
   -h, --help    show this help
 `,
   discard: `Usage: dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
+       dsh-fs discard --postgres URL --workspace NAME [--sandbox NAME] [--json] [PATH...]
 
 Drops the sandbox's changes: those paths show DIR's content again.
 
 Options:
   --root DIR    the directory the sandbox is over (required)
 ${STATE_HELP}
+${POSTGRES_HELP}
   --json        print what was dropped as JSON: { "discarded": [{ "path", "kind" }] }
 ${PATHS_HELP}
   -h, --help    show this help
+`,
+  import: `Usage: dsh-fs import --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
+
+Copies the tree at DIR into the PostgreSQL workspace NAME (created if missing), in one
+transaction: files (with their modification times), directories and symbolic links. A link whose
+target lies outside DIR is skipped and listed; so are sockets, FIFOs and devices.
+
+Options:
+  --root DIR         the directory to copy (required)
+  --postgres URL     the database (required)
+  --workspace NAME   the workspace to copy into (required)
+  --overwrite        allow a workspace that is not empty: copied paths replace what is there,
+                     nothing else is removed (default: refuse, FS_ALREADY_EXISTS)
+  --json             print the counts as JSON: { "files", "directories", "symlinks", "bytes", "skipped": [...] }
+  -h, --help         show this help
+`,
+  export: `Usage: dsh-fs export --postgres URL --workspace NAME --root DIR [--overwrite] [--json]
+
+Copies the PostgreSQL workspace NAME into the directory DIR (created if missing): files (with
+their modification times), directories and symbolic links (an absolute link is written relative
+to its directory).
+
+Options:
+  --postgres URL     the database (required)
+  --workspace NAME   the workspace to copy (required)
+  --root DIR         the directory to copy into (required)
+  --overwrite        allow a DIR that is not empty: copied paths replace what is there (a link
+                     there is replaced, not followed), nothing else is removed (default: refuse,
+                     FS_ALREADY_EXISTS)
+  --json             print the counts as JSON, as import does
+  -h, --help         show this help
 `,
   fork: `Usage: dsh-fs fork --root DIR [--state DIR] --into NEWSTATE [--json]
 
@@ -176,28 +226,35 @@ type Options = NonNullable<ParseArgsConfig['options']>;
 
 const COMMON: Options = { help: { type: 'boolean', short: 'h' } };
 
+const PG: Options = { postgres: { type: 'string' }, workspace: { type: 'string' }, sandbox: { type: 'string' } };
+const TRANSFER: Options = { ...COMMON, root: { type: 'string' }, postgres: { type: 'string' }, workspace: { type: 'string' }, overwrite: { type: 'boolean' }, json: { type: 'boolean' } };
+
 const OPTIONS: Record<Command, Options> = {
   serve: {
     ...COMMON,
+    ...PG,
     root: { type: 'string' },
     mode: { type: 'string' },
     state: { type: 'string' },
     'allow-delete': { type: 'boolean' },
     'max-request-bytes': { type: 'string' },
   },
-  status: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, 'against-parent': { type: 'boolean' }, json: { type: 'boolean' } },
+  status: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, 'against-parent': { type: 'boolean' }, json: { type: 'boolean' } },
   diff: {
     ...COMMON,
+    ...PG,
     root: { type: 'string' },
     state: { type: 'string' },
     'against-parent': { type: 'boolean' },
     color: { type: 'string' },
     json: { type: 'boolean' },
   },
-  commit: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
-  discard: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
+  commit: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
+  discard: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
   fork: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, into: { type: 'string' }, json: { type: 'boolean' } },
   demo: { ...COMMON, keep: { type: 'string' } },
+  import: TRANSFER,
+  export: TRANSFER,
 };
 
 const TAKES_PATHS: Record<Command, boolean> = {
@@ -208,6 +265,8 @@ const TAKES_PATHS: Record<Command, boolean> = {
   discard: true,
   fork: false,
   demo: false,
+  import: false,
+  export: false,
 };
 
 export interface Parsed {

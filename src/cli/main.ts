@@ -22,6 +22,7 @@ import { createDshFsMcpServer } from './serve.js';
 import { BoundedStdioTransport, maxRequestBytes, type TransportEnd } from './stdio-transport.js';
 import { fsTools, moveDeleteTools, searchTools } from '../tools/index.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode } from './workspace.js';
+import { closePools, openPostgresWorkspace, postgresTarget, transfer } from './postgres.js';
 
 export function packageVersion(): string {
   // src/cli and dist/cli both sit two levels below package.json.
@@ -69,6 +70,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await fork(parsed, io);
       case 'demo':
         return await demo(io, optionalString(parsed, 'keep'));
+      case 'import':
+      case 'export':
+        return await transfer(first, parsed, io);
     }
   } catch (err) {
     if (err instanceof UsageError) {
@@ -79,6 +83,9 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     const message = isFsError(err) ? `${err.message} (${err.code})` : err instanceof Error ? err.message : String(err);
     io.stderr.write(`dsh-fs: ${message}\n`);
     return EXIT_FAILURE;
+  } finally {
+    // Database connections of a --postgres command: ended, so the process can exit.
+    await closePools();
   }
 }
 
@@ -99,10 +106,12 @@ export function quietOnClosedPipe(stream: NodeJS.WritableStream, stderr: NodeJS.
 
 async function serve(parsed: Parsed, io: Io): Promise<number> {
   const mode = oneOf<Mode>(optionalString(parsed, 'mode'), ['sandbox', 'direct'], 'mode', 'serve') ?? 'sandbox';
-  const root = await resolveRoot(requireString(parsed, 'root', 'serve'));
+  const pgTarget = postgresTarget(parsed, 'serve');
+  if (pgTarget !== undefined && mode === 'direct' && parsed.values.sandbox !== undefined) throw new UsageError('--sandbox applies to --mode sandbox only', 'serve');
+  const root = pgTarget === undefined ? await resolveRoot(requireString(parsed, 'root', 'serve')) : '/';
   const stateOption = optionalString(parsed, 'state');
   if (mode === 'direct' && stateOption !== undefined) throw new UsageError('--state applies to --mode sandbox only', 'serve');
-  const stateDir = mode === 'sandbox' ? await resolveStateDir(root, stateOption, io.env) : undefined;
+  const stateDir = mode === 'sandbox' && pgTarget === undefined ? await resolveStateDir(root, stateOption, io.env) : undefined;
   // move and delete take content away: served where a person reviews changes before they land
   // (the sandbox), and in direct mode only when asked for.
   const moveDelete = mode === 'sandbox' || parsed.values['allow-delete'] === true;
@@ -114,7 +123,10 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   console.debug = toStderr;
 
   const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
-  const workspace = await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
+  const workspace =
+    pgTarget === undefined
+      ? await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) })
+      : await openPostgresWorkspace(pgTarget, mode);
   const version = packageVersion();
   const tools = () => [fsTools(), searchTools(), ...(moveDelete ? [moveDeleteTools()] : [])];
   const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools });
@@ -128,7 +140,15 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   await server.connect(transport);
   if (process.stdin.isTTY) log(SERVE_TTY_HINT);
   log(
-    `${version} serving ${root} (${mode}${stateDir === undefined ? ', writes go to the directory' : `; sandbox state in ${stateDir}`}; ` +
+    `${version} serving ${pgTarget === undefined ? root : `PostgreSQL workspace "${pgTarget.workspace}"`} (${mode}${
+      pgTarget !== undefined
+        ? mode === 'sandbox'
+          ? `; sandbox "${pgTarget.sandbox}" in the database`
+          : ', writes go to the workspace'
+        : stateDir === undefined
+          ? ', writes go to the directory'
+          : `; sandbox state in ${stateDir}`
+    }; ` +
       `move and delete ${moveDelete ? 'on' : 'off, --allow-delete serves them'})`,
   );
   const why = await stopped;

@@ -1,11 +1,12 @@
 import { realpathSync } from 'node:fs';
-import { isAbsolute, resolve } from 'node:path';
+import { isAbsolute, posix, resolve } from 'node:path';
 import type { OverlayChange, OverlayChangeKind, OverlayCommitProgress, OverlayFileSystem } from '../backends/overlay/index.js';
 import { UsageError, type Command, type Parsed, EXIT_FAILURE, EXIT_OK, oneOf, optionalString, requireString } from './args.js';
 import { colorDiff, colorsFor, type ColorMode } from './color.js';
-import { deadHolder, withStateLock } from './lock.js';
+import { deadHolder, withStateLock, type StateLockOptions } from './lock.js';
 import { relativeInside } from './paths.js';
 import { hasSandboxState, mkdirState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
+import { postgresSandbox, postgresTarget, type PostgresSandbox } from './postgres.js';
 
 /** Where the command's output goes; the CLI passes the process streams, tests may pass others. */
 export interface Io {
@@ -20,9 +21,18 @@ interface Located {
   readonly stateDir: string;
   /** The PATH arguments, relative to the root ('.' for the root itself); undefined for all. */
   readonly paths: string[] | undefined;
+  /** With --postgres: the sandbox in the database (then root is the workspace's '/'). */
+  readonly pg?: PostgresSandbox;
 }
 
 async function locate(command: Command, parsed: Parsed, io: Io): Promise<Located> {
+  const target = postgresTarget(parsed, command);
+  if (target !== undefined) {
+    // Workspace paths: absolute, or relative to the workspace's root.
+    const paths = parsed.positionals.length === 0 ? undefined : parsed.positionals.map((p) => workspaceRelative(p, command));
+    const pg = postgresSandbox(target);
+    return { root: '/', stateDir: pg.where, paths, pg };
+  }
   const given = requireString(parsed, 'root', command);
   const root = await resolveRoot(given);
   const stateDir = await resolveStateDir(root, optionalString(parsed, 'state'), io.env);
@@ -49,6 +59,22 @@ export function rootRelative(path: string, givenRoot: string, root: string, cwd:
   throw new UsageError(`"${path}" is outside --root "${givenRoot}"`, command);
 }
 
+function workspaceRelative(path: string, command: Command): string {
+  const rel = relativeInside('/', posix.resolve('/', path));
+  if (rel === undefined) throw new UsageError(`"${path}" is outside the workspace`, command);
+  return rel === '' ? '.' : rel;
+}
+
+/** Whether the sandbox has saved state (a state directory's document, or the database's row). */
+function hasState(located: Located): Promise<boolean> {
+  return located.pg ? located.pg.exists() : hasSandboxState(located.stateDir);
+}
+
+/** The sandbox's cross-process lock: the state directory's lock file, or the database's advisory lock. */
+function exclusive<T>(located: Located, fn: (grant: { tookOverFrom: number | undefined }) => Promise<T>, options: StateLockOptions): Promise<T> {
+  return located.pg ? located.pg.exclusive(() => fn({ tookOverFrom: undefined }), options) : withStateLock(located.stateDir, fn, options);
+}
+
 function safeRealpath(path: string): string {
   try {
     return realpathSync(path);
@@ -66,8 +92,8 @@ function display(root: string, key: string): string {
 
 async function openExisting(located: Located): Promise<OverlayFileSystem | undefined> {
   // Review commands never create a state directory: no state means no changes.
-  if (!(await hasSandboxState(located.stateDir))) return undefined;
-  return openSandbox(openLower(located.root), located.stateDir);
+  if (!(await hasState(located))) return undefined;
+  return located.pg ? located.pg.open() : openSandbox(openLower(located.root), located.stateDir);
 }
 
 /** One change as `--json` shows it, with root-relative paths. */
@@ -100,6 +126,8 @@ async function sweepAfter(dead: number, located: Located, io: Io): Promise<strin
 
 /** status: when the lock names a dead process, take it over (never waiting long for a live one) and sweep. */
 async function sweepIfDead(located: Located, io: Io): Promise<string[]> {
+  // A commit to the database leaves no temp files behind.
+  if (located.pg) return [];
   if ((await deadHolder(located.stateDir)) === undefined) return [];
   return withStateLock(located.stateDir, async ({ tookOverFrom }) => (tookOverFrom === undefined ? [] : sweepAfter(tookOverFrom, located, io)), {
     timeoutMs: 2_000,
@@ -150,12 +178,12 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('commit', parsed, io);
   const json = parsed.values.json === true;
   const nothing = () => io.stdout.write(json ? `${JSON.stringify({ committed: [], conflicts: [], failed: [] }, null, 2)}\n` : 'Nothing to commit.\n');
-  if (!(await hasSandboxState(located.stateDir))) {
+  if (!(await hasState(located))) {
     nothing();
     return EXIT_OK;
   }
-  return withStateLock(
-    located.stateDir,
+  return exclusive(
+    located,
     async ({ tookOverFrom }) => {
       // A commit killed mid-write left its temp files in the root: resuming sweeps them.
       if (tookOverFrom !== undefined) await sweepAfter(tookOverFrom, located, io);
@@ -228,12 +256,12 @@ export async function discard(parsed: Parsed, io: Io): Promise<number> {
           ? 'Nothing to discard.\n'
           : `Discarded ${changes.length} change${changes.length === 1 ? '' : 's'}.\n`,
     );
-  if (!(await hasSandboxState(located.stateDir))) {
+  if (!(await hasState(located))) {
     report([]);
     return EXIT_OK;
   }
-  return withStateLock(
-    located.stateDir,
+  return exclusive(
+    located,
     async () => {
       const overlay = (await openExisting(located))!;
       const todo = await overlay.changes(located.paths);

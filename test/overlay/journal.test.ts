@@ -1,11 +1,10 @@
 import { mkdtemp, readFile, readdir, rm, stat, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { composeOverlay, createOverlayFs, STATE_FORMAT } from '../../src/backends/overlay/index.js';
-import { RUNS, lowerTreeArb, opsArb, runOp, viewOf } from './helpers.js';
+import { viewOf } from './helpers.js';
 import { crashingStore, effectiveDoc, memoryDisk } from './stores.js';
 
 const dirs: string[] = [];
@@ -131,52 +130,4 @@ describe('overlay journal', () => {
   });
 });
 
-describe('overlay crash property', () => {
-  it('a crash at any store call reopens to a prefix of the changes that holds every acknowledged one', async () => {
-    await fc.assert(
-      fc.asyncProperty(
-        lowerTreeArb,
-        opsArb,
-        fc.integer({ min: 1, max: 80 }),
-        fc.double({ min: 0, max: 1, noNaN: true }),
-        fc.constantFrom(0, 300, 1 << 20),
-        async (tree, ops, crashAt, tear, compactMinBytes) => {
-          const lower = createMemoryFs({ files: tree });
-          const disk = memoryDisk();
-          const tuning = { compactMinBytes, compactRatio: 1 };
-          const store = crashingStore(disk, crashAt, tear);
-          const fs = await composeOverlay({ lower }, store, tuning).catch(() => undefined);
-          // The model: the same operations on an overlay in memory, its view after each one.
-          const model = await createOverlayFs({ lower });
-          const views = [await viewOf(model)];
-          let acknowledged = 0;
-          for (const op of ops) {
-            await runOp(model, op);
-            views.push(await viewOf(model));
-            if (fs === undefined) continue;
-            const wasCrashed = store.crashed;
-            const got = await runOp(fs, op);
-            if (!store.crashed) {
-              acknowledged = views.length - 1;
-              // Before the crash the persisted overlay is the model.
-              expect(await viewOf(fs)).toEqual(views[acknowledged]);
-            } else if (!wasCrashed && !(got && typeof got === 'object' && 'error' in got)) {
-              // The crash came after the change was saved (deleting an unused blob): acknowledged.
-              acknowledged = views.length - 1;
-            }
-          }
-          const reopened = await composeOverlay({ lower }, crashingStore(disk), tuning);
-          const got = await viewOf(reopened);
-          // A prefix of the changes: the state after some operation, no earlier than the last
-          // acknowledged one, and at most the one the crash interrupted.
-          const candidates = views.slice(acknowledged, acknowledged + 2);
-          expect(candidates.some((v) => JSON.stringify(v) === JSON.stringify(got)), JSON.stringify({ got, candidates })).toBe(true);
-          // It is a working sandbox again.
-          await reopened.writeText(await reopened.resolve('/after'), 'after');
-          expect((await (await composeOverlay({ lower }, crashingStore(disk), tuning)).readText(await reopened.resolve('/after'))).text).toBe('after');
-        },
-      ),
-      { numRuns: RUNS * 4 },
-    );
-  });
-});
+// The crash property runs over every kind of store: see store-kit.ts.

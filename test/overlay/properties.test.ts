@@ -1,6 +1,3 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
@@ -235,25 +232,5 @@ describe('overlay properties (lower = memory)', () => {
       { numRuns: RUNS },
     );
   });
-
-  it('an overlay reopened from its state directory shows the same view and changes', async () => {
-    const base = await mkdtemp(join(tmpdir(), 'dsh-overlay-prop-'));
-    let n = 0;
-    try {
-      await fc.assert(
-        fc.asyncProperty(lowerTreeArb, opsArb, async (tree, ops) => {
-          const stateDir = join(base, String(n++));
-          const lower = createMemoryFs({ files: tree });
-          const fs = await createOverlayFs({ lower, stateDir });
-          for (const op of ops) await runOp(fs, op);
-          const reopened = await createOverlayFs({ lower, stateDir });
-          expect(await viewOf(reopened)).toEqual(await viewOf(fs));
-          expect(await reopened.changes()).toEqual(await fs.changes());
-        }),
-        { numRuns: Math.max(5, Math.round(RUNS / 4)) },
-      );
-    } finally {
-      await rm(base, { recursive: true, force: true });
-    }
-  });
+  // Reopening from a state directory (and every other store): see store-kit.ts.
 });

@@ -29,6 +29,7 @@ export type {
 } from './review.js';
 export { fileDiff, renameDiff } from './review.js';
 export { STATE_FORMAT, STATE_FORMAT_VERSION } from './state.js';
+export type { UpperStore } from './store.js';
 
 export interface OverlayFsOptions extends CreateFsOptions {
   /** The filesystem the overlay reads through to. It is only written by `commit`. */
@@ -43,6 +44,11 @@ export interface OverlayFsOptions extends CreateFsOptions {
    * restart and another process can review it. Default: in memory only.
    */
   readonly stateDir?: string;
+  /**
+   * Keep the upper layer in this store (e.g. `createPostgresUpperStore` of `dsh-fs/postgres`).
+   * Not together with `upper` or `stateDir`.
+   */
+  readonly store?: UpperStore;
 }
 
 /** A copy-on-write view of `lower`: every mutation lands in the upper layer until it is committed. */
@@ -100,7 +106,7 @@ export interface OverlayForkOptions {
  * the upper holds the file or a whiteout; writes, edits and removes never touch the lower.
  */
 export async function createOverlayFs(options: OverlayFsOptions): Promise<OverlayFileSystem> {
-  const { lower, upper, stateDir } = options;
+  const { lower, upper, stateDir, store: given } = options;
   if (!isFileSystem(lower)) throw new FsError('FS_INVALID_ARGUMENT', 'lower must be a FileSystem');
   if (upper !== undefined && !isFileSystem(upper)) throw new FsError('FS_INVALID_ARGUMENT', 'upper must be a FileSystem');
   if (upper === lower) throw new FsError('FS_INVALID_ARGUMENT', 'upper must not be the lower filesystem: the lower is only written by commit');
@@ -110,7 +116,13 @@ export async function createOverlayFs(options: OverlayFsOptions): Promise<Overla
   if (stateDir !== undefined && (typeof stateDir !== 'string' || stateDir.length === 0)) {
     throw new FsError('FS_INVALID_ARGUMENT', 'stateDir must be a non-empty path');
   }
-  let store: UpperStore | undefined;
+  if (given !== undefined) {
+    if (typeof given?.readState !== 'function' || typeof given.appendJournal !== 'function') {
+      throw new FsError('FS_INVALID_ARGUMENT', 'store must be an UpperStore');
+    }
+    if (upper !== undefined || stateDir !== undefined) throw new FsError('FS_INVALID_ARGUMENT', 'give one of upper, stateDir and store');
+  }
+  let store: UpperStore | undefined = given;
   if (stateDir !== undefined) store = await openDirStore(stateDir);
   else if (upper !== undefined) store = fsStore(upper);
   return composeOverlay(options, store);

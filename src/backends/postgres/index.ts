@@ -3,8 +3,15 @@ import type { FileSystem } from '../../seam/types.js';
 import { createPostgresProvider, type PostgresProvider, type PostgresProviderOptions } from './provider.js';
 
 export { createPostgresProvider, DEFAULT_MAX_FILE_BYTES, type PostgresProvider, type PostgresProviderOptions } from './provider.js';
-export { SCHEMA_VERSION, ENTRIES as ENTRIES_TABLE, META as META_TABLE } from './schema.js';
+export { SCHEMA_VERSION, ENTRIES as ENTRIES_TABLE, META as META_TABLE, SANDBOXES as SANDBOXES_TABLE } from './schema.js';
 export type { PgQueryable } from './client.js';
+export {
+  createPostgresUpperStore,
+  sandboxLockKey,
+  type PostgresUpperStore,
+  type PostgresUpperStoreOptions,
+  type SandboxLockOptions,
+} from './upper.js';
 
 export interface PostgresFsOptions extends PostgresProviderOptions, Pick<CreateFsOptions, 'maxTextBytes'> {}
 
@@ -22,3 +29,4 @@ export function createPostgresFs(options: PostgresFsOptions): PostgresFileSystem
   const fs = createFs(provider, { ...(options.maxTextBytes === undefined ? {} : { maxTextBytes: options.maxTextBytes }) });
   return Object.assign(fs, { root: provider.root, provider });
 }
+export { exportTree, importTree, type TransferOptions, type TransferReport } from './transfer.js';

@@ -6,9 +6,13 @@
 import { FsError } from '../../seam/index.js';
 import { sqlState, type Db } from './client.js';
 
-export const SCHEMA_VERSION = 1;
+/** 1: entries. 2: adds the tables of overlay uppers kept in the database (sandboxes). */
+export const SCHEMA_VERSION = 2;
 export const ENTRIES = 'dsh_fs_entries';
 export const META = 'dsh_fs_meta';
+export const SANDBOXES = 'dsh_fs_sandboxes';
+export const SANDBOX_BLOBS = 'dsh_fs_sandbox_blobs';
+export const SANDBOX_JOURNAL = 'dsh_fs_sandbox_journal';
 /** Any constant: the advisory lock every dsh-fs process takes while creating or migrating the schema. */
 const SCHEMA_LOCK = 0x64736866; // 'dshf'
 
@@ -42,6 +46,36 @@ const CREATE_V1 = [
   `CREATE INDEX ${ENTRIES}_parent ON ${ENTRIES} (workspace, parent, path)`,
 ];
 
+/**
+ * An overlay's upper layer (the UpperStore seam), one sandbox per name: its state document, its
+ * journal as chunks keyed by byte offset (an append writes one row, whatever the journal's size),
+ * and its content-addressed blobs. `revision` grows with every change of document or journal, so
+ * a reader can tell cheaply whether another process changed the sandbox.
+ */
+const CREATE_V2 = [
+  `CREATE TABLE ${SANDBOXES} (
+    sandbox  text PRIMARY KEY,
+    state    bytea,
+    revision bigint NOT NULL DEFAULT 0,
+    created  timestamptz NOT NULL DEFAULT now()
+  )`,
+  `CREATE TABLE ${SANDBOX_JOURNAL} (
+    sandbox text NOT NULL REFERENCES ${SANDBOXES} (sandbox) ON DELETE CASCADE,
+    pos     bigint NOT NULL CHECK (pos >= 0),
+    bytes   bytea NOT NULL,
+    PRIMARY KEY (sandbox, pos)
+  )`,
+  `CREATE TABLE ${SANDBOX_BLOBS} (
+    sandbox text NOT NULL REFERENCES ${SANDBOXES} (sandbox) ON DELETE CASCADE,
+    id      text NOT NULL,
+    bytes   bytea NOT NULL,
+    PRIMARY KEY (sandbox, id)
+  )`,
+];
+
+/** What takes a database from each version to the next. */
+const MIGRATIONS: Record<number, readonly string[]> = { 1: CREATE_V2 };
+
 /** Creates or checks the schema; safe to call from many processes at once. */
 export async function ensureSchema(db: Db): Promise<void> {
   const what = 'cannot prepare the PostgreSQL schema';
@@ -54,12 +88,15 @@ export async function ensureSchema(db: Db): Promise<void> {
         await q(`CREATE TABLE IF NOT EXISTS ${META} (key text PRIMARY KEY, value text NOT NULL)`);
         const version = await currentVersion(q);
         if (version === SCHEMA_VERSION) return;
-        if (version === undefined) {
+        let at = version;
+        if (at === undefined) {
           for (const statement of CREATE_V1) await q(statement);
-          await q(`INSERT INTO ${META} (key, value) VALUES ('schema_version', $1)`, [String(SCHEMA_VERSION)]);
-          return;
+          await q(`INSERT INTO ${META} (key, value) VALUES ('schema_version', '1')`);
+          at = 1;
         }
-        throw newer(version);
+        // Under the lock, in one transaction: a migration runs once, and whole or not at all.
+        for (; at < SCHEMA_VERSION; at++) for (const statement of MIGRATIONS[at]!) await q(statement);
+        await q(`UPDATE ${META} SET value = $1 WHERE key = 'schema_version'`, [String(SCHEMA_VERSION)]);
       });
       return;
     } catch (err) {

@@ -1,0 +1,139 @@
+/**
+ * The CLI over a PostgreSQL workspace (`--postgres URL --workspace NAME`): serving it directly or
+ * through a sandbox whose upper layer lives in the same database (named by `--sandbox`, default
+ * the workspace's name), so the review commands work from any machine that reaches the database.
+ */
+import pg from 'pg';
+import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
+import { createPostgresFs, createPostgresUpperStore, exportTree, importTree, type PostgresUpperStore, type TransferReport } from '../backends/postgres/index.js';
+import { KeyedMutex, type FileSystem } from '../seam/index.js';
+import { EXIT_OK, UsageError, optionalString, requireString, type Command, type Parsed } from './args.js';
+import type { StateLockOptions } from './lock.js';
+import type { Io } from './review.js';
+import type { Mode, Workspace } from './workspace.js';
+
+export interface PostgresTarget {
+  readonly url: string;
+  readonly workspace: string;
+  readonly sandbox: string;
+}
+
+/** `--postgres`, `--workspace` and `--sandbox`, or undefined when the command works on `--root`. */
+export function postgresTarget(parsed: Parsed, command: Command): PostgresTarget | undefined {
+  const url = optionalString(parsed, 'postgres');
+  if (url === undefined) {
+    for (const name of ['workspace', 'sandbox']) {
+      if (parsed.values[name] !== undefined) throw new UsageError(`--${name} goes with --postgres`, command);
+    }
+    return undefined;
+  }
+  // A sandbox in the database has no forks (yet): nothing to compare against.
+  if (parsed.values['against-parent'] !== undefined) throw new UsageError('--against-parent does not go with --postgres', command);
+  for (const name of ['root', 'state']) {
+    if (parsed.values[name] !== undefined && command !== 'import' && command !== 'export') {
+      throw new UsageError(`--${name} does not go with --postgres (the workspace and its sandbox are in the database)`, command);
+    }
+  }
+  const workspace = requireString(parsed, 'workspace', command);
+  return { url, workspace, sandbox: optionalString(parsed, 'sandbox') ?? workspace };
+}
+
+const pools = new Set<pg.Pool>();
+
+/** One pool per command; `closePools` ends them so the process can exit. */
+export function poolFor(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max: 4, application_name: 'dsh-fs' });
+  // An idle connection the server closed: the next statement gets another one.
+  pool.on('error', () => {});
+  pools.add(pool);
+  return pool;
+}
+
+export async function closePools(): Promise<void> {
+  const all = [...pools];
+  pools.clear();
+  await Promise.all(all.map((p) => p.end().catch(() => {})));
+}
+
+const LOCK_TIMEOUT_MS = 120_000;
+
+/** A sandbox's upper layer in the database, for the review commands. */
+export interface PostgresSandbox {
+  readonly store: PostgresUpperStore;
+  readonly where: string;
+  exists(): Promise<boolean>;
+  open(): Promise<OverlayFileSystem>;
+  /** Holds the sandbox's lock around `fn` (waiting up to two minutes for another holder). */
+  exclusive<T>(fn: () => Promise<T>, options?: StateLockOptions): Promise<T>;
+}
+
+export function postgresSandbox(target: PostgresTarget): PostgresSandbox {
+  const pool = poolFor(target.url);
+  const lower = createPostgresFs({ client: pool, workspace: target.workspace });
+  const store = createPostgresUpperStore({ client: pool, sandbox: target.sandbox });
+  return {
+    store,
+    where: `sandbox "${target.sandbox}" of workspace "${target.workspace}"`,
+    exists: () => store.exists(),
+    open: () => createOverlayFs({ lower, store }),
+    exclusive: (fn, options = {}) => store.withLock(fn, lockOptions(options)),
+  };
+}
+
+function lockOptions(options: StateLockOptions) {
+  return {
+    timeoutMs: options.timeoutMs ?? LOCK_TIMEOUT_MS,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onWait ? { onWait: () => options.onWait!(undefined) } : {}),
+  };
+}
+
+/** What `serve --postgres` works on: the workspace, or a sandbox over it kept in the database. */
+export async function openPostgresWorkspace(target: PostgresTarget, mode: Mode): Promise<Workspace> {
+  const pool = poolFor(target.url);
+  const lower = createPostgresFs({ client: pool, workspace: target.workspace });
+  await lower.provider.ready();
+  if (mode === 'direct') return { mode, root: lower.root, stateDir: undefined, use: (fn) => fn(lower) };
+  const store = createPostgresUpperStore({ client: pool, sandbox: target.sandbox });
+  const serial = new KeyedMutex();
+  let overlay: OverlayFileSystem | undefined;
+  let seen: string | undefined;
+  const use = <T>(fn: (fs: FileSystem) => Promise<T>, options: StateLockOptions = {}) =>
+    serial.run('', () =>
+      store.withLock(async () => {
+        // Another process (a commit or discard on any machine) may have changed the sandbox since.
+        const now = await store.revision();
+        if (overlay === undefined || now !== seen) overlay = await createOverlayFs({ lower, store });
+        try {
+          return await fn(overlay);
+        } finally {
+          seen = await store.revision().catch(() => undefined);
+        }
+      }, lockOptions(options)),
+    );
+  await use(async () => undefined);
+  return { mode, root: lower.root, stateDir: undefined, use };
+}
+
+/** `dsh-fs import` and `dsh-fs export`. */
+export async function transfer(command: 'import' | 'export', parsed: Parsed, io: Io): Promise<number> {
+  const target = postgresTarget(parsed, command);
+  if (target === undefined) throw new UsageError('--postgres is required', command);
+  if (parsed.values.sandbox !== undefined) throw new UsageError('--sandbox does not apply here', command);
+  const dir = requireString(parsed, 'root', command);
+  const options = { client: poolFor(target.url), workspace: target.workspace, dir, overwrite: parsed.values.overwrite === true };
+  const report: TransferReport = command === 'import' ? await importTree(options) : await exportTree(options);
+  if (parsed.values.json === true) {
+    io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+    return EXIT_OK;
+  }
+  const n = (count: number, one: string) => `${count} ${one}${count === 1 ? '' : 's'}`;
+  const counts = `${n(report.files, 'file')} (${n(report.bytes, 'byte')}), ${n(report.directories, 'directory').replace('directorys', 'directories')}, ${n(report.symlinks, 'symbolic link')}`;
+  io.stdout.write(
+    command === 'import'
+      ? `Imported ${counts} from ${dir} into workspace "${target.workspace}".\n`
+      : `Exported ${counts} from workspace "${target.workspace}" to ${dir}.\n`,
+  );
+  for (const s of report.skipped) io.stdout.write(`  skipped ${s.path}: ${s.reason}\n`);
+  return EXIT_OK;
+}
