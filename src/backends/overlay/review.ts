@@ -240,7 +240,8 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     return target;
   }
 
-  async function runStep(step: Step, path: string, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+  async function runStep(step: Step, change: OverlayChange, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+    const path = change.path;
     const what = `cannot commit "${step.key}"`;
     const fail = (err: unknown): OverlayCommitProblem => {
       const e = toFsError(err, what);
@@ -256,7 +257,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       switch (step.op) {
         case 'write':
         case 'remove':
-          return await lock.run(step.key, () => commitFile(step, path, what, signal, force));
+          return await lock.run(step.key, () => commitFile(step, change, what, signal, force));
         case 'rename':
           return await commitRename(path, what, signal, force);
         case 'rmdir':
@@ -269,9 +270,21 @@ export function createReview(core: OverlayCore, view: FileSystem) {
   }
 
   /** A file's write, or a removal (a whiteout, a moved file's source, a lower file below a removed directory). */
-  async function commitFile(step: Step, path: string, what: string, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+  async function commitFile(step: Step, change: OverlayChange, what: string, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+    const path = change.path;
     const entry = state.entries.get(step.key);
     if (!entry) return 'committed';
+    // A move published as a removal and a write: the source goes only if the new name can still
+    // take the file, so a conflict there leaves the move whole (nothing half-written).
+    if (step.op === 'remove' && change.from === step.key && !force) {
+      const moved = state.entries.get(path);
+      if (moved?.kind === 'file') {
+        const dst = await lowerTarget(path, what, signal);
+        if (!('targetKey' in dst)) return dst;
+        const ready = isHidden(state, path) || (await lowerAsBase(dst, moved, signal)) || (await lowerHolds(dst, moved, signal));
+        if (!ready) return conflict(path, await conflictMessage(`cannot commit "${path}"`, dst, moved, signal));
+      }
+    }
     // A removal step for a file entry removes the lower's file under it, then the entry is new.
     const desired: UpperEntry = step.op === 'remove' && entry.kind === 'file' ? { kind: 'whiteout', base: entry.base } : entry;
     const done: UpperEntry | undefined =
@@ -291,7 +304,9 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         throw err;
       }
       // Someone already made the lower what the overlay wants: nothing to overwrite, nothing lost.
-      if (!(await lowerHolds(target, desired, signal))) {
+      // Not so for a changed file's lower copy that went underneath: the change was made to it.
+      const replacing = desired !== entry && entry.base !== undefined;
+      if (replacing || !(await lowerHolds(target, desired, signal))) {
         if (!force) return conflict(path, await conflictMessage(what, target, desired, signal));
         await overwrite(target, desired, signal);
         overwritten = true;
@@ -371,7 +386,12 @@ export function createReview(core: OverlayCore, view: FileSystem) {
           const now = await lowerStat(lower, target, signal);
           const found = now === undefined ? 'nothing' : now.type === 'directory' ? 'a directory that is not empty' : `a ${now.type}`;
           if (!force) {
-            return conflict(path, `${what}: the lower changed since the overlay removed this directory (found ${found}: something appeared in it); the lower was not changed`);
+            const why = now?.type === 'directory' ? await removalBlocked(key, signal) : `found ${found}`;
+            // Nothing new below: what is left is the overlay's own removals or moves that did not go through.
+            if (why === undefined) {
+              return conflict(path, `${what}: files below it whose removal or move was not committed (see their own results) are still in the lower; the lower was not changed`);
+            }
+            return conflict(path, `${what}: the lower changed since the overlay removed this directory (${why}); the lower was not changed`);
           }
           if (now?.type === 'directory') await lower.rmdir(target, { recursive: true, signal });
           else if (now !== undefined) await lower.remove(target, undefined, { signal });
@@ -432,6 +452,45 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     const found = now === undefined ? 'no file' : now.type === 'file' ? `version ${now.version}` : `a ${now.type}`;
     const expected = entry.base === undefined ? 'no file' : `version ${entry.base}`;
     return `${what}: the lower changed since the overlay first saw it at "${target.targetKey}" (expected ${expected}, found ${found}); the lower was not changed`;
+  }
+
+  /**
+   * For each change whose path lies below a lower non-directory the overlay did not remove (a file
+   * that appeared underneath where the view has a directory): that ancestor. One stat per distinct
+   * ancestor, top down, stopping where the lower has nothing.
+   */
+  async function nonDirectoriesAbove(
+    todo: readonly OverlayChange[],
+    signal: AbortSignal | undefined,
+  ): Promise<Map<string, { key: string; type: string }>> {
+    type Seen = 'directory' | 'nothing' | { key: string; type: string };
+    const found = new Map<string, { key: string; type: string }>();
+    const seen = new Map<string, Seen>();
+    const check = async (dir: string): Promise<Seen> => {
+      // The lower's root and what lies above it are not the overlay's to check.
+      if (dir === rootKey || !isWithin(rootKey, dir)) return 'directory';
+      const known = seen.get(dir);
+      if (known !== undefined) return known;
+      const up = await check(posix.dirname(dir));
+      let here: Seen = up;
+      // A whiteout here is the overlay's own removal (its step runs first); below a removed
+      // directory, what appeared is that directory's conflict.
+      if (up === 'directory') {
+        if (state.entries.get(dir)?.kind === 'whiteout' || isHidden(state, dir)) here = 'nothing';
+        else {
+          const info = await lowerStat(lower, pathTarget(dir), signal);
+          here = info === undefined ? 'nothing' : info.type === 'directory' ? 'directory' : { key: dir, type: info.type };
+        }
+      }
+      seen.set(dir, here);
+      return here;
+    };
+    for (const c of todo) {
+      if (c.kind === 'deleted') continue;
+      const blocker = await check(posix.dirname(c.path));
+      if (typeof blocker === 'object') found.set(c.path, blocker);
+    }
+    return found;
   }
 
   /** Why the lower's directory cannot simply go (something the overlay never saw), or undefined. */
@@ -528,13 +587,33 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         });
       }
     }
+    // Where the view has a directory and the lower now has a file (or another non-directory) the
+    // overlay never saw, nothing below can be published: those changes conflict before any step
+    // runs, and so do removed directories whose files were moving there (their removal waits).
+    const blockedAbove = await nonDirectoriesAbove(todo, signal);
+    const waiting: string[] = [];
+    todo.forEach((c, i) => {
+      const above = blockedAbove.get(c.path);
+      if (above === undefined || c.kind === 'deleted' || outcomes[i] !== undefined) return;
+      outcomes[i] = conflict(
+        c.path,
+        `cannot commit "${c.path}": the lower now has a ${above.type} at "${above.key}", where the overlay has a directory; the lower was not changed`,
+      );
+      if (c.from !== undefined) waiting.push(c.from);
+    });
+    todo.forEach((c, i) => {
+      if (c.type !== 'directory' || c.kind === 'added' || outcomes[i] !== undefined) return;
+      const moved = waiting.find((from) => from.startsWith(c.path === '/' ? '/' : `${c.path}/`));
+      if (moved === undefined) return;
+      outcomes[i] = conflict(c.path, `cannot commit "${c.path}": "${moved}" below it was moved to a path that conflicts, so the directory stays; the lower was not changed`);
+    });
     for (let i = 0; i < todo.length; i++) if (remaining[i] === 0 || outcomes[i] !== undefined) finish(i);
     for (const step of steps) {
       throwIfAborted(signal, 'commit');
       const i = step.change;
       // An earlier step of this change failed: the change stops there (and was reported).
       if (typeof outcomes[i] === 'object') continue;
-      const outcome = await runStep(step, todo[i]!.path, signal, force);
+      const outcome = await runStep(step, todo[i]!, signal, force);
       if (typeof outcome === 'object' || outcome === 'overwritten' || outcomes[i] === undefined) outcomes[i] = outcome;
       if (typeof outcome === 'object' || --remaining[i]! === 0) finish(i);
     }
