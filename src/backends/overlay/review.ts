@@ -13,6 +13,7 @@ import {
   type FsOpOptions,
   type FsTarget,
   type FsVersion,
+  type FsWriteOptions,
 } from '../../seam/index.js';
 import { TREE_LOCK, bytesEqual, hasUpperDescendant, isHidden, lowerFile, lowerIfSame, lowerStat, pathTarget, type OverlayCore } from './provider.js';
 import type { UpperEntry } from './state.js';
@@ -87,6 +88,19 @@ interface Step {
 }
 
 type StepOutcome = 'committed' | 'overwritten' | OverlayCommitProblem;
+
+/**
+ * Files published with deferred durability (F1): their directories are flushed once, and only
+ * then does the upper let go of them, so a crash never loses a change the upper dropped.
+ */
+interface Batch {
+  readonly dirs: Set<string>;
+  /** Key, the entry that was published, and what the upper holds once it is durable. */
+  readonly settle: Array<readonly [string, UpperEntry, UpperEntry | undefined, number]>;
+}
+
+/** Files of one commit published at once (their temp-file fsyncs overlap). */
+const COMMIT_CONCURRENCY = 8;
 
 const OP_RANK: Record<Step['op'], number> = { rename: 0, remove: 0, rmdir: 1, mkdir: 0, write: 1 };
 
@@ -240,7 +254,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     return target;
   }
 
-  async function runStep(step: Step, change: OverlayChange, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+  async function runStep(step: Step, change: OverlayChange, signal: AbortSignal | undefined, force: boolean, batch?: Batch): Promise<StepOutcome> {
     const path = change.path;
     const what = `cannot commit "${step.key}"`;
     const fail = (err: unknown): OverlayCommitProblem => {
@@ -257,7 +271,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       switch (step.op) {
         case 'write':
         case 'remove':
-          return await lock.run(step.key, () => commitFile(step, change, what, signal, force));
+          return await lock.run(step.key, () => commitFile(step, change, what, signal, force, batch));
         case 'rename':
           return await commitRename(path, what, signal, force);
         case 'rmdir':
@@ -270,7 +284,14 @@ export function createReview(core: OverlayCore, view: FileSystem) {
   }
 
   /** A file's write, or a removal (a whiteout, a moved file's source, a lower file below a removed directory). */
-  async function commitFile(step: Step, change: OverlayChange, what: string, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+  async function commitFile(
+    step: Step,
+    change: OverlayChange,
+    what: string,
+    signal: AbortSignal | undefined,
+    force: boolean,
+    batch?: Batch,
+  ): Promise<StepOutcome> {
     const path = change.path;
     const entry = state.entries.get(step.key);
     if (!entry) return 'committed';
@@ -296,7 +317,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     if (!('targetKey' in target)) return { ...target, path };
     let overwritten = false;
     try {
-      await publish(target, desired, signal);
+      await publish(target, desired, signal, batch);
     } catch (err) {
       if (isFsError(err, 'FS_ABORTED')) throw err;
       // Not a conflict when the lower is still as the overlay first saw it (e.g. a parent is a file).
@@ -308,11 +329,18 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       const replacing = desired !== entry && entry.base !== undefined;
       if (replacing || !(await lowerHolds(target, desired, signal))) {
         if (!force) return conflict(path, await conflictMessage(what, target, desired, signal));
-        await overwrite(target, desired, signal);
+        await overwrite(target, desired, signal, batch);
         overwritten = true;
       }
     }
-    await state.apply({ entries: [[step.key, done]] });
+    if (batch) {
+      batch.settle.push([step.key, entry, done, step.change]);
+      for (let d = posix.dirname(target.targetKey); isWithin(rootKey, d) && !batch.dirs.has(d); d = posix.dirname(d)) {
+        // Ancestors too: a directory the write made is durable only once its parent is flushed.
+        batch.dirs.add(d);
+        if (d === rootKey || d === '/') break;
+      }
+    } else await state.apply({ entries: [[step.key, done]] });
     return overwritten ? 'overwritten' : 'committed';
   }
 
@@ -418,10 +446,10 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     return overwritten ? 'overwritten' : 'committed';
   }
 
-  async function publish(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined): Promise<void> {
+  async function publish(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined, batch?: Batch): Promise<void> {
     if (entry.kind === 'file') {
       const intent = entry.base === undefined ? ({ kind: 'createIfAbsent' } as const) : ({ kind: 'replaceIfVersion', version: entry.base } as const);
-      await lower.writeBytes(target, entry.bytes, intent, { signal });
+      await lower.writeBytes(target, entry.bytes, intent, writeOptions(signal, batch));
     } else if (entry.base !== undefined) {
       await lower.remove(target, { kind: 'replaceIfVersion', version: entry.base }, { signal });
     } else if ((await lowerStat(lower, target, signal)) !== undefined) {
@@ -431,8 +459,8 @@ export function createReview(core: OverlayCore, view: FileSystem) {
   }
 
   /** The forced commit of a conflicting path: no guard, whatever the lower holds now. */
-  async function overwrite(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined): Promise<void> {
-    if (entry.kind === 'file') await lower.writeBytes(target, entry.bytes, undefined, { signal });
+  async function overwrite(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined, batch?: Batch): Promise<void> {
+    if (entry.kind === 'file') await lower.writeBytes(target, entry.bytes, undefined, writeOptions(signal, batch));
     else if ((await lowerStat(lower, target, signal)) !== undefined) await lower.remove(target, undefined, { signal });
   }
 
@@ -608,14 +636,52 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       outcomes[i] = conflict(c.path, `cannot commit "${c.path}": "${moved}" below it was moved to a path that conflicts, so the directory stays; the lower was not changed`);
     });
     for (let i = 0; i < todo.length; i++) if (remaining[i] === 0 || outcomes[i] !== undefined) finish(i);
-    for (const step of steps) {
+    /** Runs a step; returns the change to report as finished, if this step finished it. */
+    const run = async (step: Step, batch?: Batch): Promise<number | undefined> => {
       throwIfAborted(signal, 'commit');
       const i = step.change;
       // An earlier step of this change failed: the change stops there (and was reported).
-      if (typeof outcomes[i] === 'object') continue;
-      const outcome = await runStep(step, todo[i]!, signal, force);
+      if (typeof outcomes[i] === 'object') return undefined;
+      const outcome = await runStep(step, todo[i]!, signal, force, batch);
       if (typeof outcome === 'object' || outcome === 'overwritten' || outcomes[i] === undefined) outcomes[i] = outcome;
-      if (typeof outcome === 'object' || --remaining[i]! === 0) finish(i);
+      return typeof outcome === 'object' || --remaining[i]! === 0 ? i : undefined;
+    };
+    // Renames, removals and directories one by one, in order; then the files, which depend on
+    // nothing but their own path, several at once with deferred durability (F1) when the lower
+    // can flush: every directory is flushed once, and only then are they dropped from the upper.
+    const batched = lower.flush !== undefined;
+    const files = batched ? steps.filter((s) => s.phase === 2 && s.op === 'write') : [];
+    const inBatch = new Set(files);
+    for (const step of steps) {
+      if (inBatch.has(step)) continue;
+      const done = await run(step);
+      if (done !== undefined) finish(done);
+    }
+    if (files.length > 0) {
+      const batch: Batch = { dirs: new Set(), settle: [] };
+      let failure: unknown;
+      let next = 0;
+      // Progress in step order, as without the batch: a file done early waits for those before it.
+      const finished: (number | undefined | null)[] = files.map(() => null);
+      let reported = 0;
+      const worker = async () => {
+        while (failure === undefined && next < files.length) {
+          const k = next++;
+          try {
+            finished[k] = await run(files[k]!, batch);
+            for (; reported < files.length && finished[reported] !== null; reported++) {
+              const i = finished[reported];
+              if (i !== undefined && i !== null) finish(i);
+            }
+          } catch (err) {
+            failure ??= err;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(COMMIT_CONCURRENCY, files.length) }, worker));
+      // Even after an abort: what was published is flushed and leaves the upper.
+      await settle(batch, outcomes, signal);
+      if (failure !== undefined) throw failure;
     }
     const result: OverlayCommitResult = { committed: [], overwritten: [], conflicts: [], failed: [] };
     todo.forEach((c, i) => {
@@ -634,6 +700,37 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       if (drop.length > 0) await state.apply({ dropDirs: drop });
     });
     return result;
+  }
+
+  /** Flushes a batch's directories, then drops its files from the upper (unless changed meanwhile). */
+  async function settle(batch: Batch, outcomes: (StepOutcome | undefined)[], signal: AbortSignal | undefined): Promise<void> {
+    if (batch.settle.length === 0) return;
+    try {
+      await lower.flush!([...batch.dirs].map(pathTarget), { signal });
+    } catch (err) {
+      // Published but perhaps not durable: the upper keeps them, so a later commit finds them
+      // already in the lower (or publishes them again); nothing is lost either way.
+      const e = toFsError(err, 'cannot flush the committed files to disk');
+      for (const [key, , , i] of batch.settle) {
+        outcomes[i] = { path: key, code: e.code, message: `cannot commit "${key}": it was written, but ${e.message}; the overlay keeps it` };
+      }
+      return;
+    }
+    // Concurrently, so a persistent upper saves them together.
+    await Promise.all(
+      batch.settle.map(([key, published, done, i]) =>
+        lock
+          .run(key, () => (state.entries.get(key) === published ? state.apply({ entries: [[key, done]] }) : undefined))
+          .catch((err: unknown) => {
+            const e = toFsError(err, `cannot commit "${key}"`);
+            outcomes[i] = { path: key, code: e.code, message: e.message };
+          }),
+      ),
+    );
+  }
+
+  function writeOptions(signal: AbortSignal | undefined, batch: Batch | undefined): FsWriteOptions {
+    return batch ? { signal, durability: 'deferred' } : { signal };
   }
 
   async function discard(paths?: readonly string[], options: FsOpOptions = {}): Promise<void> {
