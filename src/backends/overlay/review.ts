@@ -680,7 +680,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       };
       await Promise.all(Array.from({ length: Math.min(COMMIT_CONCURRENCY, files.length) }, worker));
       // Even after an abort: what was published is flushed and leaves the upper.
-      await settle(batch, outcomes, signal);
+      await settle(batch, outcomes);
       if (failure !== undefined) throw failure;
     }
     const result: OverlayCommitResult = { committed: [], overwritten: [], conflicts: [], failed: [] };
@@ -703,10 +703,11 @@ export function createReview(core: OverlayCore, view: FileSystem) {
   }
 
   /** Flushes a batch's directories, then drops its files from the upper (unless changed meanwhile). */
-  async function settle(batch: Batch, outcomes: (StepOutcome | undefined)[], signal: AbortSignal | undefined): Promise<void> {
+  async function settle(batch: Batch, outcomes: (StepOutcome | undefined)[]): Promise<void> {
     if (batch.settle.length === 0) return;
     try {
-      await lower.flush!([...batch.dirs].map(pathTarget), { signal });
+      // Not abortable: what was published must become durable and leave the upper, or stay in it.
+      await lower.flush!([...batch.dirs].map(pathTarget));
     } catch (err) {
       // Published but perhaps not durable: the upper keeps them, so a later commit finds them
       // already in the lower (or publishes them again); nothing is lost either way.
