@@ -753,9 +753,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
   }
 
   function holdsFiles(dir: string): boolean {
-    const prefix = dir === '/' ? '/' : `${dir}/`;
-    for (const [key, entry] of state.entries) if (entry.kind === 'file' && key.startsWith(prefix)) return true;
-    return false;
+    return state.hasFileBelow(dir);
   }
 
   return { changes, diff, commit, discard };

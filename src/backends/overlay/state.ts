@@ -124,6 +124,15 @@ export class UpperState {
   #opaque = new Set<string>();
   /** For each key: how many upper files and made directories lie strictly below it. */
   #below = new Map<string, number>();
+  /**
+   * One buffer per distinct content, by version (a file's version is its content digest): every
+   * entry with that content refers to it, so the upper never holds a content twice.
+   */
+  #contents = new Map<FsVersion, { bytes: Uint8Array; refs: number }>();
+  /** For each key: how many upper files lie strictly below it. */
+  #filesBelow = new Map<string, number>();
+  /** For each directory key: how many entries, made and removed directories are directly in it. */
+  #children = new Map<string, number>();
   readonly #store: UpperStore | undefined;
   readonly #root: string;
   /** How many entries refer to each stored blob (every blob with a count is in the store). */
@@ -173,6 +182,16 @@ export class UpperState {
   /** True when the upper holds a file, or made a directory, strictly below `key` (constant time). */
   hasDescendant(key: string): boolean {
     return this.#below.has(key);
+  }
+
+  /** True when the upper holds a file strictly below `key` (constant time). */
+  hasFileBelow(key: string): boolean {
+    return this.#filesBelow.has(key);
+  }
+
+  /** True when the upper has an entry, or made or removed a directory, directly in `key` (constant time). */
+  hasChild(key: string): boolean {
+    return this.#children.has(key);
   }
 
   get persistent(): boolean {
@@ -349,10 +368,14 @@ export class UpperState {
   /** Applies a saved change to the live state, keeping blob reference counts and the descendant index. */
   #applyLive(change: UpperChange, touched: Set<string>): void {
     const counted = this.#store !== undefined;
-    for (const [key, entry] of change.entries ?? []) {
+    for (const [key, given] of change.entries ?? []) {
       const old = this.#entries.get(key);
+      const entry = given?.kind === 'file' ? this.#intern(given) : given;
+      if ((old === undefined) !== (entry === undefined)) this.#child(key, old === undefined ? 1 : -1);
       if (old?.kind === 'file') {
+        this.#release(old);
         this.#count(key, -1);
+        this.#count(key, -1, this.#filesBelow);
         if (counted) {
           const id = this.#blobId(old.bytes);
           this.#refs.set(id, (this.#refs.get(id) ?? 1) - 1);
@@ -361,6 +384,7 @@ export class UpperState {
       }
       if (entry?.kind === 'file') {
         this.#count(key, 1);
+        this.#count(key, 1, this.#filesBelow);
         if (counted) {
           const id = this.#blobId(entry.bytes);
           this.#refs.set(id, (this.#refs.get(id) ?? 0) + 1);
@@ -373,27 +397,68 @@ export class UpperState {
       if (this.#dirs.has(d)) continue;
       this.#dirs.add(d);
       this.#count(d, 1);
+      this.#child(d, 1);
     }
-    for (const d of change.dropDirs ?? []) if (this.#dirs.delete(d)) this.#count(d, -1);
-    for (const d of change.addOpaque ?? []) this.#opaque.add(d);
-    for (const d of change.dropOpaque ?? []) this.#opaque.delete(d);
+    for (const d of change.dropDirs ?? []) {
+      if (!this.#dirs.delete(d)) continue;
+      this.#count(d, -1);
+      this.#child(d, -1);
+    }
+    for (const d of change.addOpaque ?? []) if (!this.#opaque.has(d)) (this.#opaque.add(d), this.#child(d, 1));
+    for (const d of change.dropOpaque ?? []) if (this.#opaque.delete(d)) this.#child(d, -1);
   }
 
-  #count(key: string, delta: number): void {
+  #count(key: string, delta: number, index = this.#below): void {
     if (key === '/') return;
     for (let k = posix.dirname(key); ; k = posix.dirname(k)) {
-      const n = (this.#below.get(k) ?? 0) + delta;
-      if (n === 0) this.#below.delete(k);
-      else this.#below.set(k, n);
+      const n = (index.get(k) ?? 0) + delta;
+      if (n === 0) index.delete(k);
+      else index.set(k, n);
       if (k === '/' || k === '.') return;
     }
   }
 
-  /** Rebuilds the descendant index after the maps were replaced. */
+  #child(key: string, delta: number): void {
+    if (key === '/') return;
+    const parent = posix.dirname(key);
+    const n = (this.#children.get(parent) ?? 0) + delta;
+    if (n === 0) this.#children.delete(parent);
+    else this.#children.set(parent, n);
+  }
+
+  /** Rebuilds the descendant index and the content table after the maps were replaced. */
   #reindex(): void {
     this.#below = new Map();
-    for (const [key, e] of this.#entries) if (e.kind === 'file') this.#count(key, 1);
-    for (const d of this.#dirs) this.#count(d, 1);
+    this.#filesBelow = new Map();
+    this.#children = new Map();
+    this.#contents = new Map();
+    for (const [key, e] of this.#entries) {
+      this.#child(key, 1);
+      if (e.kind !== 'file') continue;
+      this.#count(key, 1);
+      this.#count(key, 1, this.#filesBelow);
+      const shared = this.#intern(e);
+      if (shared !== e) this.#entries.set(key, shared);
+    }
+    for (const d of this.#dirs) (this.#count(d, 1), this.#child(d, 1));
+    for (const d of this.#opaque) this.#child(d, 1);
+  }
+
+  /** The entry, referring to the one buffer held for its content (counted). */
+  #intern(e: UpperFile): UpperFile {
+    const held = this.#contents.get(e.version);
+    if (held === undefined || held.bytes.byteLength !== e.bytes.byteLength) {
+      if (held === undefined) this.#contents.set(e.version, { bytes: e.bytes, refs: 1 });
+      return e;
+    }
+    held.refs++;
+    return held.bytes === e.bytes ? e : { ...e, bytes: held.bytes };
+  }
+
+  #release(e: UpperFile): void {
+    const held = this.#contents.get(e.version);
+    if (held === undefined || held.bytes !== e.bytes) return;
+    if (--held.refs === 0) this.#contents.delete(e.version);
   }
 
   #docEntry(path: string, e: UpperEntry): DocEntry {
@@ -471,13 +536,15 @@ export class UpperState {
       const entries = new Map<string, UpperEntry>();
       const refs = new Map<string, number>();
       let missing: string | undefined;
+      const read = new Map<string, Uint8Array>();
       for (const e of docs.values()) {
         const base = e.base === null ? undefined : FsVersion(e.base);
         if (e.blob === null) {
           entries.set(e.path, { kind: 'whiteout', base });
           continue;
         }
-        const bytes = await store.readBlob(e.blob);
+        // A content several entries share is read (and held) once.
+        const bytes = read.get(e.blob) ?? (await store.readBlob(e.blob));
         if (bytes === undefined) {
           missing = e.blob;
           break;
@@ -487,6 +554,7 @@ export class UpperState {
           throw new FsError('FS_IO_ERROR', `overlay blob ${e.blob} in "${store.where}" is corrupt (its content digest is ${id})`);
         }
         this.#ids.set(bytes, id);
+        read.set(id, bytes);
         refs.set(id, (refs.get(id) ?? 0) + 1);
         const origin = e.origin && { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: FsVersion(e.origin.version) }) };
         entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base, ...(origin ? { origin } : {}) });
