@@ -15,7 +15,7 @@ export interface BenchRow {
   readonly case: string;
   /** What was measured, e.g. "read tool (local)". */
   readonly subject: string;
-  readonly unit: 'ms' | 'µs/op' | 'B/file';
+  readonly unit: 'ms' | 'µs/op' | 'B/file' | 'MiB';
   /** Median of the repetitions. */
   readonly value: number;
   readonly min?: number;
