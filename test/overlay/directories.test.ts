@@ -199,6 +199,17 @@ describe('overlay rename', () => {
     );
   });
 
+  it('nothing is made at the source of a move that conflicts: it waits for the move', async () => {
+    const { lower, fs } = await setup({ '/a': 'a' });
+    await fs.rename(await at(fs, '/a'), await at(fs, '/d/a'));
+    await fs.mkdir(await at(fs, '/a'));
+    await lower.writeText(await at(lower, '/d/a'), 'appeared');
+    const result = await fs.commit();
+    expect(result.conflicts.map((c) => c.path)).toEqual(['/a', '/d/a']);
+    expect(result.conflicts[0]!.message).toContain('whose move to "/d/a" was not committed');
+    expect(lower.snapshot()).toEqual(createMemoryFs({ files: { '/a': 'a', '/d/a': 'appeared' } }).snapshot());
+  });
+
   it('discarding either name of a rename brings the file back', async () => {
     const { fs } = await setup({ '/a': 'a' });
     await fs.rename(await at(fs, '/a'), await at(fs, '/b'));

@@ -159,9 +159,15 @@ describe('overlay properties (lower = memory)', () => {
           const more = removedDirs.filter(
             (d) => !dirs.includes(d) && conflicting.some((c) => below(d, c.from) || (c.kind !== 'deleted' && c.type === 'file' && below(d, c.path))),
           );
-          if (more.length === 0) break;
+          // Nothing is made at or below the source of a conflicting move that is still in the lower.
+          const stuck = conflicting.flatMap((c) => (c.from !== undefined && lowerAfter[c.from] !== undefined ? [c.from] : []));
+          const waiting = changes.filter(
+            (c) => !conflicting.includes(c) && c.kind !== 'deleted' && stuck.some((f) => c.path === f || c.path.startsWith(`${f}/`)),
+          );
+          if (more.length === 0 && waiting.length === 0) break;
           dirs = [...dirs, ...more];
-          conflicting = changes.filter((c) => conflicts(c, dirs));
+          conflicting = [...new Set([...changes.filter((c) => conflicts(c, dirs)), ...waiting, ...conflicting])];
+          conflicting = changes.filter((c) => conflicting.includes(c));
         }
         const expected = conflicting.map((c) => c.path);
 

@@ -620,15 +620,16 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     // runs, and so do removed directories whose files were moving there (their removal waits).
     const blockedAbove = await nonDirectoriesAbove(todo, signal);
     const waiting: string[] = [];
-    todo.forEach((c, i) => {
+    for (const [i, c] of todo.entries()) {
       const above = blockedAbove.get(c.path);
-      if (above === undefined || c.kind === 'deleted' || outcomes[i] !== undefined) return;
+      if (above === undefined || c.kind === 'deleted' || outcomes[i] !== undefined) continue;
       outcomes[i] = conflict(
         c.path,
         `cannot commit "${c.path}": the lower now has a ${above.type} at "${above.key}", where the overlay has a directory; the lower was not changed`,
       );
-      if (c.from !== undefined) waiting.push(c.from);
-    });
+      // A source already gone from the lower holds nothing back.
+      if (c.from !== undefined && (await lowerStat(lower, pathTarget(c.from), signal)) !== undefined) waiting.push(c.from);
+    }
     todo.forEach((c, i) => {
       if (c.type !== 'directory' || c.kind === 'added' || outcomes[i] !== undefined) return;
       const moved = waiting.find((from) => from.startsWith(c.path === '/' ? '/' : `${c.path}/`));
@@ -637,11 +638,31 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     });
     for (let i = 0; i < todo.length; i++) if (remaining[i] === 0 || outcomes[i] !== undefined) finish(i);
     /** Runs a step; returns the change to report as finished, if this step finished it. */
+    // Sources of moves that did not go through and are still in the lower, known once the
+    // creations start: nothing is created at or below one (it would half-do the move).
+    let stuck: Map<string, string> | undefined;
+    const stuckSources = async () => {
+      const found = new Map<string, string>();
+      for (const [i, c] of todo.entries()) {
+        if (c.from === undefined || typeof outcomes[i] !== 'object') continue;
+        if ((await lowerStat(lower, pathTarget(c.from), signal)) !== undefined) found.set(c.from, c.path);
+      }
+      return found;
+    };
     const run = async (step: Step, batch?: Batch): Promise<number | undefined> => {
       throwIfAborted(signal, 'commit');
       const i = step.change;
       // An earlier step of this change failed: the change stops there (and was reported).
       if (typeof outcomes[i] === 'object') return undefined;
+      if (step.phase === 2) {
+        stuck ??= await stuckSources();
+        for (let k = step.key; stuck.size > 0 && isWithin(rootKey, k) && k !== '/'; k = posix.dirname(k)) {
+          const to = stuck.get(k);
+          if (to === undefined) continue;
+          outcomes[i] = conflict(todo[i]!.path, `cannot commit "${todo[i]!.path}": the lower still has "${k}", whose move to "${to}" was not committed; the lower was not changed`);
+          return i;
+        }
+      }
       const outcome = await runStep(step, todo[i]!, signal, force, batch);
       if (typeof outcome === 'object' || outcome === 'overwritten' || outcomes[i] === undefined) outcomes[i] = outcome;
       return typeof outcome === 'object' || --remaining[i]! === 0 ? i : undefined;
