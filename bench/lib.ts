@@ -15,7 +15,7 @@ export interface BenchRow {
   readonly case: string;
   /** What was measured, e.g. "read tool (local)". */
   readonly subject: string;
-  readonly unit: 'ms' | 'µs/op' | 'B/file' | 'B/fork';
+  readonly unit: 'ms' | 'µs/op' | 'B/file' | 'B/fork' | 'MiB';
   /** Median of the repetitions. */
   readonly value: number;
   readonly min?: number;

@@ -11,12 +11,13 @@ import { smallFile, toolHarness } from '../subjects.js';
 const SECTION = 'overlay';
 const OWNER = 'bench-session';
 const COMMIT_FILES = 1_000;
+const COMMIT_FILES_LARGE = process.env.BENCH_QUICK ? 2_000 : 10_000;
 const SMALL_READS = 200;
 /** Persisted writes timed one by one; the first and the last WINDOW are compared. */
 const PERSISTED_WRITES = process.env.BENCH_QUICK ? 2_000 : 10_000;
 const WINDOW = PERSISTED_WRITES / 10;
 
-const rel = (i: number) => `pkg${String(i % 10)}/f${String(i).padStart(4, '0')}.ts`;
+const rel = (i: number) => `pkg${String(i % 10)}/f${String(i).padStart(5, '0')}.ts`;
 
 /**
  * The overlay's costs: reading a file it does not hold (a pass-through to the lower) against the
@@ -74,76 +75,10 @@ export async function runOverlayBench(): Promise<BenchRow[]> {
       row({ section: SECTION, case: 'untouched 1 MiB file', subject: 'read tool (overlay over local)', unit: 'ms' }, large.overlay, { name: 'read tool (local)', timing: large.local }, goal),
     );
 
-    // --- Commit of 1,000 changed files vs fs.cp of the same files. Every round starts from a
-    // fresh overlay (untimed) and changes every file, so each commit has the same work to do.
-    const target = join(dir, 'target');
-    const staged = join(dir, 'staged');
-    const content = (i: number, round: number) => `${smallFile(i)}// revision ${round}\n`;
-    for (let i = 0; i < COMMIT_FILES; i++) {
-      await mkdir(join(target, rel(i), '..'), { recursive: true });
-      await writeFile(join(target, rel(i)), content(i, 0));
-    }
-    const commitTimes = { durable: [] as number[], nondurable: [] as number[], cp: [] as number[], baseline: [] as number[] };
-    let round = 0;
-    const n = reps(3);
-    // No warm-up round: each timed run is already a thousand operations.
-    for (let r = 0; r < n; r++) {
-      for (const kind of ['durable', 'nondurable', 'cp', 'baseline'] as const) {
-        round++;
-        let elapsed: number;
-        if (kind === 'baseline') {
-          // The durable baseline: per file a temp file, fsync, rename; then one fsync per directory.
-          const t0 = performance.now();
-          const dirs = new Set<string>();
-          for (let i = 0; i < COMMIT_FILES; i++) {
-            const path = join(target, rel(i));
-            const temp = `${path}.${round}.tmp`;
-            const h = await open(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
-            await h.writeFile(content(i, round));
-            await h.sync();
-            await h.close();
-            await rename(temp, path);
-            dirs.add(dirname(path));
-          }
-          for (const d of dirs) {
-            const h = await open(d, fsc.O_RDONLY);
-            await h.sync();
-            await h.close();
-          }
-          elapsed = performance.now() - t0;
-        } else if (kind === 'cp') {
-          for (let i = 0; i < COMMIT_FILES; i++) {
-            await mkdir(join(staged, rel(i), '..'), { recursive: true });
-            await writeFile(join(staged, rel(i)), content(i, round));
-          }
-          const t0 = performance.now();
-          await cp(staged, target, { recursive: true, force: true });
-          elapsed = performance.now() - t0;
-        } else {
-          const sandbox = await createOverlayFs({ lower: createLocalFs({ root: target, durable: kind === 'durable' }) });
-          for (let i = 0; i < COMMIT_FILES; i++) await sandbox.writeText(await sandbox.resolve(join(target, rel(i))), content(i, round));
-          const t0 = performance.now();
-          const result = await sandbox.commit();
-          elapsed = performance.now() - t0;
-          if (result.committed.length !== COMMIT_FILES || result.conflicts.length + result.failed.length > 0) {
-            throw new Error(`commit: ${result.committed.length} committed, ${result.conflicts.length} conflicts, ${result.failed.length} failed`);
-          }
-        }
-        commitTimes[kind].push(elapsed);
-      }
-    }
-    const c = `commit ${COMMIT_FILES.toLocaleString('en')} changed ~1 KiB files`;
-    const cpBase = { name: 'fs.cp (no fsync)', timing: summarise(commitTimes.cp) };
-    rows.push(
-      row({ section: SECTION, case: c, subject: 'overlay commit (local, durable)', unit: 'ms' }, summarise(commitTimes.durable), cpBase),
-      row({ section: SECTION, case: c, subject: 'overlay commit (local, durable: false)', unit: 'ms' }, summarise(commitTimes.nondurable), cpBase),
-      row(
-        { section: SECTION, case: c, subject: 'overlay commit (local, durable)', unit: 'ms' },
-        summarise(commitTimes.durable),
-        { name: 'durable baseline (temp, fsync, rename; 1 fsync/dir)', timing: summarise(commitTimes.baseline) },
-        { text: '≤ 1.5×', maxRatio: 1.5 },
-      ),
-    );
+    rows.push(...(await commitCase(dir, COMMIT_FILES, reps(3), true)));
+    // 10,000 files: the durable commit against the durable baseline only (fewer rounds: each is
+    // ten thousand fsyncs for the baseline).
+    rows.push(...(await commitCase(dir, COMMIT_FILES_LARGE, reps(2), false)));
 
     rows.push(...(await persistedWrites(dir)));
     rows.push(...(await forks(dir)));
@@ -151,6 +86,81 @@ export async function runOverlayBench(): Promise<BenchRow[]> {
     await cleanup();
   }
   return rows;
+}
+
+/**
+ * Commit of `files` changed files: the overlay over a durable local lower against the durable
+ * baseline (per file a temp file, fsync, rename; then one fsync per directory), and with `all`
+ * also over a non-durable lower and against fs.cp. Every round starts from a fresh overlay
+ * (untimed) and changes every file, so each commit has the same work to do.
+ */
+async function commitCase(dir: string, files: number, n: number, all: boolean): Promise<BenchRow[]> {
+  const target = join(dir, `target-${files}`);
+  const staged = join(dir, `staged-${files}`);
+  const content = (i: number, round: number) => `${smallFile(i)}// revision ${round}\n`;
+  for (let i = 0; i < files; i++) {
+    await mkdir(join(target, rel(i), '..'), { recursive: true });
+    await writeFile(join(target, rel(i)), content(i, 0));
+  }
+  const commitTimes = { durable: [] as number[], nondurable: [] as number[], cp: [] as number[], baseline: [] as number[] };
+  const kinds = all ? (['durable', 'nondurable', 'cp', 'baseline'] as const) : (['durable', 'baseline'] as const);
+  let round = 0;
+  // No warm-up round: each timed run is already a thousand operations or more.
+  for (let r = 0; r < n; r++) {
+    for (const kind of kinds) {
+      round++;
+      let elapsed: number;
+      if (kind === 'baseline') {
+        const t0 = performance.now();
+        const dirs = new Set<string>();
+        for (let i = 0; i < files; i++) {
+          const path = join(target, rel(i));
+          const temp = `${path}.${round}.tmp`;
+          const h = await open(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o644);
+          await h.writeFile(content(i, round));
+          await h.sync();
+          await h.close();
+          await rename(temp, path);
+          dirs.add(dirname(path));
+        }
+        for (const d of dirs) {
+          const h = await open(d, fsc.O_RDONLY);
+          await h.sync();
+          await h.close();
+        }
+        elapsed = performance.now() - t0;
+      } else if (kind === 'cp') {
+        for (let i = 0; i < files; i++) {
+          await mkdir(join(staged, rel(i), '..'), { recursive: true });
+          await writeFile(join(staged, rel(i)), content(i, round));
+        }
+        const t0 = performance.now();
+        await cp(staged, target, { recursive: true, force: true });
+        elapsed = performance.now() - t0;
+      } else {
+        const sandbox = await createOverlayFs({ lower: createLocalFs({ root: target, durable: kind === 'durable' }) });
+        for (let i = 0; i < files; i++) await sandbox.writeText(await sandbox.resolve(join(target, rel(i))), content(i, round));
+        const t0 = performance.now();
+        const result = await sandbox.commit();
+        elapsed = performance.now() - t0;
+        if (result.committed.length !== files || result.conflicts.length + result.failed.length > 0) {
+          throw new Error(`commit: ${result.committed.length} committed, ${result.conflicts.length} conflicts, ${result.failed.length} failed`);
+        }
+      }
+      commitTimes[kind].push(elapsed);
+    }
+  }
+  const c = `commit ${files.toLocaleString('en')} changed ~1 KiB files`;
+  const durableBase = { name: 'durable baseline (temp, fsync, rename; 1 fsync/dir)', timing: summarise(commitTimes.baseline) };
+  const durableRow = (goal?: { text: string; maxRatio: number }) =>
+    row({ section: SECTION, case: c, subject: 'overlay commit (local, durable)', unit: 'ms' }, summarise(commitTimes.durable), durableBase, goal);
+  if (!all) return [durableRow()];
+  const cpBase = { name: 'fs.cp (no fsync)', timing: summarise(commitTimes.cp) };
+  return [
+    row({ section: SECTION, case: c, subject: 'overlay commit (local, durable)', unit: 'ms' }, summarise(commitTimes.durable), cpBase),
+    row({ section: SECTION, case: c, subject: 'overlay commit (local, durable: false)', unit: 'ms' }, summarise(commitTimes.nondurable), cpBase),
+    durableRow({ text: '≤ 1.5×', maxRatio: 1.5 }),
+  ];
 }
 
 /**
@@ -169,10 +179,14 @@ async function persistedWrites(dir: string): Promise<BenchRow[]> {
   const sandbox = await createOverlayFs({ lower: createLocalFs({ root: lowerDir }), stateDir: join(dir, 'persist-state') });
   held.push(sandbox);
   const times: number[] = [];
+  // Peak: heap + external sampled (without forcing a collection) every 100 writes.
+  const sample = () => process.memoryUsage().heapUsed + process.memoryUsage().external;
+  let persistedPeak = 0;
   for (let i = 0; i < PERSISTED_WRITES; i++) {
     const t0 = performance.now();
     await sandbox.writeText(await sandbox.resolve(join(lowerDir, `pkg${i % 10}/w${i}.ts`)), contents[i]!);
     times.push(performance.now() - t0);
+    if (i % 100 === 99) persistedPeak = Math.max(persistedPeak, sample() - before);
   }
   const persistedPerFile = (usedBytes() - before) / PERSISTED_WRITES;
   held.length = 0;
@@ -180,8 +194,10 @@ async function persistedWrites(dir: string): Promise<BenchRow[]> {
   before = usedBytes();
   const inMemory = await createOverlayFs({ lower: createLocalFs({ root: lowerDir }) });
   held.push(inMemory);
+  let memoryPeak = 0;
   for (let i = 0; i < PERSISTED_WRITES; i++) {
     await inMemory.writeText(await inMemory.resolve(join(lowerDir, `pkg${i % 10}/w${i}.ts`)), contents[i]!);
+    if (i % 100 === 99) memoryPeak = Math.max(memoryPeak, sample() - before);
   }
   const memoryPerFile = (usedBytes() - before) / PERSISTED_WRITES;
   held.length = 0;
@@ -198,6 +214,11 @@ async function persistedWrites(dir: string): Promise<BenchRow[]> {
       { section: SECTION, case: `${n}-file sandbox, retained heap + external`, subject: 'overlay, persisted (stateDir)', unit: 'B/file', note: `file content ${size} B` },
       persistedPerFile,
       { name: 'overlay, in memory', timing: memoryPerFile },
+    ),
+    row(
+      { section: SECTION, case: `${n}-file sandbox, peak heap + external while writing`, subject: 'overlay, persisted (stateDir)', unit: 'MiB', note: `file content ${size} B; sampled every 100 writes` },
+      persistedPeak / MiB,
+      { name: 'overlay, in memory', timing: memoryPeak / MiB },
     ),
   ];
 }

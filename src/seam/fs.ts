@@ -25,6 +25,7 @@ import type {
   FsInfo,
   FsListOptions,
   FsOpOptions,
+  FsWriteOptions,
   FsProvider,
   FsRenameOptions,
   FsResolveOptions,
@@ -177,7 +178,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       return { operation: done.existed ? 'update' : 'create', version: writtenVersion(done, what), size };
     },
 
-    async writeBytes(target: FsTarget, bytes: Uint8Array, intent?: FsWriteIntent, opts?: FsOpOptions): Promise<FsWriteOutcome> {
+    async writeBytes(target: FsTarget, bytes: Uint8Array, intent?: FsWriteIntent, opts?: FsWriteOptions): Promise<FsWriteOutcome> {
       checkTarget(target);
       if (!(bytes instanceof Uint8Array)) {
         throw new FsError('FS_INVALID_ARGUMENT', `bytes must be a Uint8Array, got ${describeType(bytes)}`);
@@ -186,7 +187,8 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       const what = `cannot write "${target.displayPath}"`;
       const copy = new Uint8Array(bytes);
       // Exact bytes depend on nothing the file holds: one swap, and the existing file is never read.
-      const done = await call(what, opts?.signal, () => mutate(target, what, opts?.signal, intent, copy));
+      const durability = durabilityOf(opts);
+      const done = await call(what, opts?.signal, () => mutate(target, what, opts?.signal, intent, copy, durability));
       return { operation: done.existed ? 'update' : 'create', version: writtenVersion(done, what), size: copy.byteLength };
     },
 
@@ -218,12 +220,21 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       return { version: writtenVersion(done, what), ...outcome! };
     },
 
-    async remove(target: FsTarget, intent?: FsWriteIntent, opts?: FsOpOptions): Promise<void> {
+    async remove(target: FsTarget, intent?: FsWriteIntent, opts?: FsWriteOptions): Promise<void> {
       checkTarget(target);
       checkIntent(intent, false);
       const what = `cannot remove "${target.displayPath}"`;
-      const done = await call(what, opts?.signal, () => mutate(target, what, opts?.signal, intent, null));
+      const durability = durabilityOf(opts);
+      const done = await call(what, opts?.signal, () => mutate(target, what, opts?.signal, intent, null, durability));
       if (!done.existed) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+    },
+
+    async flush(directories: readonly FsTarget[], opts?: FsOpOptions): Promise<void> {
+      if (!Array.isArray(directories)) throw new FsError('FS_INVALID_ARGUMENT', `directories must be an array of targets, got ${describeType(directories)}`);
+      for (const d of directories) checkTarget(d);
+      if (!provider.flush || directories.length === 0) return;
+      const flush = provider.flush.bind(provider);
+      await call('cannot flush to disk', opts?.signal, () => flush(directories, { signal: opts?.signal }));
     },
 
     async mkdir(target: FsTarget, opts?: FsOpOptions): Promise<void> {
@@ -312,6 +323,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     signal: AbortSignal | undefined,
     intent: FsWriteIntent | undefined,
     change: Uint8Array | null | ((current: FsCurrent | undefined) => Uint8Array),
+    durability?: 'deferred',
   ): Promise<SwapDone> {
     return locks.run(target.targetKey, async () => {
       for (let attempt = 1; ; attempt++) {
@@ -328,7 +340,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
           expect = expectOf(intent);
         }
         throwIfAborted(signal, what);
-        const result = await provider.swap(target, { expect, bytes, signal });
+        const result = await provider.swap(target, { expect, bytes, signal, ...(durability ? { durability } : {}) });
         if (result?.ok === true) return result;
         if (result?.ok !== false) throw new FsError('FS_IO_ERROR', `${what}: the provider's swap returned ${safeJson(result)}`);
         const now = result.current;
@@ -346,6 +358,13 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
 }
 
 type SwapDone = Extract<FsSwapResult, { ok: true }>;
+
+function durabilityOf(opts: FsWriteOptions | undefined): 'deferred' | undefined {
+  const d = opts?.durability;
+  if (d === undefined || d === 'immediate') return undefined;
+  if (d !== 'deferred') throw new FsError('FS_INVALID_ARGUMENT', `durability must be 'immediate' or 'deferred', got ${JSON.stringify(d)}`);
+  return d;
+}
 
 /** Attempts of an unguarded read-modify-write whose swap keeps losing to other writers. */
 const MAX_SWAP_ATTEMPTS = 8;

@@ -59,6 +59,16 @@ export interface FsOpOptions {
   readonly signal?: AbortSignal;
 }
 
+/**
+ * Options of a file write or removal. `durability: 'deferred'` lets a provider that writes to
+ * disk leave the new directory entry unflushed until `flush` names its directory (the content is
+ * still on disk before it is published, so a crash shows the old file or the new, never a mix).
+ * Providers without such a distinction ignore it.
+ */
+export interface FsWriteOptions extends FsOpOptions {
+  readonly durability?: 'immediate' | 'deferred';
+}
+
 export interface FsResolveOptions extends FsOpOptions {
   /** Relative paths resolve against this directory (default: the filesystem's cwd). */
   readonly cwd?: string;
@@ -143,7 +153,7 @@ export interface FileSystem {
     target: FsTarget,
     bytes: Uint8Array,
     intent?: FsWriteIntent,
-    options?: FsOpOptions,
+    options?: FsWriteOptions,
   ): Promise<FsWriteOutcome>;
   editText(
     target: FsTarget,
@@ -151,7 +161,13 @@ export interface FileSystem {
     guard?: { readonly version: FsVersion },
     options?: FsOpOptions,
   ): Promise<FsEditOutcome>;
-  remove(target: FsTarget, intent?: FsWriteIntent, options?: FsOpOptions): Promise<void>;
+  remove(target: FsTarget, intent?: FsWriteIntent, options?: FsWriteOptions): Promise<void>;
+  /**
+   * Makes every deferred write and removal in these directories durable (F1). Optional, so that
+   * wrappers need not forward it: without it, or with a provider that has no `flush`, every write
+   * is already durable when it returns (or the store has no such notion).
+   */
+  flush?(directories: readonly FsTarget[], options?: FsOpOptions): Promise<void>;
   /** D1: creates the directory and any missing parents; an existing directory is no error. */
   mkdir(target: FsTarget, options?: FsOpOptions): Promise<void>;
   /** D2: removes an empty directory, or with `recursive` a directory and everything below it. */
@@ -241,6 +257,8 @@ export interface FsSwapRequest extends FsOpOptions {
   readonly expect: FsExpect;
   /** The new content, or null to remove the file. */
   readonly bytes: Uint8Array | null;
+  /** See FsWriteOptions: the directory entry may stay unflushed until `flush`. */
+  readonly durability?: 'immediate' | 'deferred';
 }
 
 export type FsSwapResult =
@@ -287,6 +305,12 @@ export interface FsProvider {
    * FS_NOT_REGULAR_FILE for a directory or special file, FS_NOT_DIRECTORY when a parent is a file.
    */
   swap(target: FsTarget, request: FsSwapRequest): Promise<FsSwapResult>;
+  /**
+   * Optional (F1): make durable every `durability: 'deferred'` swap published in these directories
+   * (e.g. fsync each directory once). A directory that no longer exists is skipped. Absent: the
+   * provider treats deferred swaps as immediate.
+   */
+  flush?(directories: readonly FsTarget[], options: FsOpOptions): Promise<void>;
   /** Direct children, sorted by name in code-point order; links are followed for the type (P4). */
   listDir(target: FsTarget, options: FsListOptions): Promise<FsDirEntry[]>;
   /** Optional bulk listing (D4); the seam walks with listDir when it is absent. */

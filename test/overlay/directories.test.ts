@@ -171,6 +171,45 @@ describe('overlay rename', () => {
     expect(lower.snapshot()).toEqual(createMemoryFs({ files: { '/x/a': 'a', '/x/e/f': 'f', '/x/up': 'upper' } }).snapshot());
   });
 
+  it('a file that appears in the lower where the view has a directory: what lies below it conflicts, nothing is half-written, the rest commits', async () => {
+    const { lower, fs } = await setup({ '/d/x': 'x', '/d/e/f': 'f', '/keep': 'k' });
+    await fs.rename(await at(fs, '/d'), await at(fs, '/a'));
+    await fs.writeText(await at(fs, '/a/new'), 'new');
+    await fs.writeText(await at(fs, '/other'), 'other');
+    await lower.writeText(await at(lower, '/a'), 'a file below');
+    const result = await fs.commit();
+    expect(result.failed).toEqual([]);
+    expect(result.conflicts.map((c) => c.path)).toEqual(['/a/e/f', '/a/new', '/a/x', '/d', '/d/e']);
+    for (const c of result.conflicts.filter((c) => c.path.startsWith('/a/'))) {
+      expect(c.code).toBe('FS_CONFLICT');
+      expect(c.message).toContain('the lower now has a file at "/a"');
+    }
+    expect(result.committed).toEqual(['/other']);
+    // The lower is as it was, plus the committed file: nothing moved or removed halfway.
+    expect(lower.snapshot()).toEqual(
+      createMemoryFs({ files: { '/d/x': 'x', '/d/e/f': 'f', '/keep': 'k', '/a': 'a file below', '/other': 'other' } }).snapshot(),
+    );
+    expect(await read(fs, '/a/x')).toBe('x');
+    // Once the lower's file goes, the same commit goes through.
+    await lower.remove(await at(lower, '/a'));
+    const again = await fs.commit();
+    expect(again.conflicts).toEqual([]);
+    expect(lower.snapshot()).toEqual(
+      createMemoryFs({ files: { '/a/x': 'x', '/a/e/f': 'f', '/a/new': 'new', '/keep': 'k', '/other': 'other' } }).snapshot(),
+    );
+  });
+
+  it('nothing is made at the source of a move that conflicts: it waits for the move', async () => {
+    const { lower, fs } = await setup({ '/a': 'a' });
+    await fs.rename(await at(fs, '/a'), await at(fs, '/d/a'));
+    await fs.mkdir(await at(fs, '/a'));
+    await lower.writeText(await at(lower, '/d/a'), 'appeared');
+    const result = await fs.commit();
+    expect(result.conflicts.map((c) => c.path)).toEqual(['/a', '/d/a']);
+    expect(result.conflicts[0]!.message).toContain('whose move to "/d/a" was not committed');
+    expect(lower.snapshot()).toEqual(createMemoryFs({ files: { '/a': 'a', '/d/a': 'appeared' } }).snapshot());
+  });
+
   it('discarding either name of a rename brings the file back', async () => {
     const { fs } = await setup({ '/a': 'a' });
     await fs.rename(await at(fs, '/a'), await at(fs, '/b'));

@@ -435,6 +435,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     readonly signal: AbortSignal | undefined;
     readonly what: string;
     readonly key: string;
+    /** Leave the directory unflushed (F1: the caller flushes it once for many files). */
+    readonly deferred: boolean;
   }
 
   async function publish(anchor: DirAnchor, name: string, bytes: Uint8Array, o: PublishOptions): Promise<BigIntStats | undefined> {
@@ -487,7 +489,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     try {
       if (tmpExists) await unlinkTemp(anchor.child(tmp));
       const st = await handle.stat({ bigint: true }).catch(() => undefined);
-      if (durable) {
+      if (durable && !o.deferred) {
         try {
           await anchor.handle.sync();
         } catch (err) {
@@ -546,7 +548,14 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
    * read into memory: its version comes from the cache or a streaming hash, and only when the
    * expectation names one.
    */
-  async function swapLocked(key: string, expect: FsExpect, bytes: Uint8Array | null, signal: AbortSignal | undefined, what: string): Promise<FsSwapResult> {
+  async function swapLocked(
+    key: string,
+    expect: FsExpect,
+    bytes: Uint8Array | null,
+    signal: AbortSignal | undefined,
+    what: string,
+    deferred: boolean,
+  ): Promise<FsSwapResult> {
     if (key === root) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: the root is a directory`);
     throwIfAborted(signal, what);
     const name = posix.basename(key);
@@ -568,7 +577,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         if (leaf && anchor) {
           await fsp.unlink(anchor.child(name));
           cache.delete(key);
-          if (durable) await anchor.handle.sync();
+          if (durable && !deferred) await anchor.handle.sync();
         }
         return { ok: true, existed: leaf !== undefined };
       }
@@ -585,6 +594,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           signal,
           what,
           key,
+          deferred,
         });
       } catch (err) {
         // A failed write leaves no trace: drop the directories it made (rmdir refuses non-empty ones).
@@ -794,11 +804,38 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       );
     },
 
-    swap(target, { expect, bytes, signal }) {
+    swap(target, { expect, bytes, signal, durability }) {
       const what = `cannot ${bytes === null ? 'remove' : 'write'} "${target.displayPath}"`;
+      const deferred = durability === 'deferred';
       return guard(what, () =>
-        withRedirects(target.targetKey, what, (key) => lock.run(key, () => swapLocked(key, expect, bytes, signal, what))),
+        withRedirects(target.targetKey, what, (key) => lock.run(key, () => swapLocked(key, expect, bytes, signal, what, deferred))),
       );
+    },
+
+    flush(directories, { signal }) {
+      return guard('cannot flush to disk', async () => {
+        if (!durable) return;
+        const keys = [...new Set(directories.map((d) => d.targetKey as string))];
+        // Concurrently, a few at a time: each is one fsync of a directory.
+        await forEachBounded(keys, FLUSH_CONCURRENCY, async (key) => {
+          throwIfAborted(signal, 'cannot flush to disk');
+          let anchor: DirAnchor;
+          try {
+            anchor = await openDir(key, root, mode);
+          } catch (err) {
+            // Gone (or never made): nothing published there to flush.
+            if (isAbsent(err) || errnoOf(err) === 'ENOTDIR' || err instanceof Moved) return;
+            throw err;
+          }
+          try {
+            await anchor.handle.sync();
+          } catch (err) {
+            throw toFsError(err, `cannot flush "${key}" to disk: what was written there may not survive a crash`);
+          } finally {
+            await anchor.close();
+          }
+        });
+      });
     },
 
     mkdir(target) {
@@ -1051,6 +1088,17 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   }
 
   return provider;
+}
+
+/** Directories fsynced at once by flush. */
+const FLUSH_CONCURRENCY = 8;
+
+async function forEachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
 }
 
 /** A swap's expectation failed at publication: another writer got there after the check. */

@@ -523,12 +523,9 @@ function isChild(prefix: string, key: string): boolean {
   return key.length > prefix.length && key.startsWith(prefix) && !key.includes('/', prefix.length);
 }
 
+/** True when the overlay changed something directly in `key` (an entry, a made or removed directory). */
 function hasUpperChild(state: UpperState, key: string): boolean {
-  const prefix = key === '/' ? '/' : `${key}/`;
-  for (const k of state.entries.keys()) if (isChild(prefix, k)) return true;
-  for (const d of state.dirs) if (isChild(prefix, d)) return true;
-  for (const d of state.opaque) if (isChild(prefix, d)) return true;
-  return false;
+  return state.hasChild(key);
 }
 
 /** True when the overlay holds a file or made a directory strictly below `key`: the view has a directory there. */

@@ -13,6 +13,7 @@ import {
   type FsOpOptions,
   type FsTarget,
   type FsVersion,
+  type FsWriteOptions,
 } from '../../seam/index.js';
 import { TREE_LOCK, bytesEqual, hasUpperDescendant, isHidden, lowerFile, lowerIfSame, lowerStat, pathTarget, type OverlayCore } from './provider.js';
 import type { UpperEntry } from './state.js';
@@ -87,6 +88,19 @@ interface Step {
 }
 
 type StepOutcome = 'committed' | 'overwritten' | OverlayCommitProblem;
+
+/**
+ * Files published with deferred durability (F1): their directories are flushed once, and only
+ * then does the upper let go of them, so a crash never loses a change the upper dropped.
+ */
+interface Batch {
+  readonly dirs: Set<string>;
+  /** Key, the entry that was published, and what the upper holds once it is durable. */
+  readonly settle: Array<readonly [string, UpperEntry, UpperEntry | undefined, number]>;
+}
+
+/** Files of one commit published at once (their temp-file fsyncs overlap). */
+const COMMIT_CONCURRENCY = 8;
 
 const OP_RANK: Record<Step['op'], number> = { rename: 0, remove: 0, rmdir: 1, mkdir: 0, write: 1 };
 
@@ -240,7 +254,8 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     return target;
   }
 
-  async function runStep(step: Step, path: string, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+  async function runStep(step: Step, change: OverlayChange, signal: AbortSignal | undefined, force: boolean, batch?: Batch): Promise<StepOutcome> {
+    const path = change.path;
     const what = `cannot commit "${step.key}"`;
     const fail = (err: unknown): OverlayCommitProblem => {
       const e = toFsError(err, what);
@@ -256,7 +271,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       switch (step.op) {
         case 'write':
         case 'remove':
-          return await lock.run(step.key, () => commitFile(step, path, what, signal, force));
+          return await lock.run(step.key, () => commitFile(step, change, what, signal, force, batch));
         case 'rename':
           return await commitRename(path, what, signal, force);
         case 'rmdir':
@@ -269,9 +284,28 @@ export function createReview(core: OverlayCore, view: FileSystem) {
   }
 
   /** A file's write, or a removal (a whiteout, a moved file's source, a lower file below a removed directory). */
-  async function commitFile(step: Step, path: string, what: string, signal: AbortSignal | undefined, force: boolean): Promise<StepOutcome> {
+  async function commitFile(
+    step: Step,
+    change: OverlayChange,
+    what: string,
+    signal: AbortSignal | undefined,
+    force: boolean,
+    batch?: Batch,
+  ): Promise<StepOutcome> {
+    const path = change.path;
     const entry = state.entries.get(step.key);
     if (!entry) return 'committed';
+    // A move published as a removal and a write: the source goes only if the new name can still
+    // take the file, so a conflict there leaves the move whole (nothing half-written).
+    if (step.op === 'remove' && change.from === step.key && !force) {
+      const moved = state.entries.get(path);
+      if (moved?.kind === 'file') {
+        const dst = await lowerTarget(path, what, signal);
+        if (!('targetKey' in dst)) return dst;
+        const ready = isHidden(state, path) || (await lowerAsBase(dst, moved, signal)) || (await lowerHolds(dst, moved, signal));
+        if (!ready) return conflict(path, await conflictMessage(`cannot commit "${path}"`, dst, moved, signal));
+      }
+    }
     // A removal step for a file entry removes the lower's file under it, then the entry is new.
     const desired: UpperEntry = step.op === 'remove' && entry.kind === 'file' ? { kind: 'whiteout', base: entry.base } : entry;
     const done: UpperEntry | undefined =
@@ -283,7 +317,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     if (!('targetKey' in target)) return { ...target, path };
     let overwritten = false;
     try {
-      await publish(target, desired, signal);
+      await publish(target, desired, signal, batch);
     } catch (err) {
       if (isFsError(err, 'FS_ABORTED')) throw err;
       // Not a conflict when the lower is still as the overlay first saw it (e.g. a parent is a file).
@@ -291,13 +325,22 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         throw err;
       }
       // Someone already made the lower what the overlay wants: nothing to overwrite, nothing lost.
-      if (!(await lowerHolds(target, desired, signal))) {
+      // Not so for a changed file's lower copy that went underneath: the change was made to it.
+      const replacing = desired !== entry && entry.base !== undefined;
+      if (replacing || !(await lowerHolds(target, desired, signal))) {
         if (!force) return conflict(path, await conflictMessage(what, target, desired, signal));
-        await overwrite(target, desired, signal);
+        await overwrite(target, desired, signal, batch);
         overwritten = true;
       }
     }
-    await state.apply({ entries: [[step.key, done]] });
+    if (batch) {
+      batch.settle.push([step.key, entry, done, step.change]);
+      for (let d = posix.dirname(target.targetKey); isWithin(rootKey, d) && !batch.dirs.has(d); d = posix.dirname(d)) {
+        // Ancestors too: a directory the write made is durable only once its parent is flushed.
+        batch.dirs.add(d);
+        if (d === rootKey || d === '/') break;
+      }
+    } else await state.apply({ entries: [[step.key, done]] });
     return overwritten ? 'overwritten' : 'committed';
   }
 
@@ -371,7 +414,12 @@ export function createReview(core: OverlayCore, view: FileSystem) {
           const now = await lowerStat(lower, target, signal);
           const found = now === undefined ? 'nothing' : now.type === 'directory' ? 'a directory that is not empty' : `a ${now.type}`;
           if (!force) {
-            return conflict(path, `${what}: the lower changed since the overlay removed this directory (found ${found}: something appeared in it); the lower was not changed`);
+            const why = now?.type === 'directory' ? await removalBlocked(key, signal) : `found ${found}`;
+            // Nothing new below: what is left is the overlay's own removals or moves that did not go through.
+            if (why === undefined) {
+              return conflict(path, `${what}: files below it whose removal or move was not committed (see their own results) are still in the lower; the lower was not changed`);
+            }
+            return conflict(path, `${what}: the lower changed since the overlay removed this directory (${why}); the lower was not changed`);
           }
           if (now?.type === 'directory') await lower.rmdir(target, { recursive: true, signal });
           else if (now !== undefined) await lower.remove(target, undefined, { signal });
@@ -398,10 +446,10 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     return overwritten ? 'overwritten' : 'committed';
   }
 
-  async function publish(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined): Promise<void> {
+  async function publish(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined, batch?: Batch): Promise<void> {
     if (entry.kind === 'file') {
       const intent = entry.base === undefined ? ({ kind: 'createIfAbsent' } as const) : ({ kind: 'replaceIfVersion', version: entry.base } as const);
-      await lower.writeBytes(target, entry.bytes, intent, { signal });
+      await lower.writeBytes(target, entry.bytes, intent, writeOptions(signal, batch));
     } else if (entry.base !== undefined) {
       await lower.remove(target, { kind: 'replaceIfVersion', version: entry.base }, { signal });
     } else if ((await lowerStat(lower, target, signal)) !== undefined) {
@@ -411,8 +459,8 @@ export function createReview(core: OverlayCore, view: FileSystem) {
   }
 
   /** The forced commit of a conflicting path: no guard, whatever the lower holds now. */
-  async function overwrite(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined): Promise<void> {
-    if (entry.kind === 'file') await lower.writeBytes(target, entry.bytes, undefined, { signal });
+  async function overwrite(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined, batch?: Batch): Promise<void> {
+    if (entry.kind === 'file') await lower.writeBytes(target, entry.bytes, undefined, writeOptions(signal, batch));
     else if ((await lowerStat(lower, target, signal)) !== undefined) await lower.remove(target, undefined, { signal });
   }
 
@@ -432,6 +480,45 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     const found = now === undefined ? 'no file' : now.type === 'file' ? `version ${now.version}` : `a ${now.type}`;
     const expected = entry.base === undefined ? 'no file' : `version ${entry.base}`;
     return `${what}: the lower changed since the overlay first saw it at "${target.targetKey}" (expected ${expected}, found ${found}); the lower was not changed`;
+  }
+
+  /**
+   * For each change whose path lies below a lower non-directory the overlay did not remove (a file
+   * that appeared underneath where the view has a directory): that ancestor. One stat per distinct
+   * ancestor, top down, stopping where the lower has nothing.
+   */
+  async function nonDirectoriesAbove(
+    todo: readonly OverlayChange[],
+    signal: AbortSignal | undefined,
+  ): Promise<Map<string, { key: string; type: string }>> {
+    type Seen = 'directory' | 'nothing' | { key: string; type: string };
+    const found = new Map<string, { key: string; type: string }>();
+    const seen = new Map<string, Seen>();
+    const check = async (dir: string): Promise<Seen> => {
+      // The lower's root and what lies above it are not the overlay's to check.
+      if (dir === rootKey || !isWithin(rootKey, dir)) return 'directory';
+      const known = seen.get(dir);
+      if (known !== undefined) return known;
+      const up = await check(posix.dirname(dir));
+      let here: Seen = up;
+      // A whiteout here is the overlay's own removal (its step runs first); below a removed
+      // directory, what appeared is that directory's conflict.
+      if (up === 'directory') {
+        if (state.entries.get(dir)?.kind === 'whiteout' || isHidden(state, dir)) here = 'nothing';
+        else {
+          const info = await lowerStat(lower, pathTarget(dir), signal);
+          here = info === undefined ? 'nothing' : info.type === 'directory' ? 'directory' : { key: dir, type: info.type };
+        }
+      }
+      seen.set(dir, here);
+      return here;
+    };
+    for (const c of todo) {
+      if (c.kind === 'deleted') continue;
+      const blocker = await check(posix.dirname(c.path));
+      if (typeof blocker === 'object') found.set(c.path, blocker);
+    }
+    return found;
   }
 
   /** Why the lower's directory cannot simply go (something the overlay never saw), or undefined. */
@@ -528,15 +615,94 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         });
       }
     }
+    // Where the view has a directory and the lower now has a file (or another non-directory) the
+    // overlay never saw, nothing below can be published: those changes conflict before any step
+    // runs, and so do removed directories whose files were moving there (their removal waits).
+    const blockedAbove = await nonDirectoriesAbove(todo, signal);
+    const waiting: string[] = [];
+    for (const [i, c] of todo.entries()) {
+      const above = blockedAbove.get(c.path);
+      if (above === undefined || c.kind === 'deleted' || outcomes[i] !== undefined) continue;
+      outcomes[i] = conflict(
+        c.path,
+        `cannot commit "${c.path}": the lower now has a ${above.type} at "${above.key}", where the overlay has a directory; the lower was not changed`,
+      );
+      // A source already gone from the lower holds nothing back.
+      if (c.from !== undefined && (await lowerStat(lower, pathTarget(c.from), signal)) !== undefined) waiting.push(c.from);
+    }
+    todo.forEach((c, i) => {
+      if (c.type !== 'directory' || c.kind === 'added' || outcomes[i] !== undefined) return;
+      const moved = waiting.find((from) => from.startsWith(c.path === '/' ? '/' : `${c.path}/`));
+      if (moved === undefined) return;
+      outcomes[i] = conflict(c.path, `cannot commit "${c.path}": "${moved}" below it was moved to a path that conflicts, so the directory stays; the lower was not changed`);
+    });
     for (let i = 0; i < todo.length; i++) if (remaining[i] === 0 || outcomes[i] !== undefined) finish(i);
-    for (const step of steps) {
+    /** Runs a step; returns the change to report as finished, if this step finished it. */
+    // Sources of moves that did not go through and are still in the lower, known once the
+    // creations start: nothing is created at or below one (it would half-do the move).
+    let stuck: Map<string, string> | undefined;
+    const stuckSources = async () => {
+      const found = new Map<string, string>();
+      for (const [i, c] of todo.entries()) {
+        if (c.from === undefined || typeof outcomes[i] !== 'object') continue;
+        if ((await lowerStat(lower, pathTarget(c.from), signal)) !== undefined) found.set(c.from, c.path);
+      }
+      return found;
+    };
+    const run = async (step: Step, batch?: Batch): Promise<number | undefined> => {
       throwIfAborted(signal, 'commit');
       const i = step.change;
       // An earlier step of this change failed: the change stops there (and was reported).
-      if (typeof outcomes[i] === 'object') continue;
-      const outcome = await runStep(step, todo[i]!.path, signal, force);
+      if (typeof outcomes[i] === 'object') return undefined;
+      if (step.phase === 2) {
+        stuck ??= await stuckSources();
+        for (let k = step.key; stuck.size > 0 && isWithin(rootKey, k) && k !== '/'; k = posix.dirname(k)) {
+          const to = stuck.get(k);
+          if (to === undefined) continue;
+          outcomes[i] = conflict(todo[i]!.path, `cannot commit "${todo[i]!.path}": the lower still has "${k}", whose move to "${to}" was not committed; the lower was not changed`);
+          return i;
+        }
+      }
+      const outcome = await runStep(step, todo[i]!, signal, force, batch);
       if (typeof outcome === 'object' || outcome === 'overwritten' || outcomes[i] === undefined) outcomes[i] = outcome;
-      if (typeof outcome === 'object' || --remaining[i]! === 0) finish(i);
+      return typeof outcome === 'object' || --remaining[i]! === 0 ? i : undefined;
+    };
+    // Renames, removals and directories one by one, in order; then the files, which depend on
+    // nothing but their own path, several at once with deferred durability (F1) when the lower
+    // can flush: every directory is flushed once, and only then are they dropped from the upper.
+    const batched = lower.flush !== undefined;
+    const files = batched ? steps.filter((s) => s.phase === 2 && s.op === 'write') : [];
+    const inBatch = new Set(files);
+    for (const step of steps) {
+      if (inBatch.has(step)) continue;
+      const done = await run(step);
+      if (done !== undefined) finish(done);
+    }
+    if (files.length > 0) {
+      const batch: Batch = { dirs: new Set(), settle: [] };
+      let failure: unknown;
+      let next = 0;
+      // Progress in step order, as without the batch: a file done early waits for those before it.
+      const finished: (number | undefined | null)[] = files.map(() => null);
+      let reported = 0;
+      const worker = async () => {
+        while (failure === undefined && next < files.length) {
+          const k = next++;
+          try {
+            finished[k] = await run(files[k]!, batch);
+            for (; reported < files.length && finished[reported] !== null; reported++) {
+              const i = finished[reported];
+              if (i !== undefined && i !== null) finish(i);
+            }
+          } catch (err) {
+            failure ??= err;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.min(COMMIT_CONCURRENCY, files.length) }, worker));
+      // Even after an abort: what was published is flushed and leaves the upper.
+      await settle(batch, outcomes);
+      if (failure !== undefined) throw failure;
     }
     const result: OverlayCommitResult = { committed: [], overwritten: [], conflicts: [], failed: [] };
     todo.forEach((c, i) => {
@@ -555,6 +721,38 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       if (drop.length > 0) await state.apply({ dropDirs: drop });
     });
     return result;
+  }
+
+  /** Flushes a batch's directories, then drops its files from the upper (unless changed meanwhile). */
+  async function settle(batch: Batch, outcomes: (StepOutcome | undefined)[]): Promise<void> {
+    if (batch.settle.length === 0) return;
+    try {
+      // Not abortable: what was published must become durable and leave the upper, or stay in it.
+      await lower.flush!([...batch.dirs].map(pathTarget));
+    } catch (err) {
+      // Published but perhaps not durable: the upper keeps them, so a later commit finds them
+      // already in the lower (or publishes them again); nothing is lost either way.
+      const e = toFsError(err, 'cannot flush the committed files to disk');
+      for (const [key, , , i] of batch.settle) {
+        outcomes[i] = { path: key, code: e.code, message: `cannot commit "${key}": it was written, but ${e.message}; the overlay keeps it` };
+      }
+      return;
+    }
+    // Concurrently, so a persistent upper saves them together.
+    await Promise.all(
+      batch.settle.map(([key, published, done, i]) =>
+        lock
+          .run(key, () => (state.entries.get(key) === published ? state.apply({ entries: [[key, done]] }) : undefined))
+          .catch((err: unknown) => {
+            const e = toFsError(err, `cannot commit "${key}"`);
+            outcomes[i] = { path: key, code: e.code, message: e.message };
+          }),
+      ),
+    );
+  }
+
+  function writeOptions(signal: AbortSignal | undefined, batch: Batch | undefined): FsWriteOptions {
+    return batch ? { signal, durability: 'deferred' } : { signal };
   }
 
   async function discard(paths?: readonly string[], options: FsOpOptions = {}): Promise<void> {
@@ -576,9 +774,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
   }
 
   function holdsFiles(dir: string): boolean {
-    const prefix = dir === '/' ? '/' : `${dir}/`;
-    for (const [key, entry] of state.entries) if (entry.kind === 'file' && key.startsWith(prefix)) return true;
-    return false;
+    return state.hasFileBelow(dir);
   }
 
   return { changes, diff, commit, discard };

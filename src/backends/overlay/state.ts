@@ -144,6 +144,16 @@ export class UpperState {
   #opaque = PSet.empty();
   /** For each key: how many upper files and made directories lie strictly below it. */
   #below = PMap.empty<number>();
+  /** For each key: how many upper files lie strictly below it. */
+  #filesBelow = PMap.empty<number>();
+  /** For each directory key: how many entries, made and removed directories are directly in it. */
+  #children = PMap.empty<number>();
+  /**
+   * One buffer per distinct content, by version (a file's version is its content digest): every
+   * entry with that content refers to it, so the upper never holds a content twice. Persistent,
+   * like the indexes above, so that a fork shares them in constant time.
+   */
+  #contents = PMap.empty<{ readonly bytes: Uint8Array; readonly refs: number }>();
   /** A fork's parent layer as it was at the fork (loaded on demand when reopened). */
   #base: UpperSnapshot | (() => Promise<UpperSnapshot>) | undefined;
   /** The journal in place continues the fork base (a fork's first journal, until its first new document). */
@@ -212,7 +222,7 @@ export class UpperState {
    */
   forkInMemory(): UpperState {
     const child = new UpperState(this.#root, undefined, { compactRatio: this.#compactRatio, compactMinBytes: this.#compactMinBytes });
-    child.#adoptMaps(this.snapshot(), this.#below);
+    child.#adoptMaps(this.snapshot(), this);
     child.#base = this.snapshot();
     return child;
   }
@@ -237,7 +247,7 @@ export class UpperState {
             const header = frame({ format: JOURNAL_FORMAT, version: 3, root: this.#root, generation: this.#generation, forkBase: true } satisfies JournalHeader);
             const childStore = await store.fork!(dir, { journalEnd: this.#journalEnd, blobs: [...this.#refs.keys()], journal: header });
             const child = new UpperState(this.#root, childStore, { compactRatio: this.#compactRatio, compactMinBytes: this.#compactMinBytes });
-            child.#adoptMaps(this.snapshot(), this.#below);
+            child.#adoptMaps(this.snapshot(), this);
             child.#base = this.snapshot();
             child.#refs = new Map(this.#refs);
             child.#pinned = new Set(this.#refs.keys());
@@ -259,22 +269,37 @@ export class UpperState {
   replaceWith(other: UpperState): Promise<void> {
     if (!this.#store) {
       // In memory: take the other's maps as they are (constant time).
-      this.#adoptMaps(other.snapshot(), other.#below);
+      this.#adoptMaps(other.snapshot(), other);
       return Promise.resolve();
     }
     return this.apply({ replace: other.snapshot() });
   }
 
-  #adoptMaps(snap: UpperSnapshot, below: PMap<number>): void {
+  /** Takes a layer; with `indexed`, that state's indexes too (its layer's), else they are to be rebuilt. */
+  #adoptMaps(snap: UpperSnapshot, indexed?: UpperState): void {
     this.#entries = snap.entries;
     this.#dirs = snap.dirs;
     this.#opaque = snap.opaque;
-    this.#below = below;
+    if (indexed === undefined) return;
+    this.#below = indexed.#below;
+    this.#filesBelow = indexed.#filesBelow;
+    this.#children = indexed.#children;
+    this.#contents = indexed.#contents;
   }
 
   /** True when the upper holds a file, or made a directory, strictly below `key` (constant time). */
   hasDescendant(key: string): boolean {
     return this.#below.has(key);
+  }
+
+  /** True when the upper holds a file strictly below `key` (constant time). */
+  hasFileBelow(key: string): boolean {
+    return this.#filesBelow.has(key);
+  }
+
+  /** True when the upper has an entry, or made or removed a directory, directly in `key` (constant time). */
+  hasChild(key: string): boolean {
+    return this.#children.has(key);
   }
 
   get persistent(): boolean {
@@ -289,7 +314,7 @@ export class UpperState {
   apply(change: UpperChange): Promise<void> {
     if (!this.#store) {
       if (change.replace) {
-        this.#adoptMaps(change.replace, this.#below);
+        this.#adoptMaps(change.replace);
         this.#reindex();
       }
       this.#applyLive(change, new Set());
@@ -446,7 +471,7 @@ export class UpperState {
       refs.set(id, (refs.get(id) ?? 0) + 1);
     }
     const unused = [...this.#refs.keys()].filter((id) => !refs.has(id) && !this.#pinned.has(id));
-    this.#adoptMaps(next, this.#below);
+    this.#adoptMaps(next);
     this.#refs = refs;
     this.#reindex();
     for (const id of unused) await store.deleteBlob(id).catch(() => {});
@@ -463,10 +488,14 @@ export class UpperState {
   /** Applies a saved change to the live state, keeping blob reference counts and the descendant index. */
   #applyLive(change: UpperChange, touched: Set<string>): void {
     const counted = this.#store !== undefined;
-    for (const [key, entry] of change.entries ?? []) {
+    for (const [key, given] of change.entries ?? []) {
       const old = this.#entries.get(key);
+      const entry = given?.kind === 'file' ? this.#intern(given) : given;
+      if ((old === undefined) !== (entry === undefined)) this.#child(key, old === undefined ? 1 : -1);
       if (old?.kind === 'file') {
+        this.#release(old);
         this.#count(key, -1);
+        this.#count(key, -1, true);
         if (counted) {
           const id = this.#blobId(old.bytes);
           this.#refs.set(id, (this.#refs.get(id) ?? 1) - 1);
@@ -475,6 +504,7 @@ export class UpperState {
       }
       if (entry?.kind === 'file') {
         this.#count(key, 1);
+        this.#count(key, 1, true);
         if (counted) {
           const id = this.#blobId(entry.bytes);
           this.#refs.set(id, (this.#refs.get(id) ?? 0) + 1);
@@ -486,38 +516,91 @@ export class UpperState {
       if (this.#dirs.has(d)) continue;
       this.#dirs = this.#dirs.add(d);
       this.#count(d, 1);
+      this.#child(d, 1);
     }
     for (const d of change.dropDirs ?? []) {
       if (!this.#dirs.has(d)) continue;
       this.#dirs = this.#dirs.delete(d);
       this.#count(d, -1);
+      this.#child(d, -1);
     }
-    for (const d of change.addOpaque ?? []) this.#opaque = this.#opaque.add(d);
-    for (const d of change.dropOpaque ?? []) this.#opaque = this.#opaque.delete(d);
+    for (const d of change.addOpaque ?? []) {
+      if (this.#opaque.has(d)) continue;
+      this.#opaque = this.#opaque.add(d);
+      this.#child(d, 1);
+    }
+    for (const d of change.dropOpaque ?? []) {
+      if (!this.#opaque.has(d)) continue;
+      this.#opaque = this.#opaque.delete(d);
+      this.#child(d, -1);
+    }
   }
 
-  #count(key: string, delta: number): void {
+  #count(key: string, delta: number, files = false): void {
     if (key === '/') return;
+    let index = files ? this.#filesBelow : this.#below;
     for (let k = posix.dirname(key); ; k = posix.dirname(k)) {
-      const n = (this.#below.get(k) ?? 0) + delta;
-      this.#below = n === 0 ? this.#below.delete(k) : this.#below.set(k, n);
-      if (k === '/' || k === '.') return;
+      const n = (index.get(k) ?? 0) + delta;
+      index = n === 0 ? index.delete(k) : index.set(k, n);
+      if (k === '/' || k === '.') break;
     }
+    if (files) this.#filesBelow = index;
+    else this.#below = index;
   }
 
-  /** Rebuilds the descendant index after the maps were replaced. */
+  #child(key: string, delta: number): void {
+    if (key === '/') return;
+    const parent = posix.dirname(key);
+    const n = (this.#children.get(parent) ?? 0) + delta;
+    this.#children = n === 0 ? this.#children.delete(parent) : this.#children.set(parent, n);
+  }
+
+  /** Rebuilds the indexes and the content table after the maps were replaced. */
   #reindex(): void {
     const below = new Map<string, number>();
-    const count = (key: string) => {
+    const filesBelow = new Map<string, number>();
+    const children = new Map<string, number>();
+    const count = (index: Map<string, number>, key: string) => {
       if (key === '/') return;
       for (let k = posix.dirname(key); ; k = posix.dirname(k)) {
-        below.set(k, (below.get(k) ?? 0) + 1);
+        index.set(k, (index.get(k) ?? 0) + 1);
         if (k === '/' || k === '.') return;
       }
     };
-    for (const [key, e] of this.#entries) if (e.kind === 'file') count(key);
-    for (const d of this.#dirs) count(d);
+    const child = (key: string) => {
+      if (key !== '/') children.set(posix.dirname(key), (children.get(posix.dirname(key)) ?? 0) + 1);
+    };
+    this.#contents = PMap.empty();
+    for (const [key, e] of this.#entries) {
+      child(key);
+      if (e.kind !== 'file') continue;
+      count(below, key);
+      count(filesBelow, key);
+      const shared = this.#intern(e);
+      if (shared !== e) this.#entries = this.#entries.set(key, shared);
+    }
+    for (const d of this.#dirs) (count(below, d), child(d));
+    for (const d of this.#opaque) child(d);
     this.#below = PMap.from(below);
+    this.#filesBelow = PMap.from(filesBelow);
+    this.#children = PMap.from(children);
+  }
+
+  /** The entry, referring to the one buffer held for its content (counted). */
+  #intern(e: UpperFile): UpperFile {
+    const held = this.#contents.get(e.version);
+    if (held === undefined || held.bytes.byteLength !== e.bytes.byteLength) {
+      if (held === undefined) this.#contents = this.#contents.set(e.version, { bytes: e.bytes, refs: 1 });
+      return e;
+    }
+    this.#contents = this.#contents.set(e.version, { bytes: held.bytes, refs: held.refs + 1 });
+    return held.bytes === e.bytes ? e : { ...e, bytes: held.bytes };
+  }
+
+  #release(e: UpperFile): void {
+    const held = this.#contents.get(e.version);
+    if (held === undefined || held.bytes !== e.bytes) return;
+    this.#contents = held.refs === 1 ? this.#contents.delete(e.version) : this.#contents.set(e.version, { bytes: held.bytes, refs: held.refs - 1 });
   }
 
   #docEntry(path: string, e: UpperEntry): DocEntry {
@@ -629,13 +712,15 @@ export class UpperState {
       const entries = new Map<string, UpperEntry>();
       const refs = new Map<string, number>();
       let missing: string | undefined;
+      const read = new Map<string, Uint8Array>();
       for (const e of docs.values()) {
         const base = e.base === null ? undefined : FsVersion(e.base);
         if (e.blob === null) {
           entries.set(e.path, { kind: 'whiteout', base });
           continue;
         }
-        const bytes = await store.readBlob(e.blob);
+        // A content several entries share is read (and held) once.
+        const bytes = read.get(e.blob) ?? (await store.readBlob(e.blob));
         if (bytes === undefined) {
           missing = e.blob;
           break;
@@ -645,6 +730,7 @@ export class UpperState {
           throw new FsError('FS_IO_ERROR', `overlay blob ${e.blob} in "${store.where}" is corrupt (its content digest is ${id})`);
         }
         blobIds.set(bytes, id);
+        read.set(id, bytes);
         refs.set(id, (refs.get(id) ?? 0) + 1);
         const origin = e.origin && { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: FsVersion(e.origin.version) }) };
         entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base, ...(origin ? { origin } : {}) });

@@ -408,4 +408,40 @@ export const guardRules: Rule[] = [
       );
     },
   },
+  {
+    id: 'F1',
+    title: "a write or removal with durability 'deferred' behaves as any other, and flush of its directories changes nothing",
+    async run(ctx) {
+      const { fs } = ctx;
+      const deferred = { durability: 'deferred' } as const;
+      await ctx.check(
+        'deferred writes, guarded writes and removals, then a flush',
+        fc.asyncProperty(distinctPair, fc.boolean(), async ([first, second], nested) => {
+          const path = nested ? `${ctx.dir()}/new/deeper/f.txt` : `${ctx.dir()}/f.txt`;
+          const target = await fs.resolve(path);
+          const made = await fs.writeBytes(target, utf8(first), { kind: 'createIfAbsent' }, deferred);
+          equal(made.operation, 'create', 'a deferred create');
+          bytesEqual((await bytesOf(fs, target))!, utf8(first), 'a deferred write is visible at once');
+          equal((await fs.stat(target))?.version, made.version, 'stat after a deferred write reports its version (V3)');
+          const stale: FsWriteIntent = { kind: 'replaceIfVersion', version: made.version };
+          const next = await fs.writeBytes(target, utf8(second), stale, deferred);
+          await rejects(fs.remove(target, stale, deferred), 'FS_STALE_VERSION', 'a deferred remove with a superseded version');
+          await expectUnchanged(fs, target, { bytes: utf8(second), version: next.version }, 'after a refused deferred remove');
+          const parent = await fs.resolve(path.slice(0, path.lastIndexOf('/')));
+          if (fs.flush) {
+            await fs.flush([parent, await fs.resolve(`${ctx.dir()}/never-made`)]);
+            await expectUnchanged(fs, target, { bytes: utf8(second), version: next.version }, 'after flush');
+          }
+          await fs.remove(target, { kind: 'replaceIfVersion', version: next.version }, deferred);
+          ok((await bytesOf(fs, target)) === undefined, 'a deferred removal is visible at once');
+          if (fs.flush) await fs.flush([parent]);
+          ok((await bytesOf(fs, target)) === undefined, 'a flush brings nothing back');
+        }),
+        0.5,
+      );
+      if (fs.flush) {
+        await rejects(fs.writeBytes(await fs.resolve(`${ctx.dir()}/x`), utf8('x'), undefined, { durability: 'later' as never }), 'FS_INVALID_ARGUMENT', 'an unknown durability');
+      }
+    },
+  },
 ];
