@@ -210,6 +210,22 @@ describe('overlay rename', () => {
     expect(lower.snapshot()).toEqual(createMemoryFs({ files: { '/a': 'a', '/d/a': 'appeared' } }).snapshot());
   });
 
+  it('a file made where a removed lower directory was, then moved or removed, leaves no file deletion behind', async () => {
+    for (const away of ['move', 'remove'] as const) {
+      const { lower, fs } = await setup({ '/e': null });
+      await fs.rmdir(await at(fs, '/e'));
+      await fs.writeText(await at(fs, '/e'), 'x');
+      if (away === 'move') await fs.rename(await at(fs, '/e'), await at(fs, '/a'));
+      else await fs.remove(await at(fs, '/e'));
+      // The removed directory is the only change at /e: there was never a file there to delete.
+      expect((await fs.changes()).filter((c) => c.path === '/e'), away).toEqual([expect.objectContaining({ kind: 'deleted', type: 'directory' })]);
+      const result = await fs.commit();
+      expect(result.conflicts, away).toEqual([]);
+      expect(await lower.stat(await at(lower, '/e')), away).toBeUndefined();
+      expect(await read(lower, '/a'), away).toBe(away === 'move' ? 'x' : undefined);
+    }
+  });
+
   it('discarding either name of a rename brings the file back', async () => {
     const { fs } = await setup({ '/a': 'a' });
     await fs.rename(await at(fs, '/a'), await at(fs, '/b'));

@@ -205,8 +205,9 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     const entry = state.entries.get(key);
     if (entry?.kind === 'file') {
       if (entry.base !== undefined) return { kind: 'whiteout', base: entry.base };
-      // Only hide the lower when it has something there (no whiteouts for nothing).
-      return (await lowerStat(lower, pathTarget(key), signal)) === undefined ? undefined : { kind: 'whiteout', base: undefined };
+      // Only hide the lower when it shows something there (no whiteouts for nothing, nor for what a
+      // removed directory already hides: that would read as a file deleted where there was none).
+      return (await visibleLowerStat(pathTarget(key), signal)) === undefined ? undefined : { kind: 'whiteout', base: undefined };
     }
     const info = await visibleLowerStat(pathTarget(key), signal);
     return { kind: 'whiteout', base: info?.type === 'file' ? info.version : undefined };
@@ -344,8 +345,8 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
           if (!existed) return { ok: true, existed };
           let next: UpperEntry | undefined;
           if (view.entry) {
-            // Only hide the lower when it has something there (no whiteouts for nothing).
-            const below = await lowerStat(lower, target, signal);
+            // Only hide the lower when it shows something there (as leavingEntry).
+            const below = await visibleLowerStat(target, signal);
             next = below === undefined ? undefined : { kind: 'whiteout', base: view.entry.base };
           } else {
             next = { kind: 'whiteout', base: view.lower?.version };
