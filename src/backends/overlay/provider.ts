@@ -198,6 +198,17 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
   }
 
   /**
+   * Whether an upper file going from `key` must leave a whiteout: only when the lower has something
+   * there (no whiteouts for nothing), and not when that is the lower directory the overlay removed
+   * at this very key (its removal is already recorded; a whiteout would read as a file deleted
+   * where there was none). A lower file hidden by a removed ancestor keeps its whiteout.
+   */
+  async function needsWhiteout(key: string, signal: AbortSignal | undefined): Promise<boolean> {
+    const below = await lowerStat(lower, pathTarget(key), signal);
+    return below !== undefined && !(below.type === 'directory' && state.opaque.has(key));
+  }
+
+  /**
    * The upper entry a view file leaves behind when it goes (removed or moved away): a whiteout
    * with its base when the lower has a file there, else nothing.
    */
@@ -205,9 +216,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     const entry = state.entries.get(key);
     if (entry?.kind === 'file') {
       if (entry.base !== undefined) return { kind: 'whiteout', base: entry.base };
-      // Only hide the lower when it shows something there (no whiteouts for nothing, nor for what a
-      // removed directory already hides: that would read as a file deleted where there was none).
-      return (await visibleLowerStat(pathTarget(key), signal)) === undefined ? undefined : { kind: 'whiteout', base: undefined };
+      return (await needsWhiteout(key, signal)) ? { kind: 'whiteout', base: undefined } : undefined;
     }
     const info = await visibleLowerStat(pathTarget(key), signal);
     return { kind: 'whiteout', base: info?.type === 'file' ? info.version : undefined };
@@ -345,9 +354,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
           if (!existed) return { ok: true, existed };
           let next: UpperEntry | undefined;
           if (view.entry) {
-            // Only hide the lower when it shows something there (as leavingEntry).
-            const below = await visibleLowerStat(target, signal);
-            next = below === undefined ? undefined : { kind: 'whiteout', base: view.entry.base };
+            next = (await needsWhiteout(key, signal)) ? { kind: 'whiteout', base: view.entry.base } : undefined;
           } else {
             next = { kind: 'whiteout', base: view.lower?.version };
           }
