@@ -129,7 +129,7 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
       : await openPostgresWorkspace(pgTarget, mode);
   const version = packageVersion();
   const tools = () => [fsTools(), searchTools(), ...(moveDelete ? [moveDeleteTools()] : [])];
-  const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools });
+  const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools, moveDelete });
 
   const transport = new BoundedStdioTransport({ maxRequestBytes: maxRequestBytes(parsed), log });
   const stopped = new Promise<TransportEnd>((resolve) => {

@@ -13,6 +13,8 @@ export interface McpServerOptions {
   readonly log?: (line: string) => void;
   /** The tool plugins (default: read/write/edit and the search tools). */
   readonly tools?: () => readonly HarnessPlugin[];
+  /** The tools include move and delete: the instructions say so. */
+  readonly moveDelete?: boolean;
 }
 
 export interface DshFsMcpServer {
@@ -36,7 +38,7 @@ export async function createDshFsMcpServer(workspace: Workspace, options: McpSer
     tools: (options.tools ?? defaultTools)(),
     name: 'dsh-fs',
     version: options.version,
-    instructions: instructions(workspace),
+    instructions: instructions(workspace, options.moveDelete === true),
     destructive: workspace.mode === 'direct',
     owner: `mcp-session-${randomUUID()}`,
     ...(options.log ? { log: options.log } : {}),
@@ -62,11 +64,12 @@ export async function createDshFsMcpServer(workspace: Workspace, options: McpSer
   };
 }
 
-function instructions(workspace: Workspace): string {
+function instructions(workspace: Workspace, moveDelete: boolean): string {
   const base =
     `Files live under ${workspace.root}; tool paths are absolute or relative to it. ` +
     'Read a file (any part) before you overwrite or edit it; if it changed since, read it again.';
+  const remove = moveDelete ? ' Move or delete files with the move and delete tools, not by rewriting them; the same read-first rule applies.' : '';
   return workspace.mode === 'sandbox'
-    ? `${base} Changes are kept in a sandbox that a person reviews and commits; the directory itself changes only then.`
-    : base;
+    ? `${base}${remove} Changes are kept in a sandbox that a person reviews and commits; the directory itself changes only then.`
+    : `${base}${remove}`;
 }

@@ -490,9 +490,12 @@ describe('dsh-fs serve: list, images, move and delete, reviewed then committed',
     const plain = await start(['--root', root, '--mode', 'direct']);
     expect((await plain.client.listTools()).tools.map((t) => t.name)).not.toContain('delete');
     expect(plain.stderr()).toMatch(/move and delete off, --allow-delete serves them/);
+    expect(plain.client.getInstructions()).not.toMatch(/delete tools/);
     const allowed = await start(['--root', root, '--mode', 'direct', '--allow-delete']);
     const tools = (await allowed.client.listTools()).tools;
     expect(tools.map((t) => t.name).slice(-2)).toEqual(['move', 'delete']);
+    // The instructions tell the model about them only when they are served.
+    expect(allowed.client.getInstructions()).toMatch(/move and delete tools/);
     // Direct mode: they change the directory, and say so.
     expect(tools.find((t) => t.name === 'delete')!.annotations).toMatchObject({ destructiveHint: true, readOnlyHint: false });
     await allowed.call('read', { file_path: 'notes.txt' });
