@@ -23,6 +23,8 @@ interface Located {
   readonly paths: string[] | undefined;
   /** With --postgres: the sandbox in the database (then root is the workspace's '/'). */
   readonly pg?: PostgresSandbox;
+  /** What the changes land in, for messages: the root directory, or the workspace. */
+  readonly label: string;
 }
 
 async function locate(command: Command, parsed: Parsed, io: Io): Promise<Located> {
@@ -31,13 +33,13 @@ async function locate(command: Command, parsed: Parsed, io: Io): Promise<Located
     // Workspace paths: absolute, or relative to the workspace's root.
     const paths = parsed.positionals.length === 0 ? undefined : parsed.positionals.map((p) => workspaceRelative(p, command));
     const pg = postgresSandbox(target);
-    return { root: '/', stateDir: pg.where, paths, pg };
+    return { root: '/', stateDir: pg.where, paths, pg, label: `workspace "${target.workspace}"` };
   }
   const given = requireString(parsed, 'root', command);
   const root = await resolveRoot(given);
   const stateDir = await resolveStateDir(root, optionalString(parsed, 'state'), io.env);
   const paths = parsed.positionals.length === 0 ? undefined : parsed.positionals.map((p) => rootRelative(p, given, root, io.cwd, command));
-  return { root, stateDir, paths };
+  return { root, stateDir, paths, label: root };
 }
 
 /**
@@ -218,17 +220,17 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
         `  ${change ? LETTER[change.kind] : '?'} ${display(located.root, path)}\n`;
       if (result.committed.length > 0) {
         const n = result.committed.length;
-        io.stdout.write(`${c.green(`Committed ${n} change${n === 1 ? '' : 's'}`)} to ${located.root}:\n`);
+        io.stdout.write(`${c.green(`Committed ${n} change${n === 1 ? '' : 's'}`)} to ${located.label}:\n`);
         const overwritten = new Set(result.overwritten);
         for (const path of result.committed) {
-          const note = overwritten.has(path) ? `      ${c.yellow('forced')}: replaced a change made in ${located.root} since the sandbox first saw it\n` : '';
+          const note = overwritten.has(path) ? `      ${c.yellow('forced')}: replaced a change made in ${located.label} since the sandbox first saw it\n` : '';
           io.stdout.write(line(kinds.get(path), path) + note);
         }
       }
       if (result.conflicts.length > 0) {
         const n = result.conflicts.length;
         io.stdout.write(
-          `${c.red(`${n} conflict${n === 1 ? '' : 's'}`)}: changed in ${located.root} since the sandbox first saw ${n === 1 ? 'it' : 'them'}; ` +
+          `${c.red(`${n} conflict${n === 1 ? '' : 's'}`)}: changed in ${located.label} since the sandbox first saw ${n === 1 ? 'it' : 'them'}; ` +
             'left untouched there and kept in the sandbox:\n',
         );
         for (const p of result.conflicts) io.stdout.write(`${line(kinds.get(p.path), p.path)}      ${p.message}\n`);

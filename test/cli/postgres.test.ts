@@ -56,6 +56,10 @@ describe.runIf(SERVER !== undefined)('dsh-fs over PostgreSQL (DSH_FS_TEST_PG)', 
       expect(JSON.parse(discard.stdout)).toEqual({ discarded: [{ path: 'new/file.md', kind: 'added' }] });
       const gone = await served.call('read', { file_path: '/new/file.md' });
       expect(codeOf(gone)).toBe('FS_NOT_FOUND');
+      // The text report names the workspace the changes landed in.
+      await served.call('write', { file_path: '/late.md', content: 'late\n' });
+      const committed = await runCli(['commit', ...pgArgs(workspace)]);
+      expect(committed.stdout).toMatch(new RegExp(`^Committed 1 change to workspace "${workspace}":`));
     } finally {
       await served.close();
     }
@@ -64,7 +68,8 @@ describe.runIf(SERVER !== undefined)('dsh-fs over PostgreSQL (DSH_FS_TEST_PG)', 
     const out = join(await tempDir(), 'out');
     const exported = await runCli(['export', ...pgArgs(workspace), '--root', out]);
     expect(exported.code).toBe(EXIT_OK);
-    expect(exported.stdout).toMatch(/^Exported 2 files/);
+    expect(exported.stdout).toMatch(/^Exported 3 files/);
+    expect(await readFile(join(out, 'late.md'), 'utf8')).toBe('late\n');
     expect(await readFile(join(out, 'notes.txt'), 'utf8')).toBe('one\n2\n');
     expect(await readlink(join(out, 'app-link'))).toBe('src/app.ts');
     const refused = await runCli(['export', ...pgArgs(workspace), '--root', out]);
