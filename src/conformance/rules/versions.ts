@@ -32,6 +32,20 @@ export const versionRules: Rule[] = [
         notEqual(w3.version as string, v1, '"abab" must not reuse the version of "aaaa"');
         equal((await fs.stat(target))?.version as string | undefined, w3.version, 'stat after the rewrites');
       });
+      // Fixed positions past the first KiB: a biased draw may stay near the start on a short run.
+      await ctx.example('a change after the first KiB, and in the last byte', async () => {
+        const base = 'a'.repeat(96 * 1024);
+        const { target, version: v1 } = await seedFile(fs, `${ctx.dir()}/f.txt`, base);
+        let previous = v1;
+        for (const at of [50_000, base.length - 1]) {
+          const changed = utf8(base);
+          changed[at] = 'x'.charCodeAt(0);
+          const written = await fs.writeBytes(target, changed);
+          notEqual(written.version as string, previous, `changing byte ${at} of ${base.length} must change the version`);
+          notEqual(written.version as string, v1, `changing byte ${at} of ${base.length} must not give back the first version`);
+          previous = written.version;
+        }
+      });
       await ctx.check(
         'a change anywhere in a large file, even after its first KiB',
         fc.asyncProperty(fc.integer({ min: 1, max: 96 * 1024 - 1 }), fc.constantFrom('x', '\n', 'é'), async (at, ch) => {
