@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -23,5 +24,7 @@ export default defineConfig({
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
     testTimeout: 120_000,
     hookTimeout: 60_000,
+    // Most files wait on I/O and child processes: vitest's default (cores - 1) leaves one of two cores idle.
+    maxWorkers: Math.max(2, availableParallelism()),
   },
 });

@@ -39,7 +39,7 @@ function prng(seed: number): () => number {
 
 export function describeOutOfBand(): void {
   describe('out-of-band changes: same-size rewrites interleaved with guarded edits (local)', () => {
-    const REWRITES = size(10_000, 100_000);
+    const REWRITES = size(10_000, 100_000, 1_000);
 
     test(`${REWRITES.toLocaleString('en-US')} rewrites: no missed stale write, no false stale result`, async () => {
       const seed = Number(process.env.DSH_FS_SEED ?? Math.floor(Math.random() * 2 ** 31));

@@ -1,13 +1,20 @@
 /**
- * Figures collected by every section of the reliability suite and printed as one summary at the
- * end of the run. Each test also asserts its own zeros; the tally only reports.
+ * Figures collected by each section of the reliability suite and printed as a summary at the end
+ * of its file. Each test also asserts its own zeros; the tally only reports.
  */
 
-/** `DSH_FS_HEAVY=1` multiplies every sample size (see docs/RELIABILITY.md). */
-export const HEAVY = process.env.DSH_FS_HEAVY === '1';
+/**
+ * Sample sizes: `quick` for `npm test`, `full` with DSH_FS_SCALE=full (`npm run test:full`, which
+ * CI runs), `heavy` with DSH_FS_HEAVY=1 (see docs/RELIABILITY.md).
+ */
+export type Scale = 'quick' | 'full' | 'heavy';
+export const SCALE: Scale =
+  process.env.DSH_FS_HEAVY === '1' ? 'heavy' : process.env.DSH_FS_SCALE === 'full' ? 'full' : 'quick';
+export const HEAVY = SCALE === 'heavy';
 
-/** `ci` in the default mode, `heavy` with DSH_FS_HEAVY=1. */
-export const size = (ci: number, heavy: number): number => (HEAVY ? heavy : ci);
+/** The sample size for this run's scale; `quick` defaults to `full` where the full size is cheap. */
+export const size = (full: number, heavy: number, quick = full): number =>
+  SCALE === 'heavy' ? heavy : SCALE === 'full' ? full : quick;
 
 export const tally = {
   // concurrency
@@ -54,33 +61,53 @@ export const tally = {
 
 const n = (x: number) => x.toLocaleString('en-US');
 
-export function summary(): string {
+export type Section = 'concurrency' | 'out-of-band' | 'faults' | 'bad input' | 'permissions' | 'limits';
+
+function parts(section: Section): string[] {
   const t = tally;
-  const parts = [
-    `${n(t.schedules)} schedules (${n(t.toolCalls)} tool calls: ${n(t.successes)} ok, ${n(t.staleRefusals)} FS_STALE_VERSION, ${n(t.notObservedRefusals)} FS_NOT_OBSERVED)`,
-    `${n(t.lostUpdates)} lost updates`,
-    `${n(t.tornReads)} torn reads`,
-    `${n(t.unexpectedErrors)} unexpected errors`,
-    `${n(t.rewrites)} out-of-band rewrites (${n(t.changedRewrites)} changed, ${n(t.identicalRewrites)} identical, ${n(t.midWriteRewrites)} mid-write)`,
-    `${n(t.missedStale)} missed stale writes`,
-    `${n(t.falseStale)} false stale results`,
-    `${n(t.faults)} injected faults (targets left old ${n(t.faultsOldContent)}, new ${n(t.faultsNewContent)}; failures reported after publication ${n(t.faultsReportedAfterPublish)}; overlay states saved but reported failed ${n(t.overlaySavedButFailed)})`,
-    `${n(t.tornFiles)} torn files`,
-    `${n(t.tempsLeft)} temp files left`,
-    `${n(t.leakedHandles)} leaked descriptors`,
-    `${n(t.locksHeld)} locks held`,
-    `${n(t.uncodedErrors)} errors without a code`,
-    `${n(t.fuzzedCalls)} fuzzed tool calls`,
-    `${n(t.unstructured)} unstructured results`,
-    `${n(t.unsettled)} calls that never settled`,
-    `${n(t.escapes)} escapes`,
-    `${n(t.badFiles)} hostile files`,
-    `${n(t.growingReads)} reads of a growing file`,
-    `${n(t.permissionCases)} permission cases, ${n(t.permissionViolations)} violations`,
-    `${n(t.limitCases)} disk-full/file-size cases`,
-  ];
-  const skipped = t.skipped.length > 0 ? `; skipped: ${t.skipped.join('; ')}` : '';
-  return `reliability${HEAVY ? ' (heavy)' : ''}: ${parts.join(', ')}${skipped}`;
+  switch (section) {
+    case 'concurrency':
+      return [
+        `${n(t.schedules)} schedules (${n(t.toolCalls)} tool calls: ${n(t.successes)} ok, ${n(t.staleRefusals)} FS_STALE_VERSION, ${n(t.notObservedRefusals)} FS_NOT_OBSERVED)`,
+        `${n(t.lostUpdates)} lost updates`,
+        `${n(t.tornReads)} torn reads`,
+        `${n(t.unexpectedErrors)} unexpected errors`,
+      ];
+    case 'out-of-band':
+      return [
+        `${n(t.rewrites)} out-of-band rewrites (${n(t.changedRewrites)} changed, ${n(t.identicalRewrites)} identical, ${n(t.midWriteRewrites)} mid-write)`,
+        `${n(t.missedStale)} missed stale writes`,
+        `${n(t.falseStale)} false stale results`,
+      ];
+    case 'faults':
+      return [
+        `${n(t.faults)} injected faults (targets left old ${n(t.faultsOldContent)}, new ${n(t.faultsNewContent)}; failures reported after publication ${n(t.faultsReportedAfterPublish)}; overlay states saved but reported failed ${n(t.overlaySavedButFailed)})`,
+        `${n(t.tornFiles)} torn files`,
+        `${n(t.tempsLeft)} temp files left`,
+        `${n(t.leakedHandles)} leaked descriptors`,
+        `${n(t.locksHeld)} locks held`,
+        `${n(t.uncodedErrors)} errors without a code`,
+      ];
+    case 'bad input':
+      return [
+        `${n(t.fuzzedCalls)} fuzzed tool calls`,
+        `${n(t.unstructured)} unstructured results`,
+        `${n(t.unsettled)} calls that never settled`,
+        `${n(t.escapes)} escapes`,
+        `${n(t.badFiles)} hostile files`,
+        `${n(t.growingReads)} reads of a growing file`,
+      ];
+    case 'permissions':
+      return [`${n(t.permissionCases)} permission cases, ${n(t.permissionViolations)} violations`];
+    case 'limits':
+      return [`${n(t.limitCases)} disk-full/file-size cases`];
+  }
+}
+
+/** One line with the figures of `section`, printed at the end of its test file. */
+export function summary(section: Section): string {
+  const skipped = tally.skipped.length > 0 ? `; skipped: ${tally.skipped.join('; ')}` : '';
+  return `reliability, ${section} (${SCALE}): ${parts(section).join(', ')}${skipped}`;
 }
 
 /**
