@@ -871,8 +871,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
             if (code === 'ENOTDIR') throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
             throw err;
           }
-          const parent = await openParent(key);
+          let parent: DirAnchor | undefined;
           try {
+            parent = await openParent(key);
             checkRmdir(what, (await fsp.readdir(dir.self)).length, recursive);
             if (recursive) await removeTree(dir, what);
             if (parent === undefined) throw notFound(what);
