@@ -540,6 +540,8 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   } finally {
     // Stops files still being read once the cap is reached; their results are discarded.
     internal.abort();
+    // And waits for them: no read of this search goes on after it returned.
+    await Promise.allSettled(window);
     matcher.release();
     userSignal?.removeEventListener('abort', onAbort);
     await iterator.return(undefined).catch(() => undefined);

@@ -39,6 +39,11 @@ export class FaultyIo {
   /** Runs before call `hookAt` (1-based; 0 never), awaited. */
   hookAt = 0;
   hook: (() => Promise<void> | void) | undefined;
+  /**
+   * Runs before every call, awaited, for faults placed by what a call is rather than by its
+   * position (concurrent calls interleave): returning 'fail' makes the call fail with `errno`.
+   */
+  intercept: ((call: IoCall) => Promise<'fail' | void> | 'fail' | void) | undefined;
   /** Descriptors opened through this layer and not yet closed. */
   readonly open = new Set<FileHandle>();
 
@@ -64,6 +69,7 @@ export class FaultyIo {
     this.failed = undefined;
     this.hookAt = 0;
     this.hook = undefined;
+    this.intercept = undefined;
   }
 
   arm(failAt: number, errno: Errno): void {
@@ -76,7 +82,7 @@ export class FaultyIo {
     const call: IoCall = { n: this.calls.length + 1, op, path, ...(flags === undefined ? {} : { flags }) };
     this.calls.push(call);
     if (call.n === this.hookAt && this.hook) await this.hook();
-    if (call.n === this.failAt) {
+    if (call.n === this.failAt || (this.intercept && (await this.intercept(call)) === 'fail')) {
       this.failed = call;
       return 'fail';
     }

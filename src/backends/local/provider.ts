@@ -7,6 +7,7 @@ import { posix, resolve as resolveNative } from 'node:path';
 import { FsError, throwIfAborted, toFsError } from '../../seam/errors.js';
 import { canonicalPath, isWithin } from '../../seam/path.js';
 import { KeyedMutex } from '../../seam/lock.js';
+import { forEachBounded } from '../../seam/settle.js';
 import { compareNames, resolveLinks, type LinkReader, type NodeKind } from '../../seam/resolve.js';
 import { checkRename, checkRmdir, expectHolds, observe, type RenameSide } from '../../seam/swap.js';
 import {
@@ -870,8 +871,9 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
             if (code === 'ENOTDIR') throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
             throw err;
           }
-          const parent = await openParent(key);
+          let parent: DirAnchor | undefined;
           try {
+            parent = await openParent(key);
             checkRmdir(what, (await fsp.readdir(dir.self)).length, recursive);
             if (recursive) await removeTree(dir, what);
             if (parent === undefined) throw notFound(what);
@@ -1092,14 +1094,6 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
 /** Directories fsynced at once by flush. */
 const FLUSH_CONCURRENCY = 8;
-
-async function forEachBounded<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) await fn(items[next++]!);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-}
 
 /** A swap's expectation failed at publication: another writer got there after the check. */
 class Mismatch extends Error {}

@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
 import { compareNames, isFsError, isWithin, throwIfAborted, type FileSystem, type FsOpOptions, type FsVersion } from '../../seam/index.js';
+import { settleAll } from '../../seam/settle.js';
 import { PMap, PSet } from './pmap.js';
 import { lowerFile, lowerStat, pathTarget, type OverlayCore } from './provider.js';
 import { fileDiff, type OverlayChange } from './review.js';
@@ -42,7 +43,7 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
 
   async function changes(paths: readonly string[] | undefined, options: FsOpOptions = {}): Promise<OverlayChange[]> {
     const { signal } = options;
-    const roots = paths === undefined ? undefined : await Promise.all(paths.map(async (p) => (await view.resolve(p, { signal })).targetKey));
+    const roots = paths === undefined ? undefined : await settleAll(paths.map(async (p) => (await view.resolve(p, { signal })).targetKey));
     const within = (key: string) => roots === undefined || roots.some((r) => isWithin(r, key));
     const base = await baseOf();
     const now = state.snapshot();

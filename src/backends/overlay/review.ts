@@ -15,6 +15,7 @@ import {
   type FsVersion,
   type FsWriteOptions,
 } from '../../seam/index.js';
+import { forEachBounded, settleAll } from '../../seam/settle.js';
 import { TREE_LOCK, bytesEqual, hasUpperDescendant, isHidden, lowerFile, lowerIfSame, lowerStat, pathTarget, type OverlayCore } from './provider.js';
 import type { UpperEntry } from './state.js';
 
@@ -680,29 +681,21 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     }
     if (files.length > 0) {
       const batch: Batch = { dirs: new Set(), settle: [] };
-      let failure: unknown;
-      let next = 0;
       // Progress in step order, as without the batch: a file done early waits for those before it.
       const finished: (number | undefined | null)[] = files.map(() => null);
       let reported = 0;
-      const worker = async () => {
-        while (failure === undefined && next < files.length) {
-          const k = next++;
-          try {
-            finished[k] = await run(files[k]!, batch);
-            for (; reported < files.length && finished[reported] !== null; reported++) {
-              const i = finished[reported];
-              if (i !== undefined && i !== null) finish(i);
-            }
-          } catch (err) {
-            failure ??= err;
-          }
+      // After a failure no file starts, and those under way finish first: none outlives the commit.
+      let failure: { err: unknown } | undefined;
+      await forEachBounded(files, COMMIT_CONCURRENCY, async (step, k) => {
+        finished[k] = await run(step, batch);
+        for (; reported < files.length && finished[reported] !== null; reported++) {
+          const i = finished[reported];
+          if (i !== undefined && i !== null) finish(i);
         }
-      };
-      await Promise.all(Array.from({ length: Math.min(COMMIT_CONCURRENCY, files.length) }, worker));
+      }).catch((err: unknown) => (failure = { err }));
       // Even after an abort: what was published is flushed and leaves the upper.
       await settle(batch, outcomes);
-      if (failure !== undefined) throw failure;
+      if (failure !== undefined) throw failure.err;
     }
     const result: OverlayCommitResult = { committed: [], overwritten: [], conflicts: [], failed: [] };
     todo.forEach((c, i) => {
@@ -763,7 +756,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     const selected = (key: string) => within(grown, key);
     const keys = [...state.entries.keys()].filter(selected);
     // Concurrently, so a persistent upper saves them as one state document.
-    await Promise.all(keys.map((key) => lock.run(key, () => state.apply({ entries: [[key, undefined]] }))));
+    await settleAll(keys.map((key) => lock.run(key, () => state.apply({ entries: [[key, undefined]] }))));
     await lock.run(TREE_LOCK, async () => {
       // Directories the overlay made or removed at or beneath the selection go too; those above it stay.
       const drop = [...state.dirs].filter((dir) => selected(dir) && !holdsFiles(dir));

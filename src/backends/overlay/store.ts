@@ -3,6 +3,7 @@ import { constants as fsc } from 'node:fs';
 import { copyFile, link, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
 import { join, posix, resolve as resolveHostPath } from 'node:path';
 import { FsError, isFsError, toFsError, type FileSystem } from '../../seam/index.js';
+import { settleAll } from '../../seam/settle.js';
 
 /**
  * Where the upper layer is persisted: one state document plus content-addressed blobs.
@@ -139,7 +140,7 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
         const all = [...new Set(ids)];
         // One link per blob: a few at a time, the way a file system keeps busy without a flood.
         for (let i = 0; i < all.length; i += 32) {
-          await Promise.all(all.slice(i, i + 32).map((id) => share(join(blobs, checkId(id)), join(target, BLOB_DIR, id))));
+          await settleAll(all.slice(i, i + 32).map((id) => share(join(blobs, checkId(id)), join(target, BLOB_DIR, id))));
         }
         await share(join(root, STATE_FILE), join(target, FORK_STATE_FILE));
         // The parent appends to its journal in place, but only after `journalEnd`: the fork reads up to it.
