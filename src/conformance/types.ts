@@ -23,7 +23,7 @@ export interface SetupHooks {
 }
 
 export interface ConformanceCapabilities {
-  /** The provider supports symlinks (via `setup.symlink`): P2/P3 alias and link cases run. */
+  /** The provider supports symlinks (via `setup.symlink`): the link cases of P2, P3, P4, D4 and R2 run. */
   readonly symlinks?: boolean;
   /** Identical bytes keep their version (V2). Default true. */
   readonly stableVersions?: boolean;
@@ -33,9 +33,9 @@ export interface ConformanceSubject {
   readonly fs: FileSystem;
   /**
    * The provider behind `fs`, when there is one. Enables G7 (its swap is checked directly) and
-   * makes the concurrency rules (G2, G3, G5, G6, D3) run every call through a seam of its own over
-   * it, as calls from separate processes would: then only the provider's own atomicity keeps
-   * them apart, which is what a store shared by many machines must provide.
+   * makes the concurrency rules (G2, G3, G5, G6, G8, D3, R1) run every call through a seam of its
+   * own over it, as calls from separate processes would: then only the provider's own atomicity
+   * keeps them apart, which is what a store shared by many machines must provide.
    */
   readonly provider?: FsProvider;
   /**

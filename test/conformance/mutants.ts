@@ -36,6 +36,8 @@ export interface Mutant {
   readonly name: string;
   /** The rule that names the bug. */
   readonly rule: string;
+  /** No other rule may fail: the bug is one that only this rule can see. */
+  readonly only?: boolean;
   readonly subject: () => ConformanceSubject;
 }
 
@@ -443,6 +445,46 @@ export const mutants: readonly Mutant[] = [
     name: 'an "overlay" made of unionfs over two memfs volumes: writes and deletes reach the lower',
     rule: 'O1',
     subject: unionOverlaySubject,
+  },
+  {
+    name: 'swap decides `existed` by a stat before its atomic step',
+    rule: 'G8',
+    only: true,
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async swap(target, request) {
+          const existed = (await base.stat(target, {})) !== undefined;
+          await new Promise((resolve) => setImmediate(resolve)); // another creator publishes here
+          const done = await base.swap(target, request);
+          return done.ok ? { ...done, existed } : done;
+        },
+      })),
+  },
+  {
+    name: 'a rename that may not replace checks its destination, awaits, then moves over it',
+    rule: 'R1',
+    only: true,
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async rename(from, to, options) {
+          if (options.replace !== false) return base.rename(from, to, options);
+          if ((await base.stat(to, options)) !== undefined) throw new FsError('FS_ALREADY_EXISTS', 'the destination exists');
+          await new Promise((resolve) => setImmediate(resolve)); // a creator of the destination lands here
+          return base.rename(from, to, { ...options, replace: true });
+        },
+      })),
+  },
+  {
+    name: 'rename addresses both names by their display paths',
+    rule: 'R2',
+    only: true,
+    subject: () =>
+      subjectOver((base) => {
+        const asWritten = (t: FsTarget): FsTarget => ({ targetKey: FsTargetKey(t.displayPath), displayPath: t.displayPath });
+        return { ...base, rename: (from, to, options) => base.rename(asWritten(from), asWritten(to), options) };
+      }),
   },
 ];
 

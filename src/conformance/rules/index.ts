@@ -4,6 +4,7 @@ import { editRules } from './edit.js';
 import { guardRules } from './guards.js';
 import { modelRules } from './model.js';
 import { pathRules } from './paths.js';
+import { createRaceRules, renameRules } from './races.js';
 import { searchRules } from './search.js';
 import { textRules } from './text.js';
 import { versionRules } from './versions.js';
@@ -12,10 +13,12 @@ import { versionRules } from './versions.js';
 export const ALL_RULES: readonly Rule[] = [
   ...versionRules,
   ...guardRules,
+  ...createRaceRules,
   ...editRules,
   ...textRules,
   ...pathRules,
   ...dirRules,
+  ...renameRules,
   ...layerRules,
   ...searchRules,
   ...modelRules,
