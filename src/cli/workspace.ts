@@ -38,16 +38,20 @@ export function defaultStateDir(root: string, env: NodeJS.ProcessEnv = process.e
   return join(base, 'dsh-fs', hash('sha256', root, 'hex').slice(0, 16));
 }
 
-/** `--state` (or the default), made absolute and refused when it lies inside the root. */
+/**
+ * `--state` (or the default) as a real path, refused when it lies inside the (real) root. Where it
+ * really is decides, not its spelling: `ROOT/link/st` with `link` leading outside the root is
+ * outside, a link from elsewhere into the root is inside. The real path is what is used from then
+ * on, so a link changed later cannot move the state into the root.
+ */
 export async function resolveStateDir(root: string, given: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const dir = given === undefined ? defaultStateDir(root, env) : resolve(given);
   const real = await realpathOfNearest(dir);
-  // Both the path as given and its real path: a link into the root is refused like the root's own spelling.
-  if (relativeInside(root, dir) !== undefined || relativeInside(root, real) !== undefined) {
+  if (relativeInside(root, real) !== undefined) {
     // The agent could otherwise read and rewrite the sandbox's own bookkeeping through the tools.
     throw new UsageError(`--state "${given ?? dir}" lies inside --root "${root}"; keep the sandbox state outside the directory it protects`);
   }
-  return dir;
+  return real;
 }
 
 /**

@@ -4,6 +4,7 @@ import { editBytes } from './edit.js';
 import { KeyedMutex } from './lock.js';
 import { checkWriteIntent } from './resolve.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
+import { reservedNameCheck } from './reserved.js';
 import { UNVERSIONED } from './types.js';
 import {
   assertWritableText,
@@ -63,6 +64,9 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   if (root !== undefined && !isWithin(root, cwd)) {
     throw new FsError('FS_OUTSIDE_ROOT', `cwd "${cwd}" is outside the root "${root}"`);
   }
+  // Names the storage keeps for itself: no caller path, and no target, may name one.
+  const reserved = reservedNameCheck(provider, root);
+  reserved?.(cwd, cwd);
   const maxTextBytes = options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES;
   // The per-target critical section of every mutation made through this filesystem.
   const locks = new KeyedMutex();
@@ -101,6 +105,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       if (root !== undefined && !isWithin(root, abs)) {
         throw new FsError('FS_OUTSIDE_ROOT', `path "${path}" resolves to "${abs}", which is outside the root "${root}"`);
       }
+      reserved?.(abs, path);
       const target = await call(`cannot resolve "${abs}"`, signal, () => provider.resolve(abs, { signal }));
       throwIfAborted(signal, `cannot resolve "${abs}"`); // a provider may finish without looking at the signal
       checkTarget(target);
@@ -292,6 +297,12 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       return guardedWalk(() => native(target, { signal, ...hooks, ...(pruner ? { prune: pruner.decide } : {}) }), what, signal, pruner);
     },
   };
+
+  /** A target as resolve gives it; its key (a path, for a provider that reserves names) names nothing reserved. */
+  function checkTarget(target: unknown): asserts target is FsTarget {
+    checkTargetShape(target);
+    reserved?.(target.targetKey, target.displayPath);
+  }
 
   /** The root (or `/`): never removed, moved or replaced. */
   function isTopKey(target: FsTarget): boolean {
@@ -575,7 +586,7 @@ function textChunks(body: Uint8Array, signal: AbortSignal | undefined, what: str
   return iterator;
 }
 
-function checkTarget(target: unknown): asserts target is FsTarget {
+function checkTargetShape(target: unknown): asserts target is FsTarget {
   const t = target as Partial<FsTarget> | null;
   if (
     typeof t !== 'object' ||

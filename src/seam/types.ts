@@ -283,6 +283,13 @@ export interface FsProvider {
   /** Default cwd for relative paths (default: `root`, else `/`). */
   readonly cwd?: string;
   /**
+   * Names the provider keeps for files of its own (e.g. temp files it may later remove). The seam
+   * refuses, with FS_INVALID_ARGUMENT, any path with a segment below `root` that matches, and any
+   * target whose key (then read as an absolute path) has one; the provider leaves such entries out
+   * of listings, walks and directory versions.
+   */
+  readonly reservedNames?: RegExp;
+  /**
    * Map a canonical absolute POSIX path (already validated by the seam: absolute, normalised,
    * no NUL) to a target. Aliases must give one targetKey. Throws FS_OUTSIDE_ROOT when the path
    * resolves (e.g. through a symlink) outside the provider's root.

@@ -1,6 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { readFile, readdir, realpath, symlink, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, realpath, symlink, writeFile } from 'node:fs/promises';
 import { homedir, hostname } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -373,6 +373,40 @@ describe('containment compares path segments', () => {
     // Siblings whose names start like the root are outside.
     await expect(resolveStateDir(root, `${root}-state`)).resolves.toBe(`${root}-state`);
     await expect(resolveStateDir(root, `${root}..state`)).resolves.toBe(`${root}..state`);
+  });
+
+  it('--state is judged by its real path: a link in --root that leads outside is outside, one that leads inside is not', async () => {
+    const p = await project({ 'a.txt': 'a\n', 'sub/b.txt': 'b\n' });
+    const root = await realpath(p.root);
+    const away = join(await realpath(p.base), 'away');
+    await mkdir(away);
+    await symlink(away, join(root, 'dir-link'));
+    await symlink(join(p.base, 'not-yet'), join(root, 'dangling-out'));
+    await symlink(join(root, 'sub'), join(away, 'back'));
+    await symlink(join(root, 'sub'), join(root, 'in-link'));
+    await symlink('.', join(root, 'self'));
+    await symlink(join(root, 'missing'), join(root, 'dangling-in'));
+    const outside: Array<[string, string]> = [
+      [join(root, 'dir-link', 'st'), join(away, 'st')],
+      [join(p.root, 'dir-link', 'deeper', 'st'), join(away, 'deeper', 'st')],
+      [join(root, 'dangling-out', 'st'), join(await realpath(p.base), 'not-yet', 'st')],
+    ];
+    for (const [state, real] of outside) {
+      await expect(resolveStateDir(root, state), state).resolves.toBe(real);
+      const r = await run(['status', '--root', p.root, '--state', state], { cwd: p.base });
+      expect(r.stderr, state).toBe('');
+      expect(r.code, state).toBe(0);
+    }
+    const inside = [join(root, 'in-link', 'st'), join(root, 'dir-link', 'back', 'st'), join(root, 'self', 'st'), join(root, 'dangling-in', 'st'), join(root, 'sub')];
+    for (const state of inside) {
+      await expect(resolveStateDir(root, state), state).rejects.toThrow(/lies inside --root/);
+      const r = await run(['status', '--root', p.root, '--state', state], { cwd: p.base });
+      expect(r.code, state).toBe(2);
+      expect(r.stderr, state).toMatch(/lies inside --root/);
+    }
+    // Nothing was created inside the root on the way.
+    expect((await readdir(root)).sort()).toEqual(['a.txt', 'dangling-in', 'dangling-out', 'dir-link', 'in-link', 'self', 'sub']);
+    expect(await readdir(join(root, 'sub'))).toEqual(['b.txt']);
   });
 
   it('a name starting with ".." is inside the root for every command, and the diff header is root-relative', async () => {

@@ -67,6 +67,7 @@ export interface SweepOptions {
 
 export interface LocalProvider extends FsProvider {
   readonly root: string;
+  readonly reservedNames: RegExp;
   readonly cwd: string;
   readonly anchoring: AnchorMode;
   readonly durable: boolean;
@@ -729,6 +730,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   const provider: LocalProvider = {
     root,
     cwd,
+    // The seam refuses these names in every caller's path, so a file of this pattern is always ours.
+    reservedNames: TEMP_NAME_PATTERN,
     anchoring: mode,
     durable,
 
