@@ -430,8 +430,12 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
 
   interface PublishOptions {
     readonly before: BigIntStats | undefined;
-    /** No-replace publication: link(tmp, target) fails if a racing creator got there first. */
-    readonly exclusive: boolean;
+    /**
+     * How to publish: `link` fails if a racing creator got there first; `link-or-rename` (an
+     * unconditional write that saw no file) links, and renames over a file another process
+     * created meanwhile, so "existed" is decided by the publishing call itself; `rename` replaces.
+     */
+    readonly mode: 'link' | 'link-or-rename' | 'rename';
     /** Re-check just before the rename that the target still holds this version. */
     readonly expect: FsVersionType | undefined;
     readonly signal: AbortSignal | undefined;
@@ -441,7 +445,13 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     readonly deferred: boolean;
   }
 
-  async function publish(anchor: DirAnchor, name: string, bytes: Uint8Array, o: PublishOptions): Promise<BigIntStats | undefined> {
+  /** Publishes `bytes` at `name`; `replaced` says whether the publishing step replaced a file. */
+  async function publish(
+    anchor: DirAnchor,
+    name: string,
+    bytes: Uint8Array,
+    o: PublishOptions,
+  ): Promise<{ st: BigIntStats | undefined; replaced: boolean }> {
     let tmp = '';
     let handle: FileHandle | undefined;
     for (let attempt = 0; handle === undefined; attempt++) {
@@ -454,6 +464,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       }
     }
     let tmpExists = true;
+    let replaced = false;
     try {
       await handle.writeFile(bytes);
       if (o.before) {
@@ -467,18 +478,21 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       if (durable) await handle.sync();
       if (o.expect !== undefined) await recheck(anchor, name, o.before, o.expect, o.what, o.key);
       throwIfAborted(o.signal, o.what);
-      if (o.exclusive) {
+      let linked = false;
+      if (o.mode !== 'rename') {
         try {
           await fsp.link(anchor.child(tmp), anchor.child(name));
+          linked = true;
         } catch (err) {
-          if (errnoOf(err) === 'EEXIST') {
-            throw new Mismatch(); // created meanwhile by someone else
-          }
-          throw err;
+          if (errnoOf(err) !== 'EEXIST') throw err;
+          // Created meanwhile by someone else.
+          if (o.mode === 'link') throw new Mismatch();
         }
-      } else {
+      }
+      if (!linked) {
         await fsp.rename(anchor.child(tmp), anchor.child(name));
         tmpExists = false;
+        replaced = true;
       }
     } catch (err) {
       if (tmpExists) await fsp.unlink(anchor.child(tmp)).catch(() => undefined);
@@ -498,7 +512,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
           throw toFsError(err, `${o.what}: the new content is in place, but its directory could not be flushed to disk, so it may not survive a crash`);
         }
       }
-      return st;
+      return { st, replaced };
     } finally {
       await handle.close().catch(() => undefined);
     }
@@ -586,12 +600,12 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       // Replacing by rename needs only a writable directory; honour the file's own permission too.
       if (leaf && anchor) await fsp.access(anchor.child(name), constants.W_OK);
       const made: string[] = [];
-      let st: BigIntStats | undefined;
+      let published: { st: BigIntStats | undefined; replaced: boolean };
       try {
         anchor ??= await ensureDir(posix.dirname(key), what, made);
-        st = await publish(anchor, name, bytes, {
+        published = await publish(anchor, name, bytes, {
           before: leaf?.st,
-          exclusive: expect.kind === 'absent',
+          mode: expect.kind === 'absent' ? 'link' : leaf ? 'rename' : 'link-or-rename',
           expect: expect.kind === 'present' ? expect.version : undefined,
           signal,
           what,
@@ -605,8 +619,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         return { ok: false, current: await observeNow(anchor, name, key, what) };
       }
       const written = contentVersion(bytes);
-      if (st) cache.record(key, st, written);
-      return { ok: true, existed: leaf !== undefined, version: written };
+      if (published.st) cache.record(key, published.st, written);
+      return { ok: true, existed: leaf !== undefined || published.replaced, version: written };
     } finally {
       await anchor?.close();
     }
