@@ -315,10 +315,10 @@ export interface FsProvider {
    * for stores where many writers make optimistic retries slow. Read the file as `read` would
    * (undefined when it is absent), call `change` with it, and publish the bytes it returns as
    * `swap` would, with no other writer able to change the file in between. `change` holds the
-   * seam's rules: when it throws, nothing is published and the error is passed on. When the file
-   * was absent and another writer created it before the bytes could be published, change nothing
-   * and return `ok: false` with what is there: the seam calls again. Without `modify` the seam
-   * reads, then swaps with `expect` set to what it read, and retries when the swap loses.
+   * seam's rules: when it throws, nothing is published and the error is passed on. When another
+   * writer got in first all the same (the file was absent, and was created meanwhile), change
+   * nothing and return `ok: false` with what is there: the seam calls again after a pause. Without
+   * `modify` the seam reads, then swaps with `expect` set to what it read, and retries when the swap loses.
    */
   modify?(target: FsTarget, request: FsModifyRequest, change: (current: FsCurrent | undefined) => Uint8Array): Promise<FsSwapResult>;
   /**
