@@ -1,8 +1,8 @@
 import { setImmediate } from 'node:timers';
-import { FsError, isFsError, throwIfAborted, toFsError } from './errors.js';
+import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { editBytes } from './edit.js';
 import { KeyedMutex } from './lock.js';
-import { checkWriteIntent } from './resolve.js';
+import { createMutate, safeJson, type SwapDone } from './mutate.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
 import { reservedNameCheck } from './reserved.js';
 import { UNVERSIONED } from './types.js';
@@ -18,11 +18,9 @@ import {
 import type {
   FileSystem,
   FsBytesRead,
-  FsCurrent,
   FsDirEntry,
   FsEditOutcome,
   FsEditRequest,
-  FsExpect,
   FsInfo,
   FsListOptions,
   FsOpOptions,
@@ -31,7 +29,6 @@ import type {
   FsRenameOptions,
   FsResolveOptions,
   FsRmdirOptions,
-  FsSwapResult,
   FsTarget,
   FsTextRead,
   FsTextStream,
@@ -70,6 +67,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   const maxTextBytes = options.maxTextBytes ?? DEFAULT_MAX_TEXT_BYTES;
   // The per-target critical section of every mutation made through this filesystem.
   const locks = new KeyedMutex();
+  const mutate = createMutate(provider, locks, maxTextBytes);
 
   async function call<T>(what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     throwIfAborted(signal, what);
@@ -309,80 +307,14 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     return target.targetKey === (root ?? '/') || target.targetKey === '/';
   }
 
-  /** The current file for a read-modify-write, or undefined when there is none. */
-  async function readCurrent(target: FsTarget, what: string, signal: AbortSignal | undefined): Promise<FsCurrent | undefined> {
-    try {
-      return await provider.read(target, { maxBytes: maxTextBytes, signal });
-    } catch (err) {
-      if (isFsError(err, 'FS_NOT_FOUND') || isFsError(err, 'FS_NOT_DIRECTORY')) return undefined;
-      if (isFsError(err, 'FS_TOO_LARGE')) {
-        throw new FsError('FS_TOO_LARGE', `${what}: the existing file is larger than the ${maxTextBytes}-byte text limit`, { cause: err });
-      }
-      throw err;
-    }
-  }
-
-  /**
-   * The one write protocol, over the provider's compare-and-swap. Under the target's lock: read
-   * the file when the new bytes depend on it (`change` is a function), check the intent, swap. A
-   * guarded call whose swap finds another state fails (G1, G2); an unguarded read-modify-write
-   * that lost a race to a writer outside this lock reads again and retries (G6), boundedly.
-   */
-  function mutate(
-    target: FsTarget,
-    what: string,
-    signal: AbortSignal | undefined,
-    intent: FsWriteIntent | undefined,
-    change: Uint8Array | null | ((current: FsCurrent | undefined) => Uint8Array),
-    durability?: 'deferred',
-  ): Promise<SwapDone> {
-    return locks.run(target.targetKey, async () => {
-      for (let attempt = 1; ; attempt++) {
-        throwIfAborted(signal, what);
-        let expect: FsExpect;
-        let bytes: Uint8Array | null;
-        if (typeof change === 'function') {
-          const current = await readCurrent(target, what, signal);
-          checkWriteIntent(intent, current, what);
-          bytes = change(current);
-          expect = current === undefined ? { kind: 'absent' } : { kind: 'present', version: current.version };
-        } else {
-          bytes = change;
-          expect = expectOf(intent);
-        }
-        throwIfAborted(signal, what);
-        const result = await provider.swap(target, { expect, bytes, signal, ...(durability ? { durability } : {}) });
-        if (result?.ok === true) return result;
-        if (result?.ok !== false) throw new FsError('FS_IO_ERROR', `${what}: the provider's swap returned ${safeJson(result)}`);
-        const now = result.current;
-        checkWriteIntent(intent, now.kind === 'present' ? now : undefined, what);
-        if (typeof change !== 'function') {
-          throw new FsError('FS_IO_ERROR', `${what}: the provider refused a swap whose expectation held (${safeJson(now)})`);
-        }
-        if (attempt >= MAX_SWAP_ATTEMPTS) {
-          throw new FsError('FS_STALE_VERSION', `${what}: the file kept changing (${attempt} attempts); read it again`);
-        }
-      }
-    });
-  }
   return fs;
 }
-
-type SwapDone = Extract<FsSwapResult, { ok: true }>;
 
 function durabilityOf(opts: FsWriteOptions | undefined): 'deferred' | undefined {
   const d = opts?.durability;
   if (d === undefined || d === 'immediate') return undefined;
   if (d !== 'deferred') throw new FsError('FS_INVALID_ARGUMENT', `durability must be 'immediate' or 'deferred', got ${JSON.stringify(d)}`);
   return d;
-}
-
-/** Attempts of an unguarded read-modify-write whose swap keeps losing to other writers. */
-const MAX_SWAP_ATTEMPTS = 8;
-
-function expectOf(intent: FsWriteIntent | undefined): FsExpect {
-  if (intent === undefined) return { kind: 'any' };
-  return intent.kind === 'createIfAbsent' ? { kind: 'absent' } : { kind: 'present', version: intent.version };
 }
 
 function writtenVersion(result: SwapDone, what: string): FsVersion {
@@ -624,12 +556,4 @@ function checkEdit(edit: unknown): Required<FsEditRequest> {
     throw new FsError('FS_INVALID_ARGUMENT', 'replace_all must be a boolean');
   }
   return { oldString: e.oldString, newString: e.newString, replaceAll: e.replaceAll ?? false };
-}
-
-function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

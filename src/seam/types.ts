@@ -272,6 +272,11 @@ export type FsSwapResult =
   /** `expect` did not hold: nothing changed, and this is what the target holds now. */
   | { readonly ok: false; readonly current: FsObservation };
 
+export interface FsModifyRequest extends FsOpOptions {
+  /** As for `read`: a larger existing file is FS_TOO_LARGE, checked before its content is read. */
+  readonly maxBytes: number;
+}
+
 export interface FsProviderRename extends FsOpOptions {
   readonly expect?: FsVersion;
   readonly replace: boolean | FsVersion;
@@ -312,6 +317,17 @@ export interface FsProvider {
    * FS_NOT_REGULAR_FILE for a directory or special file, FS_NOT_DIRECTORY when a parent is a file.
    */
   swap(target: FsTarget, request: FsSwapRequest): Promise<FsSwapResult>;
+  /**
+   * Optional: a read-modify-write under an exclusive lock the store gives (a database row lock),
+   * for stores where many writers make optimistic retries slow. Read the file as `read` would
+   * (undefined when it is absent), call `change` with it, and publish the bytes it returns as
+   * `swap` would, with no other writer able to change the file in between. `change` holds the
+   * seam's rules: when it throws, nothing is published and the error is passed on. When another
+   * writer got in first all the same (the file was absent, and was created meanwhile), change
+   * nothing and return `ok: false` with what is there: the seam calls again after a pause. Without
+   * `modify` the seam reads, then swaps with `expect` set to what it read, and retries when the swap loses.
+   */
+  modify?(target: FsTarget, request: FsModifyRequest, change: (current: FsCurrent | undefined) => Uint8Array): Promise<FsSwapResult>;
   /**
    * Optional (F1): make durable every `durability: 'deferred'` swap published in these directories
    * (e.g. fsync each directory once). A directory that no longer exists is skipped. Absent: the

@@ -29,6 +29,20 @@ export async function closeShared(): Promise<void> {
 
 export const newWorkspace = (label: string) => `${label}-${randomUUID()}`;
 
+/** The server backend of a pooled connection. */
+export const processId = (conn: pg.PoolClient) => (conn as unknown as { processID: number }).processID;
+
+/** The server's backends waiting for a lock that `holder`'s backend holds. */
+export async function blockedBy(q: PgQueryable, holder: pg.PoolClient): Promise<number[]> {
+  const { rows } = await q.query(`SELECT pid FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, [processId(holder)]);
+  return rows.map((r) => r.pid);
+}
+
+/** Polls `ready` until it holds (a server-side state another connection reaches). */
+export async function until(ready: () => Promise<boolean>): Promise<void> {
+  while (!(await ready())) await new Promise((r) => setTimeout(r, 20));
+}
+
 /** Direct row changes behind the provider's back, as another process with plain SQL would make them. */
 export function rowHooks(client: PgQueryable, workspace: string) {
   const ancestors = async (path: string) => {

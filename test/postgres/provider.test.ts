@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresFs, createPostgresProvider, SCHEMA_VERSION, type PgQueryable } from '../../src/backends/postgres/index.js';
 import { contentVersion, createFs, isFsError, type FileSystem, type FsErrorCode } from '../../src/seam/index.js';
-import { SERVER, closeShared, newWorkspace, rowHooks, sharedPglite, sharedPool } from './helpers.js';
+import { SERVER, blockedBy, closeShared, newWorkspace, processId, rowHooks, sharedPglite, sharedPool } from './helpers.js';
 import { codeOf } from '../support/code-of.js';
 
 
@@ -253,16 +253,14 @@ describe.runIf(SERVER !== undefined)('postgres provider against a server: cancel
       const write = codeOf(fs.writeText(t, 'two', undefined, { signal: controller.signal }));
       // Wait until the write is waiting for the lock on the server.
       for (;;) {
-        const { rows } = await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE dsh_fs_entries%'`);
-        if (rows[0].n > 0) break;
+        if ((await blockedBy(pool, holder)).length > 0) break;
         await new Promise((r) => setTimeout(r, 20));
       }
       controller.abort();
       expect(await write).toBe('FS_ABORTED');
       // The server cancelled the statement: nothing waits on the lock any more.
       for (;;) {
-        const { rows } = await pool.query(`SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE dsh_fs_entries%'`);
-        if (rows[0].n === 0) break;
+        if ((await blockedBy(pool, holder)).length === 0) break;
         await new Promise((r) => setTimeout(r, 20));
       }
     } finally {
@@ -292,7 +290,8 @@ describe.runIf(SERVER !== undefined)('postgres provider against a server: cancel
       );
       for (;;) {
         const { rows } = await other.query(
-          `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE 'UPDATE dsh_fs_entries%'`,
+          `SELECT pg_terminate_backend(pid) AS done FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`,
+          [processId(holder)],
         );
         if (rows.length > 0) break;
         await new Promise((r) => setTimeout(r, 20));

@@ -333,6 +333,26 @@ function localPrepare(root: string): Prepare {
   };
 }
 
+/**
+ * `modify` over the provider's own read and swap: the swap expects what was read, so a lost race
+ * changes nothing and the seam calls again. `blind`: it yields, then swaps whatever is there.
+ */
+function withModify(p: FsProvider, blind: boolean): FsProvider {
+  return {
+    ...p,
+    async modify(t, { maxBytes, signal }, change) {
+      const before = await p.read(t, { maxBytes, signal }).catch((err: unknown) => {
+        if (err instanceof FsError && (err.code === 'FS_NOT_FOUND' || err.code === 'FS_NOT_DIRECTORY')) return undefined;
+        throw err;
+      });
+      const bytes = change(before);
+      if (!blind) return p.swap(t, { expect: observe(before), bytes, signal });
+      await new Promise((r) => setImmediate(r));
+      return p.swap(t, { expect: { kind: 'any' }, bytes, signal });
+    },
+  };
+}
+
 export function describeConcurrency(): void {
   describe('concurrency: randomised schedules of tool calls from 2–8 owners', () => {
     const property = (prepare: Prepare) => {
@@ -357,22 +377,30 @@ export function describeConcurrency(): void {
       await fc.assert(property(overlayPrepare), { numRuns: size(400, 4000) });
     }, 300_000);
 
+    // Memory storage changed by `change`, every call through a seam of its own (as from separate processes).
+    const perCall =
+      (change: (p: FsProvider) => FsProvider): Prepare =>
+      async (scenario, point) => {
+        const files: Record<string, string | { symlink: string }> = {};
+        scenario.initial.forEach((text, k) => {
+          if (text !== undefined) files[`/w/${fileName(k)}`] = text;
+          files[`/w/${linkName(k)}`] = { symlink: `/w/${fileName(k)}` };
+        });
+        const provider = change(createMemoryProvider({ files, cwd: '/w' }));
+        const fs = withPoints(seamPerCall(withPoints(provider, PROVIDER_METHODS, point)), FS_METHODS, point);
+        return { fs, dir: '/w', raw: createFs(provider) };
+      };
+
+    test('memory with a modify (read-modify-write in the provider), a seam per call', async () => {
+      await fc.assert(property(perCall((p) => withModify(p, false))), { numRuns: size(200, 2000) });
+    }, 300_000);
+
     // The check must be able to fail: the same property over providers with one bug each.
     const mutant = (name: string, broken: (p: FsProvider) => FsProvider) =>
       test(`catches a provider that ${name}`, async () => {
-        const prepare: Prepare = async (scenario, point) => {
-          const files: Record<string, string | { symlink: string }> = {};
-          scenario.initial.forEach((text, k) => {
-            if (text !== undefined) files[`/w/${fileName(k)}`] = text;
-            files[`/w/${linkName(k)}`] = { symlink: `/w/${fileName(k)}` };
-          });
-          const provider = broken(createMemoryProvider({ files, cwd: '/w' }));
-          const fs = withPoints(seamPerCall(withPoints(provider, PROVIDER_METHODS, point)), FS_METHODS, point);
-          return { fs, dir: '/w', raw: createFs(provider) };
-        };
         counting = false;
         try {
-          const out = await fc.check(property(prepare), { numRuns: 300 });
+          const out = await fc.check(property(perCall(broken)), { numRuns: 300 });
           expect(out.failed, 'the broken provider passed').toBe(true);
           // Without the lock an edit runs on bytes its owner never saw; whichever check sees that first names it.
           expect(String(out.errorInstance)).toMatch(
@@ -392,6 +420,8 @@ export function describeConcurrency(): void {
         return p.swap(t, { ...o, expect: { kind: 'any' } });
       },
     }));
+
+    mutant('has a modify that reads, then writes blind (not exclusive)', (p) => withModify(p, true));
 
     test('the chain check catches a lost update', () => {
       // Two writers from one base, both reported successful: one overwrote the other blind.

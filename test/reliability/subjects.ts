@@ -55,7 +55,7 @@ export function withPoints<T extends object>(obj: T, methods: readonly string[],
 
 // Every call but walk, which returns an iterable rather than a promise.
 export const FS_METHODS = FS_CALLS.filter((m) => m !== 'walk');
-export const PROVIDER_METHODS = ['resolve', 'stat', 'read', 'swap', 'listDir', 'mkdir', 'rmdir', 'rename'] as const;
+export const PROVIDER_METHODS = ['resolve', 'stat', 'read', 'swap', 'modify', 'listDir', 'mkdir', 'rmdir', 'rename'] as const;
 
 /** Every call through a seam of its own over `provider`, as from separate processes (the kit's helper). */
 export function seamPerCall(provider: FsProvider): FileSystem {

@@ -12,8 +12,15 @@ export interface PgQueryable {
 
 /** A `pg` Pool: `connect()` hands out a dedicated client (with its backend's `processID`). */
 interface PoolLike extends PgQueryable {
-  connect(): Promise<PgQueryable & { release(destroy?: boolean | Error): void; processID?: number }>;
+  connect(): Promise<PoolConnection>;
   readonly totalCount: number;
+}
+
+interface PoolConnection extends PgQueryable {
+  release(destroy?: boolean | Error): void;
+  processID?: number;
+  on?(event: 'error', fn: (err: unknown) => void): unknown;
+  removeListener?(event: 'error', fn: (err: unknown) => void): unknown;
 }
 
 /** PGlite: one embedded connection; `transaction` holds it exclusively. */
@@ -77,13 +84,22 @@ export class Db {
       const cancel = () => {
         if (conn.processID !== undefined) client.query('SELECT pg_cancel_backend($1)', [conn.processID]).catch(() => {});
       };
+      // A connection the server ends while it is checked out says so with an 'error' event, which
+      // nobody else listens to then: it would be an uncaught exception.
+      const onLost = (err: unknown) => (broken ??= err ?? new Error('connection lost'));
       signal?.addEventListener('abort', cancel, { once: true });
+      conn.on?.('error', onLost);
       const q = statementRunner(conn, signal, what, (err) => (broken ??= isConnectionError(err) ? err : undefined));
+      // Sent whatever the signal says; a connection whose transaction could not be ended is not reused.
+      const rollback = async () => {
+        if (broken === undefined) await conn.query('ROLLBACK').catch((err: unknown) => (broken ??= err ?? new Error('ROLLBACK failed')));
+      };
       const work = (async () => {
         try {
-          return await (tx ? inTransaction(q, fn) : fn(q));
+          return await (tx ? inTransaction(q, fn, rollback) : fn(q));
         } finally {
           signal?.removeEventListener('abort', cancel);
+          conn.removeListener?.('error', onLost);
           conn.release(broken === undefined ? undefined : true);
         }
       })();
@@ -96,18 +112,24 @@ export class Db {
       return abortable(work, signal, what);
     }
     const q = statementRunner(client, signal, what);
-    return abortable(this.serial.run('connection', () => (tx ? inTransaction(q, fn) : fn(q))), signal, what);
+    const rollback = () => client.query('ROLLBACK').then(() => {}, () => {});
+    return abortable(this.serial.run('connection', () => (tx ? inTransaction(q, fn, rollback) : fn(q))), signal, what);
   }
 }
 
-async function inTransaction<T>(q: Q, fn: (q: Q) => Promise<T>): Promise<T> {
+/**
+ * `fn` between BEGIN and COMMIT. On any failure, an abort included, `rollback` ends the
+ * transaction: it must not check the signal, or an aborted call would hand back a connection
+ * still inside a failed transaction.
+ */
+async function inTransaction<T>(q: Q, fn: (q: Q) => Promise<T>, rollback: () => Promise<void>): Promise<T> {
   await q('BEGIN');
   try {
     const result = await fn(q);
     await q('COMMIT');
     return result;
   } catch (err) {
-    await q('ROLLBACK').catch(() => {});
+    await rollback();
     throw err;
   }
 }

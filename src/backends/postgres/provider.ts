@@ -31,6 +31,8 @@ import {
 } from '../../seam/index.js';
 import { Db, MAX_ATTEMPTS, abortable, RETRYABLE, sqlState, type PgQueryable, type Q } from './client.js';
 import { ENTRIES, ensureSchema } from './schema.js';
+import { modifyAt } from './modify.js';
+import { COLUMNS, ENSURE_DIRS, dirsBetween, insertFile, notDirectory, parentOf, selfAndAncestors, strictAncestors, subtree, toBuffer, toUint8, type Row } from './rows.js';
 
 /** Default largest file stored: 64 MiB (one bytea value; PostgreSQL's own limit is 1 GiB). */
 export const DEFAULT_MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -55,27 +57,6 @@ export interface PostgresProvider extends FsProvider {
   /** Creates the schema and the root's rows if needed; every operation awaits it first. */
   ready(): Promise<void>;
 }
-
-interface Row {
-  path: string;
-  kind: 'file' | 'directory' | 'symlink';
-  version: string | null;
-  size: number | null;
-  mtime_ms: number | null;
-  link: string | null;
-}
-
-const COLUMNS = `path, kind, version, size, (extract(epoch FROM mtime) * 1000)::float8 AS mtime_ms, link`;
-
-/**
- * Missing directories, as a CTE prefix: `want` ($2 paths, $3 parents) are inserted unless one of
- * them exists as something other than a directory, which `bad` then names.
- */
-const ENSURE_DIRS = `want AS (SELECT w.path, w.parent FROM unnest($2::text[], $3::text[]) AS w(path, parent)),
-  bad AS (SELECT e.path, e.kind FROM ${ENTRIES} e JOIN want w ON e.path = w.path WHERE e.workspace = $1 AND e.kind <> 'directory'),
-  dirs AS (INSERT INTO ${ENTRIES} (workspace, path, parent, kind)
-    SELECT $1, path, parent, 'directory' FROM want WHERE NOT EXISTS (SELECT 1 FROM bad)
-    ON CONFLICT (workspace, path) DO NOTHING)`;
 
 export function createPostgresProvider(options: PostgresProviderOptions): PostgresProvider {
   if (typeof options.workspace !== 'string' || options.workspace.length === 0) {
@@ -176,18 +157,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
           if (rows.length > 0) return { ok: true, existed: true, version: version! };
         }
         if (bytes !== null && expect.kind !== 'present') {
-          const dirs = dirsBetween(root, key);
-          const rows = await q(
-            `WITH ${ENSURE_DIRS},
-             ins AS (INSERT INTO ${ENTRIES} (workspace, path, parent, kind, content, version, size)
-               SELECT $1, $4, $5, 'file', $6, $7, $8 WHERE NOT EXISTS (SELECT 1 FROM bad)
-               ON CONFLICT (workspace, path) DO NOTHING RETURNING 1)
-             SELECT 'inserted' AS path, 'file' AS kind FROM ins UNION ALL SELECT path, kind FROM bad`,
-            [ws, dirs, dirs.map(parentOf), key, parentOf(key), content, version, bytes.byteLength],
-          );
-          const bad = rows.find((r) => r.path !== 'inserted');
-          if (bad) throw notDirectory(what, bad);
-          if (rows.length > 0) return { ok: true, existed: false, version: version! };
+          if (await insertFile(q, ws, root, key, bytes, version!, what)) return { ok: true, existed: false, version: version! };
         }
         if (bytes === null && expect.kind !== 'absent') {
           const guard = expect.kind === 'present' ? ' AND version = $3' : '';
@@ -312,6 +282,12 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
         throw new FsError('FS_TOO_LARGE', `${what}: ${bytes.byteLength} bytes exceeds the ${maxFileBytes}-byte limit of this PostgreSQL workspace`);
       }
       return db.session(what, signal, (q) => swapAt(q, target.targetKey, expect, bytes, what));
+    },
+
+    async modify(target, { maxBytes, signal }, change) {
+      await ready(signal);
+      const what = `cannot write "${target.displayPath}"`;
+      return db.transaction(what, signal, (q) => modifyAt(q, { ws, root, maxFileBytes, redirect }, target.targetKey, maxBytes, change, what));
     },
 
     async mkdir(target, { signal }) {
@@ -467,44 +443,4 @@ async function* walkListing(provider: FsProvider, dir: FsTarget, prefix: string,
     yield { ...entry, path };
     if (isRealSubdirectory(dir, entry)) yield* walkListing(provider, entry.target, path, signal);
   }
-}
-
-function notDirectory(what: string, row: { path: string; kind: string }): FsError {
-  return new FsError('FS_NOT_DIRECTORY', `${what}: "${row.path}" is a ${row.kind === 'symlink' ? 'symbolic link' : row.kind}, not a directory`);
-}
-
-function parentOf(path: string): string | null {
-  return path === '/' ? null : posix.dirname(path);
-}
-
-/** `/a/b/c` → `/`, `/a`, `/a/b`, `/a/b/c`. */
-function selfAndAncestors(path: string): string[] {
-  const out = ['/'];
-  let at = '';
-  for (const seg of path.split('/').filter((s) => s !== '')) out.push((at = `${at}/${seg}`));
-  return out;
-}
-
-/** Strict ancestors of `path`, from `/` down. */
-function strictAncestors(path: string): string[] {
-  return path === '/' ? [] : selfAndAncestors(path).slice(1, -1);
-}
-
-/** The directories strictly between `root` and `path`: the parents a write to `path` may have to create. */
-function dirsBetween(root: string, path: string): string[] {
-  return selfAndAncestors(path).slice(0, -1).filter((p) => p !== root && isWithin(root, p));
-}
-
-/** The bytewise range of every path strictly below `dir`: [prefix, upper). */
-function subtree(dir: string): { prefix: string; upper: string } {
-  const prefix = dir === '/' ? '/' : `${dir}/`;
-  return { prefix, upper: `${prefix.slice(0, -1)}0` }; // '0' is the byte after '/'
-}
-
-function toBuffer(bytes: Uint8Array): Buffer {
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-}
-
-function toUint8(value: Uint8Array): Uint8Array {
-  return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
 }
