@@ -25,6 +25,7 @@ import {
   type FsTarget,
   type FsWalkEntry,
 } from '../../src/seam/index.js';
+import { dirMutants } from './dir-mutants.js';
 import { volumeHooks } from './memory-subject.js';
 import { rootedSubject } from './rooted.js';
 
@@ -36,6 +37,8 @@ export interface Mutant {
   readonly name: string;
   /** The rule that names the bug. */
   readonly rule: string;
+  /** The named rule is the only one that fails (the bug is invisible to every other rule). */
+  readonly only?: boolean;
   readonly subject: () => ConformanceSubject;
 }
 
@@ -444,6 +447,7 @@ export const mutants: readonly Mutant[] = [
     rule: 'O1',
     subject: unionOverlaySubject,
   },
+  ...dirMutants,
 ];
 
 /**

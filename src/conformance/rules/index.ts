@@ -4,6 +4,7 @@ import { editRules } from './edit.js';
 import { guardRules } from './guards.js';
 import { modelRules } from './model.js';
 import { pathRules } from './paths.js';
+import { rootRules } from './root.js';
 import { searchRules } from './search.js';
 import { textRules } from './text.js';
 import { versionRules } from './versions.js';
@@ -16,6 +17,7 @@ export const ALL_RULES: readonly Rule[] = [
   ...textRules,
   ...pathRules,
   ...dirRules,
+  ...rootRules,
   ...layerRules,
   ...searchRules,
   ...modelRules,

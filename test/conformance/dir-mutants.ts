@@ -1,0 +1,73 @@
+import { createMemoryProvider, type MemoryProvider } from '../../src/backends/memory/index.js';
+import type { ConformanceSubject } from '../../src/conformance/index.js';
+import { createFs, isRealSubdirectory, type FileSystem, type FsProvider, type FsTarget } from '../../src/seam/index.js';
+import { volumeHooks } from './memory-subject.js';
+import type { Mutant } from './mutants.js';
+import { mapSubject, opaqueKeys } from './opaque.js';
+
+/**
+ * Mutants of the root rule D5. Each passes every other rule: the mutant test
+ * requires its named rule, and only it, to fail.
+ */
+
+function memorySubject(wrap: (base: MemoryProvider) => FsProvider): ConformanceSubject {
+  const base = createMemoryProvider({ files: { '/work': null } });
+  const provider = wrap(base);
+  return { fs: createFs(provider), provider, base: '/work', ...volumeHooks(base.volume) };
+}
+
+/**
+ * A FileSystem over the seam's that sends a recursive rmdir straight to its store, in one call,
+ * guarding the root as the seam once did: by comparing the target's key with the root's path. Its
+ * keys are not paths, so the root's key never matches, and the store deletes what it is asked to.
+ */
+function nativeRecursiveRmdir(fs: FileSystem, provider: FsProvider): FileSystem {
+  return {
+    ...fs,
+    async rmdir(target, options) {
+      if (options?.recursive !== true || target.targetKey === (fs.root ?? '/')) return fs.rmdir(target, options);
+      return provider.rmdir(target, { recursive: true, ...(options.signal ? { signal: options.signal } : {}) });
+    },
+  };
+}
+
+/**
+ * A FileSystem over the seam's that removes a tree bottom-up through the contract, as an adapter
+ * for a store without a recursive delete would: everything below is gone before the seam refuses
+ * to remove the directory itself.
+ */
+function bottomUpRmdir(fs: FileSystem): FileSystem {
+  const empty = async (dir: FsTarget): Promise<void> => {
+    for (const entry of await fs.listDir(dir)) {
+      if (isRealSubdirectory(dir, entry)) {
+        await empty(entry.target);
+        await fs.rmdir(entry.target);
+      } else await fs.remove(entry.target);
+    }
+  };
+  return {
+    ...fs,
+    async rmdir(target, options) {
+      if (options?.recursive === true) await empty(target);
+      return fs.rmdir(target, { ...options, recursive: false });
+    },
+  };
+}
+
+export const dirMutants: readonly Mutant[] = [
+  {
+    name: 'its own key scheme, and a recursive rmdir sent to the store past the seam, guarding the root by its path',
+    rule: 'D5',
+    only: true,
+    subject: () => mapSubject(opaqueKeys, nativeRecursiveRmdir),
+  },
+  {
+    name: 'a recursive rmdir emulated bottom-up through the contract: everything below goes before the root is refused',
+    rule: 'D5',
+    only: true,
+    subject: () => {
+      const subject = memorySubject((base) => base);
+      return { ...subject, fs: bottomUpRmdir(subject.fs) };
+    },
+  },
+];
