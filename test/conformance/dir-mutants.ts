@@ -1,12 +1,20 @@
 import { createMemoryProvider, type MemoryProvider } from '../../src/backends/memory/index.js';
 import type { ConformanceSubject } from '../../src/conformance/index.js';
-import { createFs, isRealSubdirectory, type FileSystem, type FsProvider, type FsTarget } from '../../src/seam/index.js';
+import {
+  FsError,
+  checkRmdir,
+  createFs,
+  isRealSubdirectory,
+  type FileSystem,
+  type FsProvider,
+  type FsTarget,
+} from '../../src/seam/index.js';
 import { volumeHooks } from './memory-subject.js';
 import type { Mutant } from './mutants.js';
 import { mapSubject, opaqueKeys } from './opaque.js';
 
 /**
- * Mutants of the root rule D5. Each passes every other rule: the mutant test
+ * Mutants of the directory rules D5–D7. Each passes every other rule: the mutant test
  * requires its named rule, and only it, to fail.
  */
 
@@ -15,6 +23,8 @@ function memorySubject(wrap: (base: MemoryProvider) => FsProvider): ConformanceS
   const provider = wrap(base);
   return { fs: createFs(provider), provider, base: '/work', ...volumeHooks(base.volume) };
 }
+
+const nextMacrotask = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * A FileSystem over the seam's that sends a recursive rmdir straight to its store, in one call,
@@ -69,5 +79,38 @@ export const dirMutants: readonly Mutant[] = [
       const subject = memorySubject((base) => base);
       return { ...subject, fs: bottomUpRmdir(subject.fs) };
     },
+  },
+  {
+    name: 'a recursive rmdir removes the files below and the directory, but not the directories below',
+    rule: 'D6',
+    only: true,
+    subject: () =>
+      mapSubject((base, store) => ({
+        ...base,
+        async rmdir(target, options) {
+          if (!options.recursive) return base.rmdir(target, options);
+          const dir = target.targetKey;
+          const what = `cannot remove directory "${target.displayPath}"`;
+          if (store.files.has(dir)) throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
+          if (!store.dirs.has(dir)) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+          for (const p of store.below(dir)) store.files.delete(p);
+          store.dirs.delete(dir);
+        },
+      })),
+  },
+  {
+    name: 'a non-recursive rmdir checks that the directory is empty, yields, then removes it with whatever landed in it',
+    rule: 'D7',
+    only: true,
+    subject: () =>
+      memorySubject((base) => ({
+        ...base,
+        async rmdir(target, options) {
+          if (options.recursive) return base.rmdir(target, options);
+          checkRmdir(`cannot remove directory "${target.displayPath}"`, (await base.listDir(target, options)).length, false);
+          await nextMacrotask();
+          return base.rmdir(target, { ...options, recursive: true });
+        },
+      })),
   },
 ];

@@ -4,6 +4,7 @@ import { editRules } from './edit.js';
 import { guardRules } from './guards.js';
 import { modelRules } from './model.js';
 import { pathRules } from './paths.js';
+import { rmdirRules } from './rmdir.js';
 import { rootRules } from './root.js';
 import { searchRules } from './search.js';
 import { textRules } from './text.js';
@@ -18,6 +19,7 @@ export const ALL_RULES: readonly Rule[] = [
   ...pathRules,
   ...dirRules,
   ...rootRules,
+  ...rmdirRules,
   ...layerRules,
   ...searchRules,
   ...modelRules,
