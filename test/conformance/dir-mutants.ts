@@ -4,17 +4,19 @@ import {
   FsError,
   checkRmdir,
   createFs,
+  depthFirst,
   isRealSubdirectory,
   type FileSystem,
   type FsProvider,
   type FsTarget,
+  type FsWalkEntry,
 } from '../../src/seam/index.js';
 import { volumeHooks } from './memory-subject.js';
 import type { Mutant } from './mutants.js';
 import { mapSubject, opaqueKeys } from './opaque.js';
 
 /**
- * Mutants of the directory rules D5–D7. Each passes every other rule: the mutant test
+ * Mutants of the directory and walk rules D5–D9. Each passes every other rule: the mutant test
  * requires its named rule, and only it, to fail.
  */
 
@@ -112,5 +114,39 @@ export const dirMutants: readonly Mutant[] = [
           return base.rmdir(target, { ...options, recursive: true });
         },
       })),
+  },
+  {
+    name: 'walk ignores prune: it lists pruned directories, and fails on one that is gone',
+    rule: 'D8',
+    only: true,
+    subject: () =>
+      memorySubject((base) => ({
+        ...base,
+        walk: (target, { signal, onUnreadable }) => depthFirst(target, (dir) => base.listDir(dir, { signal }), onUnreadable ? { onUnreadable } : {}),
+      })),
+  },
+  {
+    name: 'walk keeps the entries of its first walk of a directory and gives them again',
+    rule: 'D9',
+    only: true,
+    subject: () =>
+      memorySubject((base) => {
+        const cache = new Map<string, FsWalkEntry[]>();
+        const walk = base.walk!.bind(base);
+        return {
+          ...base,
+          async *walk(target, options) {
+            // Only plain walks are kept: a pruned one depends on its caller.
+            if (options.prune) return yield* walk(target, options);
+            let entries = cache.get(target.targetKey);
+            if (entries === undefined) {
+              entries = [];
+              for await (const entry of walk(target, options)) entries.push(entry);
+              cache.set(target.targetKey, entries);
+            }
+            yield* entries;
+          },
+        };
+      }),
   },
 ];

@@ -9,6 +9,7 @@ import { rootRules } from './root.js';
 import { searchRules } from './search.js';
 import { textRules } from './text.js';
 import { versionRules } from './versions.js';
+import { walkRules } from './walk.js';
 
 /** Every rule, in DESIGN §4 order, then the model-based check. */
 export const ALL_RULES: readonly Rule[] = [
@@ -20,6 +21,7 @@ export const ALL_RULES: readonly Rule[] = [
   ...dirRules,
   ...rootRules,
   ...rmdirRules,
+  ...walkRules,
   ...layerRules,
   ...searchRules,
   ...modelRules,
