@@ -3,6 +3,7 @@ import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { editBytes } from './edit.js';
 import { KeyedMutex } from './lock.js';
 import { createMutate, safeJson, type SwapDone } from './mutate.js';
+import { RootGuard } from './root.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
 import { reservedNameCheck } from './reserved.js';
 import { UNVERSIONED } from './types.js';
@@ -68,6 +69,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   // The per-target critical section of every mutation made through this filesystem.
   const locks = new KeyedMutex();
   const mutate = createMutate(provider, locks, maxTextBytes);
+  const rootGuard = new RootGuard(provider, root ?? '/');
 
   async function call<T>(what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     throwIfAborted(signal, what);
@@ -228,7 +230,10 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       checkIntent(intent, false);
       const what = `cannot remove "${target.displayPath}"`;
       const durability = durabilityOf(opts);
-      const done = await call(what, opts?.signal, () => mutate(target, what, opts?.signal, intent, null, durability));
+      const done = await call(what, opts?.signal, async () => {
+        await rootGuard.refuse(what, 'it is the root', target);
+        return mutate(target, what, opts?.signal, intent, null, durability);
+      });
       if (!done.existed) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
     },
 
@@ -251,8 +256,10 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       const recursive = opts?.recursive ?? false;
       if (typeof recursive !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `recursive must be a boolean, got ${describeType(recursive)}`);
       const what = `cannot remove directory "${target.displayPath}"`;
-      if (isTopKey(target)) throw new FsError('FS_INVALID_ARGUMENT', `${what}: it is the root`);
-      await call(what, opts?.signal, () => provider.rmdir(target, { recursive, signal: opts?.signal }));
+      await call(what, opts?.signal, async () => {
+        await rootGuard.refuse(what, 'it is the root', target);
+        return provider.rmdir(target, { recursive, signal: opts?.signal });
+      });
     },
 
     async rename(from: FsTarget, to: FsTarget, opts?: FsRenameOptions): Promise<void> {
@@ -263,16 +270,16 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       if (expect !== undefined) checkIntent({ kind: 'replaceIfVersion', version: expect }, false);
       const replace = opts?.replace ?? false;
       if (typeof replace !== 'boolean') checkIntent({ kind: 'replaceIfVersion', version: replace }, false);
-      if (isTopKey(from) || isTopKey(to)) throw new FsError('FS_INVALID_ARGUMENT', `${what}: the root cannot be moved or replaced`);
-      if (from.targetKey !== to.targetKey && fs.contains(from, to)) {
-        throw new FsError('FS_INVALID_ARGUMENT', `${what}: a directory cannot be moved inside itself`);
-      }
       const signal = opts?.signal;
       // Both names are held, in one order, so two opposite renames cannot deadlock (one name: once).
       const [first, second] = [from.targetKey, to.targetKey].sort();
       const both = <T>(fn: () => Promise<T>) => (first === second ? locks.run(first!, fn) : locks.run(first!, () => locks.run(second!, fn)));
-      await call(what, signal, () =>
-        both(async () => {
+      await call(what, signal, async () => {
+        await rootGuard.refuse(what, 'the root cannot be moved or replaced', from, to);
+        if (from.targetKey !== to.targetKey && fs.contains(from, to)) {
+          throw new FsError('FS_INVALID_ARGUMENT', `${what}: a directory cannot be moved inside itself`);
+        }
+        return both(async () => {
           if (from.targetKey !== to.targetKey) {
             return provider.rename(from, to, { ...(expect === undefined ? {} : { expect }), replace, signal });
           }
@@ -280,8 +287,8 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
           const info = await provider.stat(from, { signal });
           if (info === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
           if (expect !== undefined && info.version !== expect) throw new FsError('FS_STALE_VERSION', `${what}: the file changed since it was read`);
-        }),
-      );
+        });
+      });
     },
 
     walk(target: FsTarget, opts?: FsWalkOptions): AsyncIterable<FsWalkEntry> {
@@ -300,11 +307,6 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   function checkTarget(target: unknown): asserts target is FsTarget {
     checkTargetShape(target);
     reserved?.(target.targetKey, target.displayPath);
-  }
-
-  /** The root (or `/`): never removed, moved or replaced. */
-  function isTopKey(target: FsTarget): boolean {
-    return target.targetKey === (root ?? '/') || target.targetKey === '/';
   }
 
   return fs;

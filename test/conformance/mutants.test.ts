@@ -29,7 +29,7 @@ describe('the conformance suite catches broken providers', () => {
     // Caught by one of the rule's own checks (errors carry its label), not by a crash or a timeout.
     expect(named.error).toMatch(/^\[[^\]]+\] /);
     expect(named.error).not.toMatch(/non-FsError|factory failed|cleanup failed|timed out/);
-    if (mutant.only) expect(failing(results), 'a mutant marked `only` is caught by its rule alone').toEqual([rule]);
+    if (mutant.only) expect(failing(results), 'only the named rule fails').toEqual([rule]);
     // Everything else the mutant trips over is printed, so a report shows the blast radius of one bug.
     console.info(`${mutant.name}: caught by ${failing(results).join(', ')}`);
   });

@@ -25,6 +25,7 @@ import {
   type FsTarget,
   type FsWalkEntry,
 } from '../../src/seam/index.js';
+import { dirMutants } from './dir-mutants.js';
 import { volumeHooks } from './memory-subject.js';
 import { rootedSubject } from './rooted.js';
 
@@ -36,7 +37,7 @@ export interface Mutant {
   readonly name: string;
   /** The rule that names the bug. */
   readonly rule: string;
-  /** No other rule may fail: the bug is one that only this rule can see. */
+  /** The named rule is the only one that fails (the bug is invisible to every other rule). */
   readonly only?: boolean;
   readonly subject: () => ConformanceSubject;
 }
@@ -486,6 +487,7 @@ export const mutants: readonly Mutant[] = [
         return { ...base, rename: (from, to, options) => base.rename(asWritten(from), asWritten(to), options) };
       }),
   },
+  ...dirMutants,
 ];
 
 /**

@@ -411,7 +411,9 @@ describe('errors are FsErrors with a clear code', () => {
     expect(await codeOf(resolve('dir').then((t) => fs.readText(t)))).toBe('FS_NOT_REGULAR_FILE');
     expect(await codeOf(resolve('dir').then((t) => fs.writeText(t, 'x')))).toBe('FS_NOT_REGULAR_FILE');
     expect(await codeOf(resolve('.').then((t) => fs.writeText(t, 'x')))).toBe('FS_NOT_REGULAR_FILE');
-    expect(await codeOf(resolve('.').then((t) => fs.remove(t)))).toBe('FS_NOT_REGULAR_FILE');
+    expect(await codeOf(resolve('dir').then((t) => fs.remove(t)))).toBe('FS_NOT_REGULAR_FILE');
+    // The root is refused as the root (D5), whatever its type.
+    expect(await codeOf(resolve('.').then((t) => fs.remove(t)))).toBe('FS_INVALID_ARGUMENT');
     expect(await codeOf(resolve('nope.txt').then((t) => fs.readText(t)))).toBe('FS_NOT_FOUND');
     expect(await codeOf(resolve('nope.txt').then((t) => fs.remove(t)))).toBe('FS_NOT_FOUND');
     expect(await codeOf(resolve('nope/x').then((t) => fs.listDir(t)))).toBe('FS_NOT_FOUND');

@@ -12,8 +12,8 @@ import {
   checkRename,
   checkRmdir,
   contentVersion,
+  depthFirst,
   expectHolds,
-  isRealSubdirectory,
   isWithin,
   observe,
   resolveLinks,
@@ -398,7 +398,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
       });
     },
 
-    walk(target, { signal }): AsyncIterable<FsWalkEntry> {
+    walk(target, { signal, prune, onUnreadable }): AsyncIterable<FsWalkEntry> {
       const what = `cannot walk "${target.displayPath}"`;
       return (async function* () {
         await ready(signal);
@@ -426,7 +426,8 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
           return out;
         });
         if (entries === undefined) {
-          yield* walkListing(provider, target, '', signal);
+          // The seam's walk over listings, which lists no directory the caller pruned.
+          yield* depthFirst(target, (dir) => provider.listDir(dir, { signal }), { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}) });
           return;
         }
         yield* entries;
@@ -434,13 +435,4 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     },
   };
   return provider;
-}
-
-/** Fallback for a walked directory that became a link: the seam's rule, one listing per real subdirectory. */
-async function* walkListing(provider: FsProvider, dir: FsTarget, prefix: string, signal: AbortSignal | undefined): AsyncGenerator<FsWalkEntry> {
-  for (const entry of await provider.listDir(dir, { signal })) {
-    const path = prefix === '' ? entry.name : `${prefix}/${entry.name}`;
-    yield { ...entry, path };
-    if (isRealSubdirectory(dir, entry)) yield* walkListing(provider, entry.target, path, signal);
-  }
 }

@@ -20,7 +20,7 @@ import {
 
 /** Path segments for generated trees: few, so that names collide and directories nest. */
 const segmentArb = fc.constantFrom('a', 'b', 'c', 'é', '😀', 'ﬀ');
-const relPathArb = fc.array(segmentArb, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('/'));
+export const relPathArb = fc.array(segmentArb, { minLength: 1, maxLength: 4 }).map((parts) => parts.join('/'));
 
 /** Every entry that walking `top` by hand with listDir gives, in tree order (the D4 reference). */
 export async function listRecursively(fs: FileSystem, top: FsTarget, limit: number): Promise<FsWalkEntry[]> {
@@ -40,7 +40,7 @@ export async function listRecursively(fs: FileSystem, top: FsTarget, limit: numb
   return out;
 }
 
-async function walkAll(fs: FileSystem, top: FsTarget, limit: number, wantsStats?: (path: string, name: string) => boolean): Promise<FsWalkEntry[]> {
+export async function walkAll(fs: FileSystem, top: FsTarget, limit: number, wantsStats?: (path: string, name: string) => boolean): Promise<FsWalkEntry[]> {
   const out: FsWalkEntry[] = [];
   for await (const entry of fs.walk(top, wantsStats ? { wantsStats } : {})) {
     out.push(entry);
@@ -49,11 +49,11 @@ async function walkAll(fs: FileSystem, top: FsTarget, limit: number, wantsStats?
   return out;
 }
 
-const shape = (e: FsDirEntry & { path?: string }) => ({ path: e.path, name: e.name, type: e.type, targetKey: e.target.targetKey, size: e.size });
-const bare = (e: FsDirEntry & { path?: string }) => ({ path: e.path, name: e.name, type: e.type, targetKey: e.target.targetKey });
+export const shape = (e: FsDirEntry & { path?: string }) => ({ path: e.path, name: e.name, type: e.type, targetKey: e.target.targetKey, size: e.size });
+export const bare = (e: FsDirEntry & { path?: string }) => ({ path: e.path, name: e.name, type: e.type, targetKey: e.target.targetKey });
 
 /** Builds the tree of `paths` under `dir` (a file at each path, directories for the rest) and returns the files made. */
-async function buildTree(fs: FileSystem, dir: string, paths: readonly string[]): Promise<Map<string, string>> {
+export async function buildTree(fs: FileSystem, dir: string, paths: readonly string[]): Promise<Map<string, string>> {
   const files = new Map<string, string>();
   for (const rel of paths) {
     const target = await fs.resolve(`${dir}/${rel}`);
@@ -64,7 +64,7 @@ async function buildTree(fs: FileSystem, dir: string, paths: readonly string[]):
   return files;
 }
 
-async function typeOf(fs: FileSystem, path: string): Promise<string | undefined> {
+export async function typeOf(fs: FileSystem, path: string): Promise<string | undefined> {
   return (await fs.stat(await fs.resolve(path)))?.type;
 }
 

@@ -5,9 +5,12 @@ import { guardRules } from './guards.js';
 import { modelRules } from './model.js';
 import { pathRules } from './paths.js';
 import { createRaceRules, renameRules } from './races.js';
+import { rmdirRules } from './rmdir.js';
+import { rootRules } from './root.js';
 import { searchRules } from './search.js';
 import { textRules } from './text.js';
 import { versionRules } from './versions.js';
+import { walkRules } from './walk.js';
 
 /** Every rule, in DESIGN §4 order, then the model-based check. */
 export const ALL_RULES: readonly Rule[] = [
@@ -19,6 +22,9 @@ export const ALL_RULES: readonly Rule[] = [
   ...pathRules,
   ...dirRules,
   ...renameRules,
+  ...rootRules,
+  ...rmdirRules,
+  ...walkRules,
   ...layerRules,
   ...searchRules,
   ...modelRules,
