@@ -394,7 +394,7 @@ async function growingFile(s: Subject, path: string): Promise<{ reads: number; r
 
 export function describeBadInput(): void {
   describe('bad input at the tool layer', () => {
-    const RUNS = size(120, 1500);
+    const RUNS = size(120, 1500, 40);
 
     test('fuzzed tool calls over memory: structured results, always settled', async () => {
       const fs = createMemoryFs({

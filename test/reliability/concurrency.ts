@@ -361,20 +361,20 @@ export function describeConcurrency(): void {
     };
 
     test('memory', async () => {
-      await fc.assert(property(memoryPrepare), { numRuns: size(400, 4000) });
+      await fc.assert(property(memoryPrepare), { numRuns: size(400, 4000, 100) });
     }, 300_000);
 
     test('local', async () => {
       const { dir, cleanup } = await tempDir('conc');
       try {
-        await fc.assert(property(localPrepare(dir)), { numRuns: size(250, 2500) });
+        await fc.assert(property(localPrepare(dir)), { numRuns: size(250, 2500, 60) });
       } finally {
         await cleanup();
       }
     }, 600_000);
 
     test('overlay (over memory, scheduled inside its calls to the lower)', async () => {
-      await fc.assert(property(overlayPrepare), { numRuns: size(400, 4000) });
+      await fc.assert(property(overlayPrepare), { numRuns: size(400, 4000, 100) });
     }, 300_000);
 
     // Memory storage changed by `change`, every call through a seam of its own (as from separate processes).
@@ -392,7 +392,7 @@ export function describeConcurrency(): void {
       };
 
     test('memory with a modify (read-modify-write in the provider), a seam per call', async () => {
-      await fc.assert(property(perCall((p) => withModify(p, false))), { numRuns: size(200, 2000) });
+      await fc.assert(property(perCall((p) => withModify(p, false))), { numRuns: size(200, 2000, 50) });
     }, 300_000);
 
     // The check must be able to fail: the same property over providers with one bug each.
