@@ -1,0 +1,154 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rmdir } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { constants } from 'node:os';
+import { mountFs, type Mount } from '../mount/index.js';
+import type { FileSystem, FsWalkEntry } from '../seam/index.js';
+import { EXIT_FAILURE, EXIT_OK, UsageError, oneOf, optionalString, requireString, type Command, type Parsed } from './args.js';
+import type { Io } from './review.js';
+import { openWorkspace, resolveRoot, resolveStateDir, type Mode, type Workspace } from './workspace.js';
+
+/**
+ * A FileSystem whose every call runs through the workspace: in a sandbox that means under the
+ * state lock, on the sandbox as other processes (a commit, a discard) left it.
+ */
+export function workspaceFs(workspace: Workspace, current: FileSystem): FileSystem {
+  const through =
+    <K extends keyof FileSystem>(name: K) =>
+    (...args: unknown[]) =>
+      workspace.use((fs) => (fs[name] as (...a: unknown[]) => Promise<unknown>).apply(fs, args));
+  return {
+    cwd: current.cwd,
+    ...(current.root === undefined ? {} : { root: current.root }),
+    contains: (parent, child) => current.contains(parent, child),
+    resolve: through('resolve'),
+    stat: through('stat'),
+    readText: through('readText'),
+    streamText: through('streamText'),
+    readBytes: through('readBytes'),
+    listDir: through('listDir'),
+    writeText: through('writeText'),
+    writeBytes: through('writeBytes'),
+    editText: through('editText'),
+    remove: through('remove'),
+    mkdir: through('mkdir'),
+    rmdir: through('rmdir'),
+    rename: through('rename'),
+    async *walk(target, options) {
+      const entries = await workspace.use(async (fs) => {
+        const all: FsWalkEntry[] = [];
+        for await (const entry of fs.walk(target, options)) all.push(entry);
+        return all;
+      });
+      yield* entries;
+    },
+  } as FileSystem;
+}
+
+interface Served {
+  readonly workspace: Workspace;
+  readonly fs: FileSystem;
+  readonly describe: string;
+}
+
+/** --root, --mode, --state as `serve` takes them, opened the same way (with the state lock). */
+async function openServed(command: Command, parsed: Parsed, io: Io): Promise<Served> {
+  const mode = oneOf<Mode>(optionalString(parsed, 'mode'), ['sandbox', 'direct'], 'mode', command) ?? 'sandbox';
+  const root = await resolveRoot(requireString(parsed, 'root', command));
+  const stateOption = optionalString(parsed, 'state');
+  if (mode === 'direct' && stateOption !== undefined) throw new UsageError('--state applies to --mode sandbox only', command);
+  const stateDir = mode === 'sandbox' ? await resolveStateDir(root, stateOption, io.env) : undefined;
+  const workspace = await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
+  const current = await workspace.use(async (fs) => fs);
+  const fs = mode === 'sandbox' ? workspaceFs(workspace, current) : current;
+  const describe = stateDir === undefined ? `${root} (direct: writes go to the directory)` : `${root} (sandbox; state in ${stateDir})`;
+  return { workspace, fs, describe };
+}
+
+function signalled(): { readonly stopped: Promise<string>; dispose(): void } {
+  let dispose = () => {};
+  const stopped = new Promise<string>((resolve) => {
+    const on = (name: string) => () => resolve(name);
+    const int = on('SIGINT');
+    const term = on('SIGTERM');
+    process.once('SIGINT', int);
+    process.once('SIGTERM', term);
+    dispose = () => {
+      process.off('SIGINT', int);
+      process.off('SIGTERM', term);
+    };
+  });
+  return { stopped, dispose: () => dispose() };
+}
+
+/** `dsh-fs mount`: serves in the foreground until SIGINT or SIGTERM, then unmounts. */
+export async function mountCommand(parsed: Parsed, io: Io): Promise<number> {
+  const mountpoint = parsed.positionals[0];
+  if (mountpoint === undefined) throw new UsageError('MOUNTPOINT is required', 'mount');
+  if (parsed.positionals.length > 1) throw new UsageError(`unexpected argument "${parsed.positionals[1]}"`, 'mount');
+  const served = await openServed('mount', parsed, io);
+  const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
+  const signals = signalled();
+  const mount = await mountFs(served.fs, resolvePath(io.cwd, mountpoint), {
+    readOnly: parsed.values['read-only'] === true,
+    onWarning: log,
+  });
+  log(`mounted ${served.describe} at ${mount.mountpoint}; Ctrl-C or SIGTERM unmounts`);
+  const why = await signals.stopped;
+  signals.dispose();
+  await mount.unmount();
+  log(`unmounted ${mount.mountpoint} (${why})`);
+  return EXIT_OK;
+}
+
+/** `dsh-fs run -- CMD ARGS…`: mounts at a temporary directory, runs CMD there, unmounts whatever happens. */
+export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
+  const [command, ...args] = parsed.positionals;
+  if (command === undefined) throw new UsageError('give the command to run after --, e.g. dsh-fs run --root . -- make test', 'run');
+  const served = await openServed('run', parsed, io);
+  const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
+  const where = await mkdtemp(join(tmpdir(), 'dsh-fs-run-'));
+  let mount: Mount | undefined;
+  try {
+    mount = await mountFs(served.fs, where, { readOnly: parsed.values['read-only'] === true, onWarning: log });
+    return await runInside(mount.mountpoint, command, args, io);
+  } finally {
+    await mount?.unmount();
+    await rmdir(where).catch(() => {});
+  }
+}
+
+/**
+ * Runs the command with the mount as its cwd. It is spawned from outside and cds in itself: a
+ * child started with its cwd on this process's own mount would wait on this process's event
+ * loop while that loop waits for the child to start.
+ */
+function runInside(where: string, command: string, args: readonly string[], io: Io): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn('sh', ['-c', 'cd "$1" && shift && exec "$@"', 'dsh-fs-run', where, command, ...args], {
+      cwd: '/',
+      env: { ...io.env, PWD: where },
+      stdio: 'inherit',
+    });
+    const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+    const int = forward('SIGINT');
+    const term = forward('SIGTERM');
+    process.on('SIGINT', int);
+    process.on('SIGTERM', term);
+    const done = (code: number) => {
+      process.off('SIGINT', int);
+      process.off('SIGTERM', term);
+      resolve(code);
+    };
+    child.on('error', (err) => {
+      io.stderr.write(`dsh-fs: cannot run ${command}: ${err.message}\n`);
+      done(EXIT_FAILURE);
+    });
+    child.on('close', (code, signal) => done(code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0))));
+  });
+}
+
+function resolvePath(cwd: string, path: string): string {
+  return path.startsWith('/') ? path : join(cwd, path);
+}
