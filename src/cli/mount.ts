@@ -4,52 +4,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants } from 'node:os';
 import { mountFs, type Mount } from '../mount/index.js';
-import type { FileSystem, FsWalkEntry } from '../seam/index.js';
+import type { FileSystem } from '../seam/index.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, oneOf, optionalString, requireString, type Command, type Parsed } from './args.js';
+import { leasedFs } from './lease.js';
 import type { Io } from './review.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode, type Workspace } from './workspace.js';
-
-/**
- * A FileSystem whose every call runs through the workspace: in a sandbox that means under the
- * state lock, on the sandbox as other processes (a commit, a discard) left it.
- */
-export function workspaceFs(workspace: Workspace, current: FileSystem): FileSystem {
-  const through =
-    <K extends keyof FileSystem>(name: K) =>
-    (...args: unknown[]) =>
-      workspace.use((fs) => (fs[name] as (...a: unknown[]) => Promise<unknown>).apply(fs, args));
-  return {
-    cwd: current.cwd,
-    ...(current.root === undefined ? {} : { root: current.root }),
-    contains: (parent, child) => current.contains(parent, child),
-    resolve: through('resolve'),
-    stat: through('stat'),
-    readText: through('readText'),
-    streamText: through('streamText'),
-    readBytes: through('readBytes'),
-    listDir: through('listDir'),
-    writeText: through('writeText'),
-    writeBytes: through('writeBytes'),
-    editText: through('editText'),
-    remove: through('remove'),
-    mkdir: through('mkdir'),
-    rmdir: through('rmdir'),
-    rename: through('rename'),
-    async *walk(target, options) {
-      const entries = await workspace.use(async (fs) => {
-        const all: FsWalkEntry[] = [];
-        for await (const entry of fs.walk(target, options)) all.push(entry);
-        return all;
-      });
-      yield* entries;
-    },
-  } as FileSystem;
-}
 
 interface Served {
   readonly workspace: Workspace;
   readonly fs: FileSystem;
   readonly describe: string;
+  /** Lets go of the sandbox (its state lock) once the mount is gone. */
+  close(): void;
 }
 
 /** --root, --mode, --state as `serve` takes them, opened the same way (with the state lock). */
@@ -61,9 +27,9 @@ async function openServed(command: Command, parsed: Parsed, io: Io): Promise<Ser
   const stateDir = mode === 'sandbox' ? await resolveStateDir(root, stateOption, io.env) : undefined;
   const workspace = await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
   const current = await workspace.use(async (fs) => fs);
-  const fs = mode === 'sandbox' ? workspaceFs(workspace, current) : current;
+  const fs = mode === 'sandbox' ? leasedFs(workspace, current) : current;
   const describe = stateDir === undefined ? `${root} (direct: writes go to the directory)` : `${root} (sandbox; state in ${stateDir})`;
-  return { workspace, fs, describe };
+  return { workspace, fs, describe, close: () => (fs as Partial<ReturnType<typeof leasedFs>>).close?.() };
 }
 
 function signalled(): { readonly stopped: Promise<string>; dispose(): void } {
@@ -97,7 +63,7 @@ export async function mountCommand(parsed: Parsed, io: Io): Promise<number> {
   log(`mounted ${served.describe} at ${mount.mountpoint}; Ctrl-C or SIGTERM unmounts`);
   const why = await signals.stopped;
   signals.dispose();
-  await mount.unmount();
+  await mount.unmount().finally(() => served.close());
   log(`unmounted ${mount.mountpoint} (${why})`);
   return EXIT_OK;
 }
@@ -114,7 +80,7 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
     mount = await mountFs(served.fs, where, { readOnly: parsed.values['read-only'] === true, onWarning: log });
     return await runInside(mount.mountpoint, command, args, io);
   } finally {
-    await mount?.unmount();
+    await mount?.unmount().finally(() => served.close());
     await rmdir(where).catch(() => {});
   }
 }
