@@ -9,6 +9,7 @@ import { forceUnmount, fuseUnavailable, hasCommand, sh } from './helpers.js';
 const why = await fuseUnavailable();
 if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
 const hasGit = await hasCommand('git');
+const hasPython = await hasCommand('python3');
 
 describe.skipIf(why !== undefined)('programs on a mounted memory filesystem', () => {
   let dir: string;
@@ -128,5 +129,29 @@ describe.skipIf(why !== undefined)('programs on a mounted memory filesystem', ()
     for (const name of ['/l', '/h', '/ff']) expect(await type(name)).toBeUndefined();
     const x = await inMount('test -x a.txt && echo executable || echo not-executable');
     expect(x.stdout).toBe('not-executable\n');
+  });
+
+  it.skipIf(!hasPython)('extended attributes are not supported (ENOTSUP)', async () => {
+    const script = "import os, errno\nfor f in (lambda: os.setxattr('a.txt', 'user.k', b'v'), lambda: os.getxattr('a.txt', 'user.k')):\n  try:\n    f(); print('ok')\n  except OSError as e:\n    print(errno.errorcode[e.errno])";
+    const r = await inMount(`python3 -c "$SCRIPT"`, { SCRIPT: script });
+    // One number on Linux, which Python names ENOTSUP.
+    expect(r.stdout, r.stderr).toMatch(/^(ENOTSUP|EOPNOTSUPP)\n(ENOTSUP|EOPNOTSUPP)\n$/);
+  });
+
+  it('a file removed while open stays readable and writable through its descriptor, and is not published', async () => {
+    const script = [
+      "const fs = require('fs');",
+      "const fd = fs.openSync('tmp.txt', 'w+');",
+      "fs.unlinkSync('tmp.txt');",
+      "fs.writeSync(fd, 'scratch');",
+      "const b = Buffer.alloc(7); fs.readSync(fd, b, 0, 7, 0);",
+      'fs.closeSync(fd);',
+      'console.log(b.toString());',
+    ].join('\n');
+    const r = await inMount(`node -e "$SCRIPT" && ls -A`, { SCRIPT: script });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.split('\n')[0]).toBe('scratch');
+    expect(r.stdout).not.toMatch(/tmp\.txt|fuse_hidden/);
+    expect(await type('/tmp.txt')).toBeUndefined();
   });
 });
