@@ -43,7 +43,7 @@ Usage:
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
   dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] MOUNTPOINT
-  dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] -- CMD [ARG...]
+  dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
   dsh-fs serve|status|diff|commit|discard --postgres URL --workspace NAME [--sandbox NAME] [...]
   dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
@@ -228,7 +228,8 @@ ${STATE_HELP}
   --read-only   refuse every change (EROFS)
   -h, --help    show this help
 `,
-  run: `Usage: dsh-fs run --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] -- CMD [ARG...]
+  run: `Usage: dsh-fs run --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]]
+                  -- CMD [ARG...]
 
 Mounts the sandbox over DIR at a temporary directory, runs CMD there (its working directory is
 the mount), unmounts whatever happens, and exits with CMD's exit status. DIR itself is untouched:
@@ -240,6 +241,9 @@ Options:
 ${STATE_HELP}
                 (sandbox mode only)
   --read-only   refuse every change (EROFS)
+  --jail        run CMD in bubblewrap: everything read-only but the mount, a private /tmp
+                (needs bwrap: apt-get install -y bubblewrap)
+  --no-network  with --jail: no network either
   -h, --help    show this help
 `,
   demo: `Usage: dsh-fs demo [--keep DIR]
@@ -289,7 +293,15 @@ const OPTIONS: Record<Command, Options> = {
   discard: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
   fork: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, into: { type: 'string' }, json: { type: 'boolean' } },
   mount: { ...COMMON, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' }, 'read-only': { type: 'boolean' } },
-  run: { ...COMMON, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' }, 'read-only': { type: 'boolean' } },
+  run: {
+    ...COMMON,
+    root: { type: 'string' },
+    mode: { type: 'string' },
+    state: { type: 'string' },
+    'read-only': { type: 'boolean' },
+    jail: { type: 'boolean' },
+    'no-network': { type: 'boolean' },
+  },
   demo: { ...COMMON, keep: { type: 'string' } },
   import: TRANSFER,
   export: TRANSFER,

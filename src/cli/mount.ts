@@ -1,10 +1,11 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, rmdir } from 'node:fs/promises';
+import { constants as fsConstants } from 'node:fs';
+import { access, mkdtemp, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants } from 'node:os';
 import { mountFs, type Mount } from '../mount/index.js';
-import type { FileSystem } from '../seam/index.js';
+import { FsError, type FileSystem } from '../seam/index.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, oneOf, optionalString, requireString, type Command, type Parsed } from './args.js';
 import { leasedFs } from './lease.js';
 import type { Io } from './review.js';
@@ -72,13 +73,20 @@ export async function mountCommand(parsed: Parsed, io: Io): Promise<number> {
 export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
   const [command, ...args] = parsed.positionals;
   if (command === undefined) throw new UsageError('give the command to run after --, e.g. dsh-fs run --root . -- make test', 'run');
+  const jail = parsed.values.jail === true;
+  const offline = parsed.values['no-network'] === true;
+  if (offline && !jail) throw new UsageError('--no-network applies to --jail only', 'run');
+  if (jail && !(await onPath('bwrap', io.env.PATH ?? ''))) {
+    throw new FsError('FS_UNSUPPORTED', 'cannot jail the command: missing bwrap: install it with "apt-get install -y bubblewrap" (Debian/Ubuntu, as root)');
+  }
   const served = await openServed('run', parsed, io);
   const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
   const where = await mkdtemp(join(tmpdir(), 'dsh-fs-run-'));
   let mount: Mount | undefined;
   try {
     mount = await mountFs(served.fs, where, { readOnly: parsed.values['read-only'] === true, onWarning: log });
-    return await runInside(mount.mountpoint, command, args, io);
+    const argv = jail ? jailed(mount.mountpoint, offline, command, args) : inDirectory(mount.mountpoint, command, args);
+    return await runInside(mount.mountpoint, argv, io);
   } finally {
     await mount?.unmount().finally(() => served.close());
     await rmdir(where).catch(() => {});
@@ -86,17 +94,25 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
 }
 
 /**
- * Runs the command with the mount as its cwd. It is spawned from outside and cds in itself: a
- * child started with its cwd on this process's own mount would wait on this process's event
- * loop while that loop waits for the child to start.
+ * The command with the mount as its cwd. It is spawned from outside and cds in itself: a child
+ * started with its cwd on this process's own mount would wait on this process's event loop while
+ * that loop waits for the child to start.
  */
-function runInside(where: string, command: string, args: readonly string[], io: Io): Promise<number> {
+function inDirectory(where: string, command: string, args: readonly string[]): string[] {
+  return ['sh', '-c', 'cd "$1" && shift && exec "$@"', 'dsh-fs-run', where, command, ...args];
+}
+
+/** The command in bubblewrap: everything read-only but the mount, a private /tmp, optionally no network. */
+function jailed(where: string, offline: boolean, command: string, args: readonly string[]): string[] {
+  // --tmpfs /tmp before the bind: the mount itself lies under /tmp.
+  return ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp', '--bind', where, where,
+    '--chdir', where, '--die-with-parent', ...(offline ? ['--unshare-net'] : []), '--', command, ...args];
+}
+
+function runInside(where: string, argv: readonly string[], io: Io): Promise<number> {
+  const [file, ...rest] = argv as [string, ...string[]];
   return new Promise((resolve) => {
-    const child = spawn('sh', ['-c', 'cd "$1" && shift && exec "$@"', 'dsh-fs-run', where, command, ...args], {
-      cwd: '/',
-      env: { ...io.env, PWD: where },
-      stdio: 'inherit',
-    });
+    const child = spawn(file, rest, { cwd: '/', env: { ...io.env, PWD: where }, stdio: 'inherit' });
     const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
     const int = forward('SIGINT');
     const term = forward('SIGTERM');
@@ -108,11 +124,18 @@ function runInside(where: string, command: string, args: readonly string[], io: 
       resolve(code);
     };
     child.on('error', (err) => {
-      io.stderr.write(`dsh-fs: cannot run ${command}: ${err.message}\n`);
+      io.stderr.write(`dsh-fs: cannot run ${file}: ${err.message}\n`);
       done(EXIT_FAILURE);
     });
     child.on('close', (code, signal) => done(code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0))));
   });
+}
+
+async function onPath(command: string, pathList: string): Promise<boolean> {
+  for (const dir of pathList.split(':')) {
+    if (dir !== '' && (await access(join(dir, command), fsConstants.X_OK).then(() => true, () => false))) return true;
+  }
+  return false;
 }
 
 function resolvePath(cwd: string, path: string): string {

@@ -12,6 +12,7 @@ import { forceUnmount, fuseUnavailable, hasCommand, isMounted, sh } from './help
 const why = await fuseUnavailable();
 if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
 const hasGit = await hasCommand('git');
+const hasBwrap = await hasCommand('bwrap');
 
 const GIT_ENV = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', GIT_CONFIG_NOSYSTEM: '1' };
 
@@ -86,6 +87,22 @@ describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
     const usage = await runCli(['run', '--root', p.root], { env });
     expect(usage.code).toBe(2);
     expect(usage.stderr).toMatch(/give the command to run after --/);
+  });
+
+  it.skipIf(!hasBwrap)('run --jail: the command writes only the sandbox and its private /tmp', async () => {
+    const p = await project({ 'f.txt': 'x\n' });
+    const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
+    const before = await fingerprint(p.root);
+    const script = `echo changed > f.txt; echo t > /tmp/t && cat /tmp/t; echo escape > "${p.root}/f.txt" || echo refused; echo escape > "${p.base}/out.txt" || echo refused`;
+    const r = await runCli(['run', '--root', p.root, '--jail', '--no-network', '--', 'sh', '-c', script], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('t\nrefused\nrefused\n');
+    // Read-only, or (the project lies under /tmp here) hidden by the jail's own /tmp.
+    expect(r.stderr).toMatch(/cannot create/);
+    expect(await fingerprint(p.root)).toEqual(before);
+    await expect(stat(join(p.base, 'out.txt'))).rejects.toThrow();
+    const status = await runCli(['status', '--root', p.root], { env });
+    expect(status.stdout).toBe('M f.txt\n');
   });
 
   it('mount serves until SIGTERM, then exits 0 with nothing left in /proc/mounts', async () => {
