@@ -43,7 +43,7 @@ Usage:
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
   dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] MOUNTPOINT
-  dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]] -- CMD [ARG...]
+  dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
   dsh-fs serve|status|diff|commit|discard --postgres URL --workspace NAME [--sandbox NAME] [...]
   dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
@@ -229,7 +229,7 @@ ${STATE_HELP}
   -h, --help    show this help
 `,
   run: `Usage: dsh-fs run --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]]
-                  -- CMD [ARG...]
+                  [--fork NEWSTATE] -- CMD [ARG...]
 
 Mounts the sandbox over DIR at a temporary directory, runs CMD there (its working directory is
 the mount), unmounts whatever happens, and exits with CMD's exit status. DIR itself is untouched:
@@ -244,6 +244,9 @@ ${STATE_HELP}
   --jail        run CMD in bubblewrap: everything read-only but the mount, a private /tmp
                 (needs bwrap: apt-get install -y bubblewrap)
   --no-network  with --jail: no network either
+  --fork NEWSTATE  first fork the sandbox into NEWSTATE (as "dsh-fs fork --into"), then run in
+                the fork: the sandbox itself is left as it was; compare with
+                "dsh-fs diff --state NEWSTATE --against-parent"
   -h, --help    show this help
 `,
   demo: `Usage: dsh-fs demo [--keep DIR]
@@ -300,6 +303,7 @@ const OPTIONS: Record<Command, Options> = {
     state: { type: 'string' },
     'read-only': { type: 'boolean' },
     jail: { type: 'boolean' },
+    fork: { type: 'string' },
     'no-network': { type: 'boolean' },
   },
   demo: { ...COMMON, keep: { type: 'string' } },

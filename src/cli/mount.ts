@@ -7,8 +7,9 @@ import { constants } from 'node:os';
 import { mountFs, type Mount } from '../mount/index.js';
 import { FsError, type FileSystem } from '../seam/index.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, oneOf, optionalString, requireString, type Command, type Parsed } from './args.js';
+import { Writable } from 'node:stream';
 import { leasedFs } from './lease.js';
-import type { Io } from './review.js';
+import { fork, type Io } from './review.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode, type Workspace } from './workspace.js';
 
 interface Served {
@@ -79,8 +80,10 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
   if (jail && !(await onPath('bwrap', io.env.PATH ?? ''))) {
     throw new FsError('FS_UNSUPPORTED', 'cannot jail the command: missing bwrap: install it with "apt-get install -y bubblewrap" (Debian/Ubuntu, as root)');
   }
-  const served = await openServed('run', parsed, io);
   const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
+  const into = optionalString(parsed, 'fork');
+  if (into !== undefined) parsed = await forkFirst(parsed, into, io, log);
+  const served = await openServed('run', parsed, io);
   const where = await mkdtemp(join(tmpdir(), 'dsh-fs-run-'));
   let mount: Mount | undefined;
   try {
@@ -91,6 +94,17 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
     await mount?.unmount().finally(() => served.close());
     await rmdir(where).catch(() => {});
   }
+}
+
+/** --fork NEWSTATE: forks the sandbox as "dsh-fs fork --into" does, then runs in the fork. */
+async function forkFirst(parsed: Parsed, into: string, io: Io, log: (line: string) => void): Promise<Parsed> {
+  if (optionalString(parsed, 'mode') === 'direct') throw new UsageError('--fork applies to --mode sandbox only', 'run');
+  const values = { root: parsed.values.root, ...(parsed.values.state === undefined ? {} : { state: parsed.values.state }), into };
+  const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
+  const code = await fork({ values, positionals: [] }, { ...io, stdout: discard });
+  if (code !== EXIT_OK) throw new FsError('FS_IO_ERROR', `cannot fork the sandbox into "${into}"`);
+  log(`running in a fork of the sandbox, kept in ${into} (compare: dsh-fs diff --root ${String(parsed.values.root)} --state ${into} --against-parent)`);
+  return { values: { ...parsed.values, state: into }, positionals: parsed.positionals };
 }
 
 /**

@@ -105,6 +105,20 @@ describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
     expect(status.stdout).toBe('M f.txt\n');
   });
 
+  it('run --fork: the run lands in a new fork; the sandbox it was forked from is left as it was', async () => {
+    const p = await project({ 'f.txt': 'x\n' });
+    const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
+    const into = join(p.base, 'attempt');
+    const r = await runCli(['run', '--root', p.root, '--fork', into, '--', 'sh', '-c', 'echo forked > f.txt'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`running in a fork of the sandbox, kept in ${into}`);
+    expect((await runCli(['status', '--root', p.root], { env })).stdout).toBe('No changes.\n');
+    expect((await runCli(['status', '--root', p.root, '--state', into], { env })).stdout).toBe('M f.txt\n');
+    const diff = await runCli(['diff', '--root', p.root, '--state', into, '--against-parent', '--color', 'never'], { env });
+    expect(diff.stdout).toContain('-x\n+forked\n');
+    expect(await readFile(join(p.root, 'f.txt'), 'utf8')).toBe('x\n');
+  });
+
   it('mount serves until SIGTERM, then exits 0 with nothing left in /proc/mounts', async () => {
     const p = await project({ 'f.txt': 'served\n' });
     const where = join(p.base, 'mnt');
