@@ -18,36 +18,61 @@ type Cb = (code: number, ...values: unknown[]) => void;
 const UINT32_MAX = 0xffffffff;
 const O_ACCMODE = 3;
 
+interface Helpers {
+  readonly ctx: OpsContext;
+  readonly inodes: Inodes;
+  readonly started: number;
+  reply(op: string, cb: Cb, fn: () => Promise<unknown>): void;
+  target(path: string): Promise<FsTarget>;
+  /** Throws EROFS on a read-only mount. */
+  writable(): void;
+  info(t: FsTarget): Promise<FsInfo>;
+}
+
+type Ops = Record<string, (...args: never[]) => void>;
+
 /**
  * The FUSE operations over a FileSystem. Each answers on the event loop and never blocks it; a
  * contract failure becomes the errno of ERRNO_OF_CODE, and what the contract cannot hold
  * (links, special files, ownership, permission bits) is refused rather than dropped.
  */
-export function createOps(ctx: OpsContext): Record<string, (...args: never[]) => void> {
-  const { fs, files, readOnly } = ctx;
-  const inodes = new Inodes();
-  const started = Date.now();
+export function createOps(ctx: OpsContext): Ops {
+  const h = helpers(ctx);
+  return { ...readOps(h), ...fileOps(h), ...treeOps(h), ...metaOps(h) };
+}
 
-  const reply = (op: string, cb: Cb, fn: () => Promise<unknown>): void => {
-    fn().then(
-      (value) => {
-        if (value === SENT) return;
-        if (typeof value === 'number') cb(value);
-        else if (value === undefined) cb(0);
-        else cb(0, value);
-      },
-      (err: unknown) => {
-        if (!(err instanceof Errno) && !(err instanceof Error && err.name === 'FsError')) ctx.onUnexpected?.(op, err);
-        cb(toNegativeErrno(err));
-      },
-    );
+function helpers(ctx: OpsContext): Helpers {
+  const { fs } = ctx;
+  return {
+    ctx,
+    inodes: new Inodes(),
+    started: Date.now(),
+    reply(op, cb, fn) {
+      fn().then(
+        (value) => {
+          if (value === SENT) return;
+          if (typeof value === 'number') cb(value);
+          else if (value === undefined) cb(0);
+          else cb(0, value);
+        },
+        (err: unknown) => {
+          if (!(err instanceof Errno) && !(err instanceof Error && err.name === 'FsError')) ctx.onUnexpected?.(op, err);
+          cb(toNegativeErrno(err));
+        },
+      );
+    },
+    target: (path) => fs.resolve(path === '/' ? ctx.base : ctx.base === '/' ? path : ctx.base + path),
+    writable() {
+      if (ctx.readOnly) fail(ERRNO.EROFS);
+    },
+    info: async (t) => (await fs.stat(t)) ?? fail(ERRNO.ENOENT),
   };
-  const target = (path: string): Promise<FsTarget> => fs.resolve(path === '/' ? ctx.base : ctx.base === '/' ? path : ctx.base + path);
-  const writable = (): void => {
-    if (readOnly) fail(ERRNO.EROFS);
-  };
-  const info = async (t: FsTarget): Promise<FsInfo> => (await fs.stat(t)) ?? fail(ERRNO.ENOENT);
+}
 
+/** getattr and readdir: what a program sees of names and attributes. */
+function readOps(h: Helpers): Ops {
+  const { reply, target, info, inodes, started } = h;
+  const { fs, files } = h.ctx;
   const getattr = async (path: string): Promise<Stat> => {
     const t = await target(path);
     const i = await info(t);
@@ -55,7 +80,6 @@ export function createOps(ctx: OpsContext): Record<string, (...args: never[]) =>
     const size = node !== undefined ? node.length : (i.size ?? 0);
     return statOf(i.type, size, inodes.of(t.targetKey, path === '/'), i.mtimeMs ?? started);
   };
-
   return {
     getattr: (path: string, cb: Cb) => reply('getattr', cb, () => getattr(path)),
 
@@ -70,6 +94,14 @@ export function createOps(ctx: OpsContext): Record<string, (...args: never[]) =>
         return SENT;
       }),
 
+  };
+}
+
+/** Open files: buffered, and published whole on flush, fsync and release. */
+function fileOps(h: Helpers): Ops {
+  const { reply, target, writable, info } = h;
+  const { fs, files } = h.ctx;
+  return {
     open: (path: string, flags: number, cb: Cb) =>
       reply('open', cb, async () => {
         const write = (flags & O_ACCMODE) !== constants.O_RDONLY;
@@ -125,6 +157,14 @@ export function createOps(ctx: OpsContext): Record<string, (...args: never[]) =>
     fsync: (_path: string, _datasync: number, fd: number, cb: Cb) => reply('fsync', cb, () => files.flush(fd)),
     release: (_path: string, fd: number, cb: Cb) => reply('release', cb, () => files.release(fd)),
 
+  };
+}
+
+/** Names: removal, directories, renames. */
+function treeOps(h: Helpers): Ops {
+  const { reply, target, writable, info, inodes } = h;
+  const { fs, files } = h.ctx;
+  return {
     unlink: (path: string, cb: Cb) =>
       reply('unlink', cb, async () => {
         writable();
@@ -162,6 +202,13 @@ export function createOps(ctx: OpsContext): Record<string, (...args: never[]) =>
         await files.movedTree(from, to);
       }),
 
+  };
+}
+
+/** What the contract does not record: accepted when it changes nothing, refused otherwise. */
+function metaOps(h: Helpers): Ops {
+  const { reply, target, info } = h;
+  return {
     utimens: (path: string, _atime: number, _mtime: number, cb: Cb) =>
       reply('utimens', cb, async () => {
         // The contract keeps no times: accepted (touch, tar, cp -p rely on it) and not recorded.
