@@ -57,11 +57,16 @@ export async function mountCommand(parsed: Parsed, io: Io): Promise<number> {
   if (parsed.positionals.length > 1) throw new UsageError(`unexpected argument "${parsed.positionals[1]}"`, 'mount');
   const served = await openServed('mount', parsed, io);
   const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
+  // Listening before the mount exists: a SIGTERM while it starts still unmounts it.
   const signals = signalled();
-  const mount = await mountFs(served.fs, resolvePath(io.cwd, mountpoint), {
-    readOnly: parsed.values['read-only'] === true,
-    onWarning: log,
-  });
+  let mount: Mount;
+  try {
+    mount = await mountFs(served.fs, resolvePath(io.cwd, mountpoint), { readOnly: parsed.values['read-only'] === true, onWarning: log });
+  } catch (err) {
+    signals.dispose();
+    served.close();
+    throw err;
+  }
   log(`mounted ${served.describe} at ${mount.mountpoint}; Ctrl-C or SIGTERM unmounts`);
   const why = await signals.stopped;
   signals.dispose();

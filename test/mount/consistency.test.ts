@@ -133,6 +133,21 @@ describe.skipIf(why !== undefined)('an overlay on a local directory', () => {
   });
 });
 
+describe.skipIf(why !== undefined)('mountpoints that cannot be used', () => {
+  it('a missing directory is FS_NOT_FOUND, a file FS_NOT_DIRECTORY, a base that is no directory FS_NOT_DIRECTORY', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-'));
+    try {
+      const fs = createMemoryFs({ files: { '/f.txt': 'x' } });
+      await writeFile(join(dir, 'file'), 'x');
+      await expect(mountFs(fs, join(dir, 'missing'))).rejects.toMatchObject({ name: 'FsError', code: 'FS_NOT_FOUND' });
+      await expect(mountFs(fs, join(dir, 'file'))).rejects.toMatchObject({ name: 'FsError', code: 'FS_NOT_DIRECTORY' });
+      await expect(mountFs(fs, dir, { base: '/f.txt' })).rejects.toMatchObject({ name: 'FsError', code: 'FS_NOT_DIRECTORY' });
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});
+
 describe('a missing piece of FUSE', () => {
   const fs = createMemoryFs();
   const refusal = async (load: LoadOptions) => {

@@ -73,6 +73,13 @@ describe.skipIf(why !== undefined)('programs on a mounted memory filesystem', ()
     expect(rm.stdout.split('\n')).not.toContain('m');
   });
 
+  it('truncate(1) shortens a file nobody has open, and extends it with zeros', async () => {
+    const r = await inMount('echo 0123456789 > t.txt && truncate -s 4 t.txt && cat t.txt && echo && truncate -s 6 t.txt');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('0123\n');
+    expect([...(await bytes('/t.txt'))]).toEqual([...Buffer.from('0123'), 0, 0]);
+  });
+
   it('sed -i on a CRLF file changes only the matched line, byte for byte', async () => {
     const r = await inMount('sed -i s/foo/bar/ crlf.txt');
     expect(r.code, r.stderr).toBe(0);
