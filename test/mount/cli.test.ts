@@ -129,6 +129,9 @@ describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
       expect(await isMounted(where)).toBe(true);
       const r = await sh(`cat "${where}/f.txt" && echo more > "${where}/g.txt"`);
       expect(r.stdout, r.stderr).toBe('served\n');
+      // The review commands get the sandbox between bursts of calls.
+      const status = await runCli(['status', '--root', p.root], { env: { XDG_STATE_HOME: join(p.base, 'xdg') } });
+      expect(status.stdout, status.stderr).toBe('A g.txt\n');
       m.child.kill('SIGTERM');
       expect(await m.exited).toBe(0);
       expect(await isMounted(where)).toBe(false);
