@@ -19,6 +19,8 @@ export interface OpenNode {
   refs: number;
   /** Removed while open: its bytes are published nowhere, as on a disk. */
   unlinked: boolean;
+  /** A publish failed and the program was told (its flush or close failed). */
+  refused: boolean;
 }
 
 interface Handle {
@@ -121,7 +123,14 @@ export class OpenFiles {
       const gen = node.gen;
       const bytes = node.buf.slice(0, node.length);
       const intent: FsWriteIntent = node.base === undefined ? { kind: 'createIfAbsent' } : { kind: 'replaceIfVersion', version: node.base };
-      const outcome = await this.fs.writeBytes(node.target, bytes, intent);
+      let outcome;
+      try {
+        outcome = await this.fs.writeBytes(node.target, bytes, intent);
+      } catch (err) {
+        node.refused = true;
+        throw err;
+      }
+      node.refused = false;
       node.base = outcome.version;
       if (node.gen === gen) node.dirty = false;
     });
@@ -161,9 +170,9 @@ export class OpenFiles {
     this.#nodes.delete(target.targetKey);
   }
 
-  /** Every node with unpublished changes (published before unmounting). */
+  /** Every node with unpublished changes no program was told about (published before unmounting). */
   dirtyNodes(): OpenNode[] {
-    return [...this.#nodes.values()].filter((n) => n.dirty && !n.unlinked);
+    return [...this.#nodes.values()].filter((n) => n.dirty && !n.unlinked && !n.refused);
   }
 
   #handle(fd: number): Handle {
@@ -172,7 +181,7 @@ export class OpenFiles {
 }
 
 function newNode(id: number, target: FsTarget, bytes: Uint8Array, base: FsVersion | undefined): OpenNode {
-  return { id, target, buf: bytes, length: bytes.length, base, dirty: false, gen: 0, refs: 0, unlinked: false };
+  return { id, target, buf: bytes, length: bytes.length, base, dirty: false, gen: 0, refs: 0, unlinked: false, refused: false };
 }
 
 /** Grows by doubling so a program writing in small pieces is not quadratic. */

@@ -40,6 +40,7 @@ function startWriter(path: string) {
   return {
     next: async () => (await lines.next()).value as string | undefined,
     go: () => child.stdin.write('go\n'),
+    kill: () => child.kill('SIGKILL'),
   };
 }
 
@@ -79,6 +80,26 @@ describe.skipIf(why !== undefined)('publishing: old or new bytes, never torn, ne
     w.go();
     expect(await w.next()).toBe('close failed EIO');
     expect(await text('/race.txt')).toBe('theirs\n');
+  });
+});
+
+describe.skipIf(why !== undefined)('unmounting', () => {
+  it('publishes what a program still holds open, then unmounts', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-'));
+    const fs = createMemoryFs({ files: { '/torn.txt': 'old\n' } });
+    const mount = await mountFs(fs, dir);
+    const w = startWriter(join(dir, 'torn.txt'));
+    try {
+      expect(await w.next()).toBe('opened');
+      w.go();
+      expect(await w.next()).toBe('half');
+      await mount.unmount();
+      expect(Buffer.from((await fs.readBytes(await fs.resolve('/torn.txt'), { maxBytes: 1024 })).bytes).toString()).toBe('NEW-HALF');
+    } finally {
+      w.kill();
+      await mount.unmount().finally(() => forceUnmount(dir));
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
 
