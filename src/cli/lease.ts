@@ -1,9 +1,15 @@
+import { setTimeout as delay } from 'node:timers/promises';
 import type { FileSystem, FsWalkEntry } from '../seam/index.js';
 import type { Workspace } from './workspace.js';
 
 /** How long a burst of calls may keep the sandbox to itself, and how long an idle one keeps it. */
 const MAX_HOLD_MS = 1000;
 const IDLE_MS = 20;
+/**
+ * After a lease held to MAX_HOLD_MS, the next waits this long: longer than the lock's longest
+ * poll interval (200 ms), so a process waiting for the lock gets it even under constant load.
+ */
+const YIELD_MS = 250;
 
 interface Lease {
   readonly fs: FileSystem;
@@ -23,15 +29,19 @@ interface Lease {
 export function leasedFs(workspace: Workspace, current: FileSystem): FileSystem & { close(): void } {
   let lease: Lease | undefined;
   let pending: Promise<Lease> | undefined;
+  let yieldUntil = 0;
 
   const finish = (l: Lease) => {
     if (l.timer !== undefined) clearTimeout(l.timer);
     l.closing = true;
     if (lease === l) lease = undefined;
+    if (Date.now() - l.started >= MAX_HOLD_MS) yieldUntil = Date.now() + YIELD_MS;
     l.end();
   };
-  const acquire = () =>
-    new Promise<Lease>((resolve, reject) => {
+  const acquire = async () => {
+    const wait = yieldUntil - Date.now();
+    if (wait > 0) await delay(wait);
+    return new Promise<Lease>((resolve, reject) => {
       workspace
         .use(
           (fs) =>
@@ -42,6 +52,7 @@ export function leasedFs(workspace: Workspace, current: FileSystem): FileSystem 
         )
         .catch(reject);
     });
+  };
   const take = async (): Promise<Lease> => {
     for (;;) {
       const l = lease;
