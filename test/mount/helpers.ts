@@ -1,8 +1,6 @@
 import { spawn } from 'node:child_process';
-import { access, constants } from 'node:fs/promises';
-import { loadFuse } from '../../src/mount/index.js';
-import { lazyUnmount } from '../../src/mount/index.js';
-import { readFile } from 'node:fs/promises';
+import { access, constants, readFile } from 'node:fs/promises';
+import { lazyUnmount, loadFuse } from '../../src/mount/index.js';
 
 /**
  * Why the mount tests cannot run here, or undefined when they can. In CI a missing piece is a
