@@ -80,6 +80,16 @@ describe.skipIf(why !== undefined)('programs on a mounted memory filesystem', ()
     expect([...(await bytes('/t.txt'))]).toEqual([...Buffer.from('0123'), 0, 0]);
   });
 
+  it('a change made through the contract shows at once (no kernel caching of names or attributes)', async () => {
+    const first = await inMount('cat seen.txt 2>/dev/null; stat -c %s a.txt');
+    expect(first.stdout).toBe('6\n');
+    await fs.writeBytes(await fs.resolve('/seen.txt'), Buffer.from('fresh\n'));
+    await fs.writeBytes(await fs.resolve('/a.txt'), Buffer.from('hello, longer\n'));
+    const second = await inMount('cat seen.txt; stat -c %s a.txt; cat a.txt');
+    expect(second.stdout).toBe('fresh\n14\nhello, longer\n');
+    await fs.writeBytes(await fs.resolve('/a.txt'), Buffer.from('hello\n'));
+  });
+
   it('sed -i on a CRLF file changes only the matched line, byte for byte', async () => {
     const r = await inMount('sed -i s/foo/bar/ crlf.txt');
     expect(r.code, r.stderr).toBe(0);
