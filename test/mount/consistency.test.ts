@@ -9,7 +9,7 @@ import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory
 import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
 import { mountFs, type LoadOptions, type Mount } from '../../src/mount/index.js';
 import { isFsError } from '../../src/seam/index.js';
-import { forceUnmount, fuseUnavailable, sh } from './helpers.js';
+import { cleanUp, fuseUnavailable, sh } from './helpers.js';
 
 const why = await fuseUnavailable();
 if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
@@ -56,8 +56,7 @@ describe.skipIf(why !== undefined)('publishing: old or new bytes, never torn, ne
     mount = await mountFs(fs, dir);
   });
   afterAll(async () => {
-    await mount?.unmount().finally(() => forceUnmount(dir));
-    await rm(dir, { recursive: true, force: true });
+    await cleanUp(mount, dir);
   });
 
   it('a reader of the contract sees the old bytes until the program closes, then all the new ones', async () => {
@@ -97,8 +96,7 @@ describe.skipIf(why !== undefined)('unmounting', () => {
       expect(Buffer.from((await fs.readBytes(await fs.resolve('/torn.txt'), { maxBytes: 1024 })).bytes).toString()).toBe('NEW-HALF');
     } finally {
       w.kill();
-      await mount.unmount().finally(() => forceUnmount(dir));
-      await rm(dir, { recursive: true, force: true });
+      await cleanUp(mount, dir);
     }
   });
 });
@@ -115,8 +113,7 @@ describe.skipIf(why !== undefined)('a read-only mount', () => {
       expect(Object.keys(fs.snapshot()).sort()).toEqual(['/a.txt']);
       expect(Buffer.from(fs.snapshot()['/a.txt'] as Uint8Array).toString()).toBe('a\n');
     } finally {
-      await mount.unmount().finally(() => forceUnmount(dir));
-      await rm(dir, { recursive: true, force: true });
+      await cleanUp(mount, dir);
     }
   });
 });
@@ -136,8 +133,7 @@ describe.skipIf(why !== undefined)('an overlay on a local directory', () => {
     mount = await mountFs(overlay, dir);
   });
   afterAll(async () => {
-    await mount?.unmount().finally(() => forceUnmount(dir));
-    await rm(dir, { recursive: true, force: true });
+    await cleanUp(mount, dir);
     await rm(root, { recursive: true, force: true });
   });
 

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
-import { access, constants, readFile } from 'node:fs/promises';
-import { lazyUnmount, loadFuse } from '../../src/mount/index.js';
+import { access, constants, readFile, rm } from 'node:fs/promises';
+import { lazyUnmount, loadFuse, type Mount } from '../../src/mount/index.js';
 
 /**
  * Why the mount tests cannot run here, or undefined when they can. In CI a missing piece is a
@@ -56,4 +56,14 @@ export async function isMounted(where: string): Promise<boolean> {
 /** Last resort in a finally: nothing stays mounted after a test, whatever failed. */
 export async function forceUnmount(where: string): Promise<void> {
   if (await isMounted(where)) await lazyUnmount(where).catch(() => {});
+}
+
+/** Unmounts, then makes sure nothing stays mounted and removes the mountpoint, whatever failed. */
+export async function cleanUp(mount: Mount | undefined, dir: string): Promise<void> {
+  try {
+    await mount?.unmount();
+  } finally {
+    await forceUnmount(dir);
+    await rm(dir, { recursive: true, force: true });
+  }
 }

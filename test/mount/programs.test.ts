@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
 import { mountFs, type Mount } from '../../src/mount/index.js';
-import { forceUnmount, fuseUnavailable, hasCommand, sh } from './helpers.js';
+import { cleanUp, fuseUnavailable, hasCommand, sh } from './helpers.js';
 
 const why = await fuseUnavailable();
 if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
@@ -35,8 +35,7 @@ describe.skipIf(why !== undefined)('programs on a mounted memory filesystem', ()
     mount = await mountFs(fs, dir);
   });
   afterAll(async () => {
-    await mount?.unmount().finally(() => forceUnmount(dir));
-    await rm(dir, { recursive: true, force: true });
+    await cleanUp(mount, dir);
     await rm(scratch, { recursive: true, force: true });
   });
 
