@@ -15,7 +15,7 @@ export const EXIT_OK = 0;
 export const EXIT_FAILURE = 1;
 export const EXIT_USAGE = 2;
 
-export const COMMANDS = ['serve', 'status', 'diff', 'commit', 'discard', 'fork', 'demo', 'import', 'export'] as const;
+export const COMMANDS = ['serve', 'status', 'diff', 'commit', 'discard', 'fork', 'mount', 'run', 'demo', 'import', 'export'] as const;
 export type Command = (typeof COMMANDS)[number];
 
 export const isCommand = (value: string): value is Command => (COMMANDS as readonly string[]).includes(value);
@@ -42,6 +42,8 @@ Usage:
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
+  dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] MOUNTPOINT
+  dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
   dsh-fs serve|status|diff|commit|discard --postgres URL --workspace NAME [--sandbox NAME] [...]
   dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
@@ -55,6 +57,8 @@ Commands:
   commit    write the sandbox's changes to the directory, refusing any that conflict
   discard   drop the sandbox's changes
   fork      fork the sandbox into a new state directory (shared, not copied) that another serve can use
+  mount     serve the sandbox (or DIR) through FUSE at a mountpoint, so any program can use it
+  run       run a command in the sandbox, mounted at a temporary directory, then unmount
   demo      run a scripted agent session on a sample project in a temporary directory
   import    copy a directory tree into a PostgreSQL workspace
   export    copy a PostgreSQL workspace into a directory
@@ -206,6 +210,45 @@ ${STATE_HELP}
   --json           print { "stateDir", "parent", "changes" }
   -h, --help       show this help
 `,
+  mount: `Usage: dsh-fs mount --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] MOUNTPOINT
+
+Serves the sandbox over DIR (or DIR itself with --mode direct) through FUSE at MOUNTPOINT, an
+existing directory, so that any program (a shell, a compiler, git) reads and writes it. Runs in
+the foreground until Ctrl-C or SIGTERM, then unmounts. Changes land in the sandbox: review them
+with "dsh-fs status", "diff", "commit" and "discard". A file a program writes is published when
+it closes it, whole; if the file changed in the sandbox since the program opened it, the close
+fails (EIO) and the other change is kept. Needs FUSE: apt-get install -y libfuse2 fuse, and the
+optional package fuse-native. See docs/mount.md.
+
+Options:
+  --root DIR    the directory (required)
+  --mode MODE   sandbox (default) or direct, as for "dsh-fs serve"
+${STATE_HELP}
+                (sandbox mode only)
+  --read-only   refuse every change (EROFS)
+  -h, --help    show this help
+`,
+  run: `Usage: dsh-fs run --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]]
+                  [--fork NEWSTATE] -- CMD [ARG...]
+
+Mounts the sandbox over DIR at a temporary directory, runs CMD there (its working directory is
+the mount), unmounts whatever happens, and exits with CMD's exit status. DIR itself is untouched:
+the changes stay in the sandbox for "dsh-fs status", "diff", "commit" and "discard".
+
+Options:
+  --root DIR    the directory (required)
+  --mode MODE   sandbox (default) or direct, as for "dsh-fs serve"
+${STATE_HELP}
+                (sandbox mode only)
+  --read-only   refuse every change (EROFS)
+  --jail        run CMD in bubblewrap: everything read-only but the mount, a private /tmp
+                (needs bwrap: apt-get install -y bubblewrap)
+  --no-network  with --jail: no network either
+  --fork NEWSTATE  first fork the sandbox into NEWSTATE (as "dsh-fs fork --into"), then run in
+                the fork: the sandbox itself is left as it was; compare with
+                "dsh-fs diff --state NEWSTATE --against-parent"
+  -h, --help    show this help
+`,
   demo: `Usage: dsh-fs demo [--keep DIR]
 
 Creates a small sample project in a temporary directory and runs a scripted agent session against
@@ -252,6 +295,17 @@ const OPTIONS: Record<Command, Options> = {
   commit: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
   discard: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
   fork: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, into: { type: 'string' }, json: { type: 'boolean' } },
+  mount: { ...COMMON, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' }, 'read-only': { type: 'boolean' } },
+  run: {
+    ...COMMON,
+    root: { type: 'string' },
+    mode: { type: 'string' },
+    state: { type: 'string' },
+    'read-only': { type: 'boolean' },
+    jail: { type: 'boolean' },
+    fork: { type: 'string' },
+    'no-network': { type: 'boolean' },
+  },
   demo: { ...COMMON, keep: { type: 'string' } },
   import: TRANSFER,
   export: TRANSFER,
@@ -264,6 +318,9 @@ const TAKES_PATHS: Record<Command, boolean> = {
   commit: true,
   discard: true,
   fork: false,
+  // The mountpoint; the command to run.
+  mount: true,
+  run: true,
   demo: false,
   import: false,
   export: false,

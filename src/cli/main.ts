@@ -17,6 +17,7 @@ import {
   type Parsed,
 } from './args.js';
 import { demo } from './demo.js';
+import { mountCommand, runCommand } from './mount.js';
 import { commit, diff, discard, fork, status, type Io } from './review.js';
 import { createDshFsMcpServer } from './serve.js';
 import { BoundedStdioTransport, maxRequestBytes, type TransportEnd } from './stdio-transport.js';
@@ -68,6 +69,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await discard(parsed, io);
       case 'fork':
         return await fork(parsed, io);
+      case 'mount':
+        return await mountCommand(parsed, io);
+      case 'run':
+        return await runCommand(parsed, io);
       case 'demo':
         return await demo(io, optionalString(parsed, 'keep'));
       case 'import':

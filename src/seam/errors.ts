@@ -19,6 +19,7 @@ export const FS_ERROR_CODES = [
   'FS_NOT_EMPTY',
   'FS_ALREADY_EXISTS',
   'FS_TIMEOUT',
+  'FS_UNSUPPORTED',
 ] as const;
 
 export type FsErrorCode = (typeof FS_ERROR_CODES)[number];

@@ -1,0 +1,116 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import type { FileSystem, FsWalkEntry } from '../seam/index.js';
+import type { Workspace } from './workspace.js';
+
+/** How long a burst of calls may keep the sandbox to itself, and how long an idle one keeps it. */
+const MAX_HOLD_MS = 1000;
+const IDLE_MS = 20;
+/**
+ * After a lease held to MAX_HOLD_MS, the next waits this long: longer than the lock's longest
+ * poll interval (200 ms), so a process waiting for the lock gets it even under constant load.
+ */
+const YIELD_MS = 250;
+
+interface Lease {
+  readonly fs: FileSystem;
+  readonly started: number;
+  active: number;
+  closing: boolean;
+  timer: NodeJS.Timeout | undefined;
+  end(): void;
+}
+
+/**
+ * A FileSystem whose calls run through the workspace (in a sandbox: under the state lock, on the
+ * sandbox as other processes left it). A mounted program makes thousands of calls, so one take
+ * of the lock serves a burst of them: it is let go after IDLE_MS without calls, or once it has
+ * been held MAX_HOLD_MS, so "dsh-fs status" or "commit" from another terminal gets its turn.
+ */
+export function leasedFs(workspace: Workspace, current: FileSystem): FileSystem & { close(): void } {
+  let lease: Lease | undefined;
+  let pending: Promise<Lease> | undefined;
+  let yieldUntil = 0;
+
+  const finish = (l: Lease) => {
+    if (l.timer !== undefined) clearTimeout(l.timer);
+    l.closing = true;
+    if (lease === l) lease = undefined;
+    if (Date.now() - l.started >= MAX_HOLD_MS) yieldUntil = Date.now() + YIELD_MS;
+    l.end();
+  };
+  const acquire = async () => {
+    const wait = yieldUntil - Date.now();
+    if (wait > 0) await delay(wait);
+    return new Promise<Lease>((resolve, reject) => {
+      workspace
+        .use(
+          (fs) =>
+            new Promise<void>((end) => {
+              lease = { fs, started: Date.now(), active: 0, closing: false, timer: undefined, end };
+              resolve(lease);
+            }),
+        )
+        .catch(reject);
+    });
+  };
+  const take = async (): Promise<Lease> => {
+    for (;;) {
+      const l = lease;
+      if (l !== undefined && !l.closing && Date.now() - l.started < MAX_HOLD_MS) return l;
+      if (l !== undefined && !l.closing) {
+        l.closing = true;
+        if (l.active === 0) finish(l);
+      }
+      pending ??= acquire().finally(() => (pending = undefined));
+      await pending;
+    }
+  };
+  const run = async <T>(fn: (fs: FileSystem) => Promise<T>): Promise<T> => {
+    const l = await take();
+    if (l.timer !== undefined) clearTimeout(l.timer);
+    l.timer = undefined;
+    l.active++;
+    try {
+      return await fn(l.fs);
+    } finally {
+      if (--l.active === 0) {
+        if (l.closing || Date.now() - l.started >= MAX_HOLD_MS) finish(l);
+        else l.timer = setTimeout(() => finish(l), IDLE_MS);
+      }
+    }
+  };
+
+  const through =
+    <K extends keyof FileSystem>(name: K) =>
+    (...args: unknown[]) =>
+      run((fs) => (fs[name] as (...a: unknown[]) => Promise<unknown>).apply(fs, args));
+  return {
+    cwd: current.cwd,
+    ...(current.root === undefined ? {} : { root: current.root }),
+    contains: (parent, child) => current.contains(parent, child),
+    resolve: through('resolve'),
+    stat: through('stat'),
+    readText: through('readText'),
+    streamText: through('streamText'),
+    readBytes: through('readBytes'),
+    listDir: through('listDir'),
+    writeText: through('writeText'),
+    writeBytes: through('writeBytes'),
+    editText: through('editText'),
+    remove: through('remove'),
+    mkdir: through('mkdir'),
+    rmdir: through('rmdir'),
+    rename: through('rename'),
+    async *walk(target, options) {
+      yield* await run(async (fs) => {
+        const all: FsWalkEntry[] = [];
+        for await (const entry of fs.walk(target, options)) all.push(entry);
+        return all;
+      });
+    },
+    close: () => {
+      if (lease !== undefined && lease.active === 0) finish(lease);
+      else if (lease !== undefined) lease.closing = true;
+    },
+  } as FileSystem & { close(): void };
+}

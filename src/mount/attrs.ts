@@ -1,0 +1,74 @@
+import type { FsEntryType, FsTargetKey } from '../seam/index.js';
+
+const S_IFDIR = 0o040000;
+const S_IFREG = 0o100000;
+
+/** The permission bits reported: the contract records none, so these are fixed (chmod to them is a no-op). */
+export const DIR_MODE = 0o755;
+export const FILE_MODE = 0o644;
+/** Special files: shown, never opened. */
+export const OTHER_MODE = 0;
+
+export interface Stat {
+  mode: number;
+  uid: number;
+  gid: number;
+  size: number;
+  nlink: number;
+  ino: number;
+  blksize: number;
+  blocks: number;
+  atime: number;
+  mtime: number;
+  ctime: number;
+}
+
+export function permissionsOf(type: FsEntryType): number {
+  return type === 'directory' ? DIR_MODE : type === 'file' ? FILE_MODE : OTHER_MODE;
+}
+
+export function modeOf(type: FsEntryType): number {
+  return (type === 'directory' ? S_IFDIR : S_IFREG) | permissionsOf(type);
+}
+
+/** Stable inode numbers for the mount's life: one per target key, never reused. */
+export class Inodes {
+  readonly #byKey = new Map<FsTargetKey, number>();
+  #next = 2;
+
+  of(key: FsTargetKey, isRoot = false): number {
+    if (isRoot) return 1;
+    let ino = this.#byKey.get(key);
+    if (ino === undefined) {
+      ino = this.#next++;
+      this.#byKey.set(key, ino);
+    }
+    return ino;
+  }
+
+  /** A renamed file keeps its number. */
+  moved(from: FsTargetKey, to: FsTargetKey): void {
+    const ino = this.#byKey.get(from);
+    if (ino === undefined) return;
+    this.#byKey.delete(from);
+    this.#byKey.set(to, ino);
+  }
+}
+
+export function statOf(type: FsEntryType, size: number, ino: number, mtimeMs: number): Stat {
+  const uid = process.getuid?.() ?? 0;
+  const gid = process.getgid?.() ?? 0;
+  return {
+    mode: modeOf(type),
+    uid,
+    gid,
+    size,
+    nlink: type === 'directory' ? 2 : 1,
+    ino,
+    blksize: 4096,
+    blocks: Math.ceil(size / 512),
+    atime: mtimeMs,
+    mtime: mtimeMs,
+    ctime: mtimeMs,
+  };
+}

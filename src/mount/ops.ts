@@ -1,0 +1,247 @@
+import { constants } from 'node:fs';
+import type { FileSystem, FsInfo, FsTarget } from '../seam/index.js';
+import { Inodes, permissionsOf, statOf, type Stat } from './attrs.js';
+import { ERRNO, Errno, fail, toNegativeErrno } from './errno.js';
+import { OpenFiles } from './handles.js';
+
+export interface OpsContext {
+  readonly fs: FileSystem;
+  /** The contract directory shown at the mountpoint's root. */
+  readonly base: string;
+  readonly readOnly: boolean;
+  readonly files: OpenFiles;
+  /** Told of failures that are no contract error (a bug, not a refusal). */
+  readonly onUnexpected?: (op: string, err: unknown) => void;
+}
+
+type Cb = (code: number, ...values: unknown[]) => void;
+const UINT32_MAX = 0xffffffff;
+const O_ACCMODE = 3;
+
+interface Helpers {
+  readonly ctx: OpsContext;
+  readonly inodes: Inodes;
+  readonly started: number;
+  reply(op: string, cb: Cb, fn: () => Promise<unknown>): void;
+  target(path: string): Promise<FsTarget>;
+  /** Throws EROFS on a read-only mount. */
+  writable(): void;
+  info(t: FsTarget): Promise<FsInfo>;
+}
+
+type Ops = Record<string, (...args: never[]) => void>;
+
+/**
+ * The FUSE operations over a FileSystem. Each answers on the event loop and never blocks it; a
+ * contract failure becomes the errno of ERRNO_OF_CODE, and what the contract cannot hold
+ * (links, special files, ownership, permission bits) is refused rather than dropped.
+ */
+export function createOps(ctx: OpsContext): Ops {
+  const h = helpers(ctx);
+  return { ...readOps(h), ...fileOps(h), ...treeOps(h), ...metaOps(h) };
+}
+
+function helpers(ctx: OpsContext): Helpers {
+  const { fs } = ctx;
+  return {
+    ctx,
+    inodes: new Inodes(),
+    started: Date.now(),
+    reply(op, cb, fn) {
+      fn().then(
+        (value) => {
+          if (value === SENT) return;
+          if (typeof value === 'number') cb(value);
+          else if (value === undefined) cb(0);
+          else cb(0, value);
+        },
+        (err: unknown) => {
+          if (!(err instanceof Errno) && !(err instanceof Error && err.name === 'FsError')) ctx.onUnexpected?.(op, err);
+          cb(toNegativeErrno(err));
+        },
+      );
+    },
+    target: (path) => fs.resolve(path === '/' ? ctx.base : ctx.base === '/' ? path : ctx.base + path),
+    writable() {
+      if (ctx.readOnly) fail(ERRNO.EROFS);
+    },
+    info: async (t) => (await fs.stat(t)) ?? fail(ERRNO.ENOENT),
+  };
+}
+
+/** getattr and readdir: what a program sees of names and attributes. */
+function readOps(h: Helpers): Ops {
+  const { reply, target, info, inodes, started } = h;
+  const { fs, files } = h.ctx;
+  const getattr = async (path: string): Promise<Stat> => {
+    const t = await target(path);
+    const i = await info(t);
+    const node = i.type === 'file' ? files.node(t) : undefined;
+    const size = node !== undefined ? node.length : (i.size ?? 0);
+    return statOf(i.type, size, inodes.of(t.targetKey, path === '/'), i.mtimeMs ?? started);
+  };
+  return {
+    getattr: (path: string, cb: Cb) => reply('getattr', cb, () => getattr(path)),
+
+    readdir: (path: string, cb: Cb) =>
+      reply('readdir', cb, async () => {
+        const t = await target(path);
+        const entries = await fs.listDir(t, { stats: false });
+        const self = statOf('directory', 0, inodes.of(t.targetKey, path === '/'), started);
+        const names = ['.', '..', ...entries.map((e) => e.name)];
+        const stats = [self, self, ...entries.map((e) => statOf(e.type, e.size ?? 0, inodes.of(e.target.targetKey), e.mtimeMs ?? started))];
+        cb(0, names, stats);
+        return SENT;
+      }),
+
+  };
+}
+
+/** Open files: buffered, and published whole on flush, fsync and release. */
+function fileOps(h: Helpers): Ops {
+  const { reply, target, writable, info } = h;
+  const { fs, files } = h.ctx;
+  return {
+    open: (path: string, flags: number, cb: Cb) =>
+      reply('open', cb, async () => {
+        const write = (flags & O_ACCMODE) !== constants.O_RDONLY;
+        if (write) writable();
+        const t = await target(path);
+        const i = await info(t);
+        if (i.type === 'directory') return write ? fail(ERRNO.EISDIR) : fail(ERRNO.EACCES);
+        if (i.type === 'other') return fail(ERRNO.EACCES);
+        const fd = await files.open(t, { writable: write, append: (flags & constants.O_APPEND) !== 0, truncate: (flags & constants.O_TRUNC) !== 0 });
+        cb(0, fd);
+        return SENT;
+      }),
+
+    create: (path: string, mode: number, cb: Cb) =>
+      reply('create', cb, async () => {
+        writable();
+        const t = await target(path);
+        // Published at once, empty, so the name exists (and O_EXCL holds) while the program writes.
+        const outcome = await fs.writeBytes(t, new Uint8Array(0), { kind: 'createIfAbsent' }).catch((err: unknown) => {
+          throw (err as { code?: string }).code === 'FS_NOT_OBSERVED' ? new Errno(ERRNO.EEXIST) : err;
+        });
+        void mode; // Permission bits are not recorded; see docs/mount.md.
+        const fd = await files.open(t, { writable: true, append: false, truncate: false, created: outcome.version });
+        cb(0, fd);
+        return SENT;
+      }),
+
+    read: (_path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) =>
+      reply('read', cb, async () => files.read(fd, buf, len, pos)),
+
+    write: (_path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) =>
+      reply('write', cb, async () => files.write(fd, buf, len, pos)),
+
+    ftruncate: (_path: string, fd: number, size: number, cb: Cb) =>
+      reply('ftruncate', cb, async () => {
+        writable();
+        files.truncate(fd, size);
+      }),
+
+    truncate: (path: string, size: number, cb: Cb) =>
+      reply('truncate', cb, async () => {
+        writable();
+        const t = await target(path);
+        const fd = await files.open(t, { writable: true, append: false, truncate: false });
+        try {
+          files.truncate(fd, size);
+        } finally {
+          await files.release(fd);
+        }
+      }),
+
+    flush: (_path: string, fd: number, cb: Cb) => reply('flush', cb, () => files.flush(fd)),
+    fsync: (_path: string, _datasync: number, fd: number, cb: Cb) => reply('fsync', cb, () => files.flush(fd)),
+    release: (_path: string, fd: number, cb: Cb) => reply('release', cb, () => files.release(fd)),
+
+  };
+}
+
+/** Names: removal, directories, renames. */
+function treeOps(h: Helpers): Ops {
+  const { reply, target, writable, info, inodes } = h;
+  const { fs, files } = h.ctx;
+  return {
+    unlink: (path: string, cb: Cb) =>
+      reply('unlink', cb, async () => {
+        writable();
+        const t = await target(path);
+        if ((await info(t)).type === 'directory') return fail(ERRNO.EISDIR);
+        await fs.remove(t);
+        files.unlinked(t);
+      }),
+
+    mkdir: (path: string, _mode: number, cb: Cb) =>
+      reply('mkdir', cb, async () => {
+        writable();
+        const t = await target(path);
+        // The contract's mkdir accepts an existing directory; mkdir(2) does not.
+        if ((await fs.stat(t)) !== undefined) return fail(ERRNO.EEXIST);
+        await fs.mkdir(t);
+      }),
+
+    rmdir: (path: string, cb: Cb) =>
+      reply('rmdir', cb, async () => {
+        writable();
+        await fs.rmdir(await target(path));
+      }),
+
+    rename: (src: string, dest: string, cb: Cb) =>
+      reply('rename', cb, async () => {
+        writable();
+        const [from, to] = await Promise.all([target(src), target(dest)]);
+        if (from.targetKey === to.targetKey) return;
+        // Unpublished bytes of the source go first, so the name moves with what was written.
+        const node = files.node(from);
+        if (node !== undefined) await files.publish(node);
+        await fs.rename(from, to, { replace: true });
+        inodes.moved(from.targetKey, to.targetKey);
+        await files.movedTree(from, to);
+      }),
+
+  };
+}
+
+/** What the contract does not record: accepted when it changes nothing, refused otherwise. */
+function metaOps(h: Helpers): Ops {
+  const { reply, target, info } = h;
+  return {
+    utimens: (path: string, _atime: number, _mtime: number, cb: Cb) =>
+      reply('utimens', cb, async () => {
+        // The contract keeps no times: accepted (touch, tar, cp -p rely on it) and not recorded.
+        await info(await target(path));
+      }),
+
+    chmod: (path: string, mode: number, cb: Cb) =>
+      reply('chmod', cb, async () => {
+        const i = await info(await target(path));
+        if ((mode & 0o7777) !== permissionsOf(i.type)) return fail(ERRNO.EPERM);
+      }),
+
+    chown: (path: string, uid: number, gid: number, cb: Cb) =>
+      reply('chown', cb, async () => {
+        await info(await target(path));
+        const same = (want: number, have: number) => want === UINT32_MAX || want === -1 || want === have;
+        if (!same(uid, process.getuid?.() ?? 0) || !same(gid, process.getgid?.() ?? 0)) return fail(ERRNO.EPERM);
+      }),
+
+    readlink: (path: string, cb: Cb) =>
+      reply('readlink', cb, async () => {
+        // Links are followed by the contract, so nothing here is shown as one.
+        await info(await target(path));
+        return fail(ERRNO.EINVAL);
+      }),
+    symlink: (_src: string, _dest: string, cb: Cb) => cb(-ERRNO.EPERM),
+    link: (_src: string, _dest: string, cb: Cb) => cb(-ERRNO.EPERM),
+    mknod: (_path: string, _mode: number, _dev: number, cb: Cb) => cb(-ERRNO.EPERM),
+
+    statfs: (_path: string, cb: Cb) =>
+      cb(0, { bsize: 4096, frsize: 4096, blocks: 1 << 24, bfree: 1 << 23, bavail: 1 << 23, files: 1 << 20, ffree: 1 << 19, favail: 1 << 19, fsid: 0, flag: 0, namemax: 255 }),
+  };
+}
+
+/** Returned by an op that already answered (it passes more than one value). */
+const SENT = Symbol('sent');

@@ -1,0 +1,173 @@
+import { spawn } from 'node:child_process';
+import { hash } from 'node:crypto';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryFs } from '../../src/backends/memory/index.js';
+import { mountFs } from '../../src/mount/index.js';
+import { MAIN_JS, ensureBuilt, project, removeTemps, runCli } from '../cli/helpers.js';
+import { forceUnmount, fuseUnavailable, hasCommand, isMounted, sh } from './helpers.js';
+
+const why = await fuseUnavailable();
+if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
+const hasGit = await hasCommand('git');
+const hasBwrap = await hasCommand('bwrap');
+
+const GIT_ENV = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', GIT_CONFIG_NOSYSTEM: '1' };
+
+/** Every path below `dir` with a digest of its bytes: equal before and after means untouched. */
+async function fingerprint(dir: string, prefix = ''): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of (await readdir(join(dir, prefix), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const rel = join(prefix, entry.name);
+    if (entry.isDirectory()) out.push(`${rel}/`, ...(await fingerprint(dir, rel)));
+    else out.push(`${rel} ${hash('sha256', await readFile(join(dir, rel)), 'hex')} ${(await stat(join(dir, rel))).mtimeMs}`);
+  }
+  return out;
+}
+
+/** Starts `dsh-fs mount` and waits for it to say it is mounted. */
+function startMount(args: readonly string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [MAIN_JS, 'mount', ...args], { cwd: '/', env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const ready = new Promise<void>((resolve, reject) => {
+    const lines = createInterface({ input: child.stderr });
+    lines.on('line', (line) => {
+      stderr += `${line}\n`;
+      if (line.includes(' mounted ')) resolve();
+    });
+    void exited.then(() => reject(new Error(`dsh-fs mount exited: ${stderr}`)));
+  });
+  return { child, ready, exited, stderr: () => stderr };
+}
+
+describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
+  let xdg: string;
+  beforeAll(async () => {
+    await ensureBuilt();
+  });
+  afterAll(() => removeTemps());
+
+  it.skipIf(!hasGit)('run: git and sed change the sandbox only; status lists them; commit applies them', async () => {
+    const p = await project({ 'f.txt': 'a line\n', 'keep/k.txt': 'kept\n' });
+    xdg = join(p.base, 'xdg');
+    const env = { ...GIT_ENV, XDG_STATE_HOME: xdg, HOME: p.base };
+    const before = await fingerprint(p.root);
+    const r = await runCli(['run', '--root', p.root, '--', 'sh', '-c', 'git init -q && git add -A && git commit -qm x && sed -i s/a/b/ f.txt && pwd'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^\/.*dsh-fs-run-[^/]+\n$/);
+    expect(await fingerprint(p.root)).toEqual(before);
+    expect(await isMounted(r.stdout.trim())).toBe(false);
+
+    const status = await runCli(['status', '--root', p.root], { env });
+    expect(status.code, status.stderr).toBe(0);
+    const lines = status.stdout.trim().split('\n');
+    expect(lines).toContain('M f.txt');
+    expect(lines).toContain('A .git/HEAD');
+    expect(lines.some((l) => /^A \.git\/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(l))).toBe(true);
+    expect(lines.some((l) => l.includes('keep/'))).toBe(false);
+
+    const commit = await runCli(['commit', '--root', p.root], { env });
+    expect(commit.code, commit.stderr).toBe(0);
+    expect(await readFile(join(p.root, 'f.txt'), 'utf8')).toBe('b line\n');
+    const log = await sh(`cd "${p.root}" && git log --format=%s && git status --porcelain`, env);
+    // The commit x, and the sed made after it: a change git sees in the working tree.
+    expect(log.stdout).toBe('x\n M f.txt\n');
+  });
+
+  it('run exits with the command’s status and leaves no mount', async () => {
+    const p = await project({ 'f.txt': 'x\n' });
+    const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
+    const r = await runCli(['run', '--root', p.root, '--', 'sh', '-c', 'cat f.txt; pwd; exit 7'], { env });
+    expect(r.code, r.stderr).toBe(7);
+    const [content, where] = r.stdout.split('\n');
+    expect(content).toBe('x');
+    expect(await isMounted(where!)).toBe(false);
+    const usage = await runCli(['run', '--root', p.root], { env });
+    expect(usage.code).toBe(2);
+    expect(usage.stderr).toMatch(/give the command to run after --/);
+  });
+
+  it.skipIf(!hasBwrap)('run --jail: the command writes only the sandbox and its private /tmp', async () => {
+    const p = await project({ 'f.txt': 'x\n' });
+    const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
+    const before = await fingerprint(p.root);
+    const script = `echo changed > f.txt; echo t > /tmp/t && cat /tmp/t; echo escape > "${p.root}/f.txt" || echo refused; echo escape > "${p.base}/out.txt" || echo refused`;
+    const r = await runCli(['run', '--root', p.root, '--jail', '--no-network', '--', 'sh', '-c', script], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('t\nrefused\nrefused\n');
+    // Read-only, or (the project lies under /tmp here) hidden by the jail's own /tmp.
+    expect(r.stderr).toMatch(/cannot create/);
+    expect(await fingerprint(p.root)).toEqual(before);
+    await expect(stat(join(p.base, 'out.txt'))).rejects.toThrow();
+    const status = await runCli(['status', '--root', p.root], { env });
+    expect(status.stdout).toBe('M f.txt\n');
+  });
+
+  it('run --fork: the run lands in a new fork; the sandbox it was forked from is left as it was', async () => {
+    const p = await project({ 'f.txt': 'x\n' });
+    const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
+    const into = join(p.base, 'attempt');
+    const r = await runCli(['run', '--root', p.root, '--fork', into, '--', 'sh', '-c', 'echo forked > f.txt'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`running in a fork of the sandbox, kept in ${into}`);
+    expect((await runCli(['status', '--root', p.root], { env })).stdout).toBe('No changes.\n');
+    expect((await runCli(['status', '--root', p.root, '--state', into], { env })).stdout).toBe('M f.txt\n');
+    const diff = await runCli(['diff', '--root', p.root, '--state', into, '--against-parent', '--color', 'never'], { env });
+    expect(diff.stdout).toContain('-x\n+forked\n');
+    expect(await readFile(join(p.root, 'f.txt'), 'utf8')).toBe('x\n');
+  });
+
+  it('mount serves until SIGTERM, then exits 0 with nothing left in /proc/mounts', async () => {
+    const p = await project({ 'f.txt': 'served\n' });
+    const where = join(p.base, 'mnt');
+    await mkdir(where);
+    const m = startMount(['--root', p.root, where], { XDG_STATE_HOME: join(p.base, 'xdg') });
+    try {
+      await m.ready;
+      expect(await isMounted(where)).toBe(true);
+      const r = await sh(`cat "${where}/f.txt" && echo more > "${where}/g.txt"`);
+      expect(r.stdout, r.stderr).toBe('served\n');
+      // The review commands get the sandbox between bursts of calls.
+      const status = await runCli(['status', '--root', p.root], { env: { XDG_STATE_HOME: join(p.base, 'xdg') } });
+      expect(status.stdout, status.stderr).toBe('A g.txt\n');
+      m.child.kill('SIGTERM');
+      expect(await m.exited).toBe(0);
+      expect(await isMounted(where)).toBe(false);
+      expect(m.stderr()).toMatch(/unmounted .* \(SIGTERM\)/);
+      await expect(stat(join(p.root, 'g.txt'))).rejects.toThrow();
+    } finally {
+      m.child.kill('SIGKILL');
+      await forceUnmount(where);
+    }
+  });
+
+  it('a mount left by a killed server is cleared by the next mountFs, which says so', async () => {
+    const p = await project({ 'f.txt': 'x\n' });
+    const where = join(p.base, 'mnt');
+    await mkdir(where);
+    const m = startMount(['--root', p.root, where], { XDG_STATE_HOME: join(p.base, 'xdg') });
+    try {
+      await m.ready;
+      m.child.kill('SIGKILL');
+      await m.exited;
+      await expect(stat(where)).rejects.toMatchObject({ code: 'ENOTCONN' });
+      const warnings: string[] = [];
+      const mount = await mountFs(createMemoryFs({ files: { '/new.txt': 'fresh\n' } }), where, { onWarning: (w) => warnings.push(w) });
+      try {
+        expect(mount.notes).toEqual(warnings);
+        expect(warnings[0]).toMatch(/stale mount .* fusermount -uz/);
+        const r = await sh(`cat "${where}/new.txt"`);
+        expect(r.stdout).toBe('fresh\n');
+      } finally {
+        await mount.unmount();
+      }
+      expect(await isMounted(where)).toBe(false);
+    } finally {
+      m.child.kill('SIGKILL');
+      await forceUnmount(where);
+    }
+  });
+});
