@@ -15,24 +15,10 @@ const why = await fuseUnavailable();
 if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
 
 /**
- * Rules the mount cannot keep, with why. Everything else in the kit must pass on a local
- * filesystem over a mounted memory filesystem. (With link(2) answered by a copy, all of these
- * pass too: the refusal of hard links is their one cause.)
+ * Rules the mount cannot keep, with why: none. (The local backend publishes by rename where
+ * link(2) is refused, as it is on a mount.)
  */
-const LINK =
-  'the local backend publishes a new file with link(tmp, name) (a create that never replaces), and the mount refuses hard links (EPERM): the contract cannot give one file two names';
-export const MOUNT_EXCEPTIONS: Readonly<Record<string, string>> = {
-  V3: LINK,
-  G2: LINK,
-  G7: LINK,
-  F1: LINK,
-  L4: LINK,
-  L5: LINK,
-  D2: LINK,
-  S1: LINK,
-  S2: LINK,
-  M1: LINK,
-};
+export const MOUNT_EXCEPTIONS: Readonly<Record<string, string>> = {};
 
 let server: ChildProcess | undefined;
 let mountpoint = '';

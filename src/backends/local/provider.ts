@@ -81,6 +81,9 @@ export interface LocalProvider extends FsProvider {
 /** `.<up to 64 bytes of the target name>.<32 hex digits>.dsh-tmp`, in the target's directory. */
 export const TEMP_NAME_PATTERN = /^\..*\.[0-9a-f]{32}\.dsh-tmp$/s;
 const TEMP_SUFFIX = '.dsh-tmp';
+
+/** What link(2) answers on a filesystem without hard links: publish by rename instead. */
+const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 const TEMP_PREFIX_BYTES = 64;
 const MAX_REDIRECTS = 4;
 const READ_ATTEMPTS = 3;
@@ -479,20 +482,24 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       if (o.expect !== undefined) await recheck(anchor, name, o.before, o.expect, o.what, o.key);
       throwIfAborted(o.signal, o.what);
       let linked = false;
+      let present: boolean | undefined;
       if (o.mode !== 'rename') {
         try {
           await fsp.link(anchor.child(tmp), anchor.child(name));
           linked = true;
         } catch (err) {
-          if (errnoOf(err) !== 'EEXIST') throw err;
-          // Created meanwhile by someone else.
-          if (o.mode === 'link') throw new Mismatch();
+          const code = errnoOf(err);
+          if (code !== 'EEXIST' && !NO_HARD_LINKS.has(code ?? '')) throw err;
+          // EEXIST: created meanwhile by someone else. Without hard links (a FUSE mount, FAT),
+          // the check is ours, under the provider's lock, just before the rename.
+          present = code === 'EEXIST' || (await entryExists(anchor.child(name)));
+          if (present && o.mode === 'link') throw new Mismatch();
         }
       }
       if (!linked) {
         await fsp.rename(anchor.child(tmp), anchor.child(name));
         tmpExists = false;
-        replaced = true;
+        replaced = present ?? true;
       }
     } catch (err) {
       if (tmpExists) await fsp.unlink(anchor.child(tmp)).catch(() => undefined);
@@ -515,6 +522,16 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       return { st, replaced };
     } finally {
       await handle.close().catch(() => undefined);
+    }
+  }
+
+  async function entryExists(path: string): Promise<boolean> {
+    try {
+      await fsp.lstat(path);
+      return true;
+    } catch (err) {
+      if (errnoOf(err) === 'ENOENT') return false;
+      throw err;
     }
   }
 
