@@ -15,6 +15,7 @@ export {
   withEol,
   lineNumberAt,
   splitLines,
+  lineBreaks,
   type Eol,
   type DecodedText,
 } from './text.js';
