@@ -27,10 +27,10 @@ export type PatchOperation =
 
 export const BEGIN = '*** Begin Patch';
 export const END = '*** End Patch';
-const ADD = '*** Add File: ';
-const DELETE = '*** Delete File: ';
-const UPDATE = '*** Update File: ';
-const MOVE = '*** Move to: ';
+const ADD = '*** Add File:';
+const DELETE = '*** Delete File:';
+const UPDATE = '*** Update File:';
+const MOVE = '*** Move to:';
 const EOF_MARK = '*** End of File';
 
 const invalid = (line: number, why: string) => new FsError('FS_INVALID_ARGUMENT', `invalid patch: line ${line}: ${why}`);
@@ -83,7 +83,7 @@ export function parseOperationBody(kind: 'add' | 'update', path: string, diff: s
 
 function pathAfter(line: string, marker: string, at: number): string {
   const path = line.slice(marker.length).trim();
-  if (path === '') throw invalid(at + 1, `"${marker.trim()}" needs a path`);
+  if (path === '') throw invalid(at + 1, `"${marker}" needs a path`);
   return path;
 }
 
@@ -115,7 +115,7 @@ function parseBody(lines: readonly string[], from: number, to: number): PatchOpe
       ops.push({ kind: 'update', path, ...(moveTo === undefined ? {} : { moveTo }), hunks, line: at + 1 });
       i = next;
     } else {
-      throw invalid(at + 1, `expected "${ADD.trim()}", "${DELETE.trim()}" or "${UPDATE.trim()}", got ${JSON.stringify(header.slice(0, 60))}`);
+      throw invalid(at + 1, `expected "${ADD}", "${DELETE}" or "${UPDATE}", got ${JSON.stringify(header.slice(0, 60))}`);
     }
   }
   return ops;
@@ -161,11 +161,11 @@ function parseHunks(lines: readonly string[], from: number, to: number, opLine: 
 export function renderPatch(ops: readonly PatchOperation[]): string {
   const out = [BEGIN];
   for (const op of ops) {
-    if (op.kind === 'add') out.push(ADD + op.path, ...op.lines.map((l) => `+${l}`));
-    else if (op.kind === 'delete') out.push(DELETE + op.path);
+    if (op.kind === 'add') out.push(`${ADD} ${op.path}`, ...op.lines.map((l) => `+${l}`));
+    else if (op.kind === 'delete') out.push(`${DELETE} ${op.path}`);
     else {
-      out.push(UPDATE + op.path);
-      if (op.moveTo !== undefined) out.push(MOVE + op.moveTo);
+      out.push(`${UPDATE} ${op.path}`);
+      if (op.moveTo !== undefined) out.push(`${MOVE} ${op.moveTo}`);
       for (const h of op.hunks) {
         out.push(...(h.headers.length === 0 ? ['@@'] : h.headers.map((c) => `@@ ${c}`)));
         out.push(...h.lines.map((l) => l.op + l.text));
