@@ -12,6 +12,7 @@ import { toolLimits, type FsToolsOptions } from './schemas.js';
 import { createWriteTool } from './write.js';
 import { createListTool, type ListValue } from './list.js';
 import { createDeleteTool, createMoveTool, type DeleteValue, type MoveValue } from './manage.js';
+import type { PatchValue } from './patch/tool.js';
 
 export interface FsToolSuite {
   readonly read: ReturnType<typeof createReadTool>;
@@ -198,6 +199,7 @@ declare module '../harness/tools.js' {
     list: ListValue;
     move: MoveValue;
     delete: DeleteValue;
+    apply_patch: PatchValue;
   }
 }
 export {
@@ -227,3 +229,17 @@ export {
   type SearchToolSuite,
   type SearchToolsOptions,
 } from './search.js';
+export {
+  PATCH_DESCRIPTION,
+  createPatchSchema,
+  createPatchTool,
+  patchTools,
+  renderPatch,
+  runPatch,
+  type PatchArgs,
+  type PatchFileChange,
+  type PatchValue,
+} from './patch/tool.js';
+export { parsePatch, parseOperationBody, formatPatch, type PatchHunk, type PatchLine, type PatchOperation } from './patch/parse.js';
+export { applyHunks, type AppliedHunks, type LoosenedHunk } from './patch/apply.js';
+export { MATCH_LEVELS, asciiPunctuation, type MatchLevel } from './patch/match.js';

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { isFsError } from '../../src/index.js';
-import { parseOperationBody, parsePatch, renderPatch, type PatchOperation } from '../../src/tools/patch/parse.js';
+import { parseOperationBody, parsePatch, formatPatch, type PatchOperation } from '../../src/tools/patch/parse.js';
 
 const codeOf = (f: () => unknown) => {
   try {
@@ -35,7 +35,7 @@ describe('V4A parser', () => {
   it('reads back any rendered patch as the same operations (LF or CRLF)', () => {
     fc.assert(
       fc.property(fc.array(operation, { minLength: 1, maxLength: 4 }), fc.boolean(), (ops, crlf) => {
-        const text = renderPatch(ops);
+        const text = formatPatch(ops);
         expect(shape(parsePatch(crlf ? text.replaceAll('\n', '\r\n') : text))).toEqual(shape(ops));
       }),
     );

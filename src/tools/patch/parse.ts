@@ -158,7 +158,7 @@ function parseHunks(lines: readonly string[], from: number, to: number, opLine: 
 }
 
 /** The envelope text of operations: what parsePatch reads back as the same operations. */
-export function renderPatch(ops: readonly PatchOperation[]): string {
+export function formatPatch(ops: readonly PatchOperation[]): string {
   const out = [BEGIN];
   for (const op of ops) {
     if (op.kind === 'add') out.push(`${ADD} ${op.path}`, ...op.lines.map((l) => `+${l}`));
