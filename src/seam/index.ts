@@ -16,6 +16,7 @@ export {
   lineNumberAt,
   splitLines,
   lineBreaks,
+  encodeKeepingBom,
   type Eol,
   type DecodedText,
 } from './text.js';

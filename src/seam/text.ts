@@ -221,3 +221,13 @@ export function lineBreaks(text: string): { readonly lines: string[]; readonly b
   }
   return { lines, breaks };
 }
+
+/** Encodes decoded text back with exactly the BOM it was read with, even when the text starts with U+FEFF. */
+export function encodeKeepingBom(text: string, bom: boolean): Uint8Array {
+  const body = encodeText(text, false);
+  if (!bom) return body;
+  const out = new Uint8Array(body.byteLength + 3);
+  out.set(UTF8_BOM, 0);
+  out.set(body, 3);
+  return out;
+}

@@ -2,7 +2,7 @@ import {
   DEFAULT_MAX_TEXT_BYTES,
   FsError,
   decodeText,
-  encodeText,
+  encodeKeepingBom,
   isFsError,
   textForWrite,
   toFsError,
@@ -105,7 +105,7 @@ export async function planOne(call: ToolCall, op: PatchOperation, target: FsTarg
   checkFresh(target, guard?.version, current);
   const { text, bom } = decodeText(current.bytes, `cannot update "${target.displayPath}"`);
   const applied = applyHunks(text, op.hunks, op.path);
-  const bytes = encodeText(applied.text, bom);
+  const bytes = encodeKeepingBom(applied.text, bom);
   if (destTarget === undefined) return { op, target, current, bytes, loosened: applied.loosened };
   const rename = await call.events.renameIntent(target, destTarget, call.owner);
   const destCurrent = await readCurrent(call, destTarget);
