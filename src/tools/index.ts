@@ -13,6 +13,7 @@ import { createWriteTool } from './write.js';
 import { createListTool, type ListValue } from './list.js';
 import { createDeleteTool, createMoveTool, type DeleteValue, type MoveValue } from './manage.js';
 import type { PatchValue } from './patch/tool.js';
+import type { TextEditorValue } from './text-editor.js';
 
 export interface FsToolSuite {
   readonly read: ReturnType<typeof createReadTool>;
@@ -200,6 +201,7 @@ declare module '../harness/tools.js' {
     move: MoveValue;
     delete: DeleteValue;
     apply_patch: PatchValue;
+    str_replace_based_edit_tool: TextEditorValue;
   }
 }
 export {
@@ -243,3 +245,14 @@ export {
 export { parsePatch, parseOperationBody, formatPatch, type PatchHunk, type PatchLine, type PatchOperation } from './patch/parse.js';
 export { applyHunks, type AppliedHunks, type LoosenedHunk } from './patch/apply.js';
 export { MATCH_LEVELS, asciiPunctuation, type MatchLevel } from './patch/match.js';
+export {
+  TEXT_EDITOR_DESCRIPTION,
+  TEXT_EDITOR_NAME,
+  TEXT_EDITOR_TYPE,
+  createTextEditorSchema,
+  createTextEditorTool,
+  textEditorTool,
+  type TextEditorArgs,
+  type TextEditorOptions,
+  type TextEditorValue,
+} from './text-editor.js';

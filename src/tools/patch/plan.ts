@@ -36,7 +36,7 @@ export interface PlannedChange {
 const opts = (call: ToolCall) => (call.signal ? { signal: call.signal } : {});
 
 /** The file's bytes and version; undefined when absent; directories and other entries refused. */
-async function readCurrent(call: ToolCall, target: FsTarget): Promise<Current | undefined> {
+export async function readCurrent(call: ToolCall, target: FsTarget): Promise<Current | undefined> {
   const info = await call.fs.stat(target, opts(call));
   if (info === undefined) return undefined;
   if (info.type !== 'file') {
