@@ -256,3 +256,11 @@ export {
   type TextEditorOptions,
   type TextEditorValue,
 } from './text-editor.js';
+export {
+  applyPatchOperation,
+  createPatchEditor,
+  type ApplyPatchOperation,
+  type ApplyPatchOperationResult,
+  type PatchEditor,
+  type PatchOperationOptions,
+} from './patch/responses.js';
