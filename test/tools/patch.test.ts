@@ -116,6 +116,8 @@ describe('apply_patch: matching', () => {
       expect((err as FsError).code).toBe('FS_AMBIGUOUS_EDIT');
     }
     expect(apply(text, '@@ def g():', '-  x = 1', '+  x = 2').text).toBe('def f():\n  x = 1\ndef g():\n  x = 2\n');
+    // The header line repeated as the hunk's first context line still places it.
+    expect(apply(text, '@@ def g():', ' def g():', '-  x = 1', '+  x = 2').text).toBe('def f():\n  x = 1\ndef g():\n  x = 2\n');
     // A header above both matches does not tell them apart.
     expect(() => apply('top\n' + text, '@@ top', '-  x = 1', '+  x = 2')).toThrow(/match at line 3 and again at line 5/);
   });

@@ -36,13 +36,13 @@ export function applyHunks(text: string, hunks: readonly PatchHunk[], what: stri
   hunks.forEach((hunk, k) => {
     const name = `"${what}", hunk ${k + 1} (patch line ${hunk.line})`;
     let level: MatchLevel = 'exact';
-    let header: { text: string; level: MatchLevel } | undefined;
+    let header: { text: string; level: MatchLevel; at: number } | undefined;
     for (const h of hunk.headers) {
       const found = seek(index, [h], cursor);
       if (found === undefined) throw new FsError('FS_EDIT_NOT_FOUND', `${name}: the "@@ ${h}" line was not found${after(cursor)}`);
       cursor = found.at + 1;
       level = loosest(level, found.level);
-      header = { text: h, level: found.level };
+      header = { text: h, level: found.level, at: found.at };
     }
     const placed = place(index, hunk, cursor, header, name);
     level = loosest(level, placed.level);
@@ -55,7 +55,13 @@ export function applyHunks(text: string, hunks: readonly PatchHunk[], what: stri
 
 const after = (cursor: number) => (cursor > 0 ? ` after line ${cursor}` : '');
 
-function place(index: LineIndex, hunk: PatchHunk, cursor: number, header: { text: string; level: MatchLevel } | undefined, name: string): Placement & { level: MatchLevel } {
+function place(
+  index: LineIndex,
+  hunk: PatchHunk,
+  cursor: number,
+  header: { text: string; level: MatchLevel; at: number } | undefined,
+  name: string,
+): Placement & { level: MatchLevel } {
   let body = hunk.lines;
   const old = (ls: readonly PatchLine[]) => ls.filter((l) => l.op !== '+').map((l) => l.text);
   if (old(body).length === 0) {
@@ -74,6 +80,8 @@ function place(index: LineIndex, hunk: PatchHunk, cursor: number, header: { text
     body = body.slice(0, -1);
     if (old(body).length > 0) found = seek(index, old(body), cursor);
   }
+  // Models often repeat the `@@` line as the hunk's first context line.
+  if (found === undefined && header !== undefined) found = seek(index, old(body), header.at);
   if (found === undefined) {
     const first = old(body)[0] ?? '';
     throw new FsError('FS_EDIT_NOT_FOUND', `${name}: its context and removed lines (starting ${JSON.stringify(first.slice(0, 80))}) were not found${after(cursor)}`);
