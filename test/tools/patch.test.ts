@@ -198,6 +198,34 @@ describe('apply_patch: a failure while publishing rolls back', () => {
     }
   });
 
+  it('another writer between the check and the publish: its bytes are kept, ours undone', async () => {
+    let fired = false;
+    let base: FileSystem | undefined;
+    const h = harness(files, (fs) => {
+      base = fs;
+      return new Proxy(fs, {
+        get(t, p, r) {
+          const v = Reflect.get(t, p, r);
+          if (typeof v !== 'function') return v;
+          if (p !== 'remove') return v.bind(t);
+          // Just before b.txt is deleted, someone else rewrites it.
+          return async (...args: unknown[]) => {
+            if (!fired) {
+              fired = true;
+              await base!.writeText(await base!.resolve('/w/b.txt'), 'theirs\n');
+            }
+            return v.apply(t, args);
+          };
+        },
+      });
+    });
+    for (const p of Object.keys(files)) await h.read(p);
+    const r = await h.patch(patch);
+    expect(r.isError && r.error.code).toBe('FS_STALE_VERSION');
+    expect(r.text).toMatch(/while writing "\/w\/b\.txt" \(file 2 of 5\).*nothing was changed \(the 1 file already written was restored\)/);
+    expect(await h.tree()).toEqual({ ...files, 'b.txt': 'theirs\n' });
+  });
+
   it('says which files the rollback could not restore', async () => {
     // The 6th mutation (writing e.txt) fails, and so does the first undo (restoring d.txt).
     const calls = { n: 0 };
