@@ -44,6 +44,14 @@ export interface TextEditorValue {
   readonly version?: FsVersion;
 }
 
+/** The shape of the text editor's value (MCP's `outputSchema`). */
+export const textEditorOutputSchema = z.strictObject({
+  command: z.enum(COMMANDS),
+  path: z.string(),
+  output: z.string(),
+  version: z.string().optional(),
+});
+
 export const TEXT_EDITOR_DESCRIPTION =
   'View, create and edit text files. view shows a file with line numbers ("N: text") or lists a directory two levels ' +
   'deep; create writes a new file (an existing file only after you viewed it); str_replace replaces old_str, which ' +
@@ -149,6 +157,7 @@ export function createTextEditorTool(options: TextEditorOptions = {}): Tool<Text
     hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     description: TEXT_EDITOR_DESCRIPTION,
     schema: createTextEditorSchema(),
+    outputSchema: textEditorOutputSchema,
     render: (value) => clipMiddle(value.output, max + 200),
     async execute(args, call) {
       try {

@@ -36,6 +36,21 @@ export function createPatchSchema() {
 
 export type PatchArgs = z.output<ReturnType<typeof createPatchSchema>>;
 
+/** The shape of `apply_patch`'s value (MCP's `outputSchema`). */
+export const patchOutputSchema = z.strictObject({
+  files: z.array(
+    z.strictObject({
+      path: z.string(),
+      operation: z.enum(['add', 'update', 'delete']),
+      movedTo: z.string().optional(),
+      version: z.string().optional(),
+      loosened: z.array(z.strictObject({ hunk: z.int(), level: z.enum(['trailing-whitespace', 'trimmed', 'unicode']) })),
+      diff: z.string().optional(),
+      diffTruncated: z.boolean().optional(),
+    }),
+  ),
+});
+
 export const PATCH_DESCRIPTION =
   'Apply a patch in the apply_patch (V4A) format to one or more files, all or nothing: if any file cannot be ' +
   'changed, no file is. Format:\n*** Begin Patch\n*** Add File: path\n+line of the new file\n*** Delete File: path\n' +
@@ -95,6 +110,7 @@ export function createPatchTool(): Tool<PatchArgs, PatchValue> {
     hints: { readOnlyHint: false, destructiveHint: true, idempotentHint: false },
     description: PATCH_DESCRIPTION,
     schema: createPatchSchema(),
+    outputSchema: patchOutputSchema,
     render: renderPatch,
     async execute(args, call) {
       try {
