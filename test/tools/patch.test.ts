@@ -144,6 +144,31 @@ describe('apply_patch: matching', () => {
     );
   });
 
+  it('applies a hunk cut from the file where it was cut, keeping context as the file spells it (property)', () => {
+    const row = fc.record({ pad: fc.constantFrom('', ' ', '\t '), op: fc.constantFrom('keep', 'delete', 'replace') });
+    fc.assert(
+      fc.property(fc.array(row, { minLength: 1, maxLength: 12 }), fc.nat(), fc.nat(), (rows, a, b) => {
+        const lines = rows.map((r, i) => `line ${i}${r.pad}`); // unique, some with trailing whitespace
+        const from = a % rows.length;
+        const to = from + 1 + (b % (rows.length - from));
+        const body: string[] = [];
+        const expected: string[] = lines.slice(0, from);
+        for (let i = from; i < to; i++) {
+          const { op } = rows[i]!;
+          const bare = `line ${i}`; // the model's copy, without the trailing whitespace
+          if (op === 'keep') (body.push(` ${bare}`), expected.push(lines[i]!));
+          else body.push(`-${bare}`);
+          if (op === 'replace') (body.push(`+new ${i}`), expected.push(`new ${i}`));
+        }
+        expected.push(...lines.slice(to));
+        const r = apply(lines.map((l) => `${l}\n`).join(''), ...body);
+        expect(r.text).toBe(expected.map((l) => `${l}\n`).join(''));
+        const padded = rows.slice(from, to).some((x) => x.pad !== '');
+        expect(r.loosened).toEqual(padded ? [{ hunk: 1, level: 'trailing-whitespace' }] : []);
+      }),
+    );
+  });
+
   it('writes a BOM and CRLF file back with both', async () => {
     const bom = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('one\r\ntwo\r\nthree')]);
     const h = harness({ 'w.txt': bom });
