@@ -34,7 +34,7 @@ export function applyHunks(text: string, hunks: readonly PatchHunk[], what: stri
   const loosened: LoosenedHunk[] = [];
   let cursor = 0;
   hunks.forEach((hunk, k) => {
-    const name = `"${what}", hunk ${k + 1} (patch line ${hunk.line})`;
+    const name = `cannot update "${what}": hunk ${k + 1} (patch line ${hunk.line})`;
     let level: MatchLevel = 'exact';
     let header: { text: string; level: MatchLevel; at: number } | undefined;
     for (const h of hunk.headers) {
