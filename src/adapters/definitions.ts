@@ -3,7 +3,7 @@ import { isImageValue } from '../tools/read.js';
 import { FsError } from '../seam/index.js';
 
 /** The LLM API a definition list is shaped for. */
-export type ToolFormat = 'anthropic' | 'openai' | 'openai-strict';
+export type ToolFormat = 'anthropic' | 'openai' | 'openai-strict' | 'openai-responses';
 
 /** Anthropic Messages API `tools[]` entry. */
 export interface AnthropicToolDefinition {
@@ -23,21 +23,64 @@ export interface OpenAIToolDefinition {
   };
 }
 
-export type ToolDefinitionFor<F extends ToolFormat> = F extends 'anthropic' ? AnthropicToolDefinition : OpenAIToolDefinition;
+/** OpenAI Responses API `tools[]` entry (a function tool, flat). */
+export interface OpenAIResponsesToolDefinition {
+  readonly type: 'function';
+  readonly name: string;
+  readonly description: string;
+  readonly parameters: JsonSchema;
+  readonly strict: boolean;
+}
 
-export const TOOL_FORMATS: readonly ToolFormat[] = ['anthropic', 'openai', 'openai-strict'];
+/** Anthropic's own text editor tool: declared by type, its schema built into the model. */
+export interface AnthropicTextEditorDefinition {
+  readonly type: 'text_editor_20250728';
+  readonly name: 'str_replace_based_edit_tool';
+  readonly max_characters?: number;
+}
+
+export type ToolDefinitionFor<F extends ToolFormat> = F extends 'anthropic'
+  ? AnthropicToolDefinition
+  : F extends 'openai-responses'
+    ? OpenAIResponsesToolDefinition
+    : OpenAIToolDefinition;
+
+/** A definition list entry that may also be a native tool declaration (Anthropic's text editor). */
+export type ToolDeclarationFor<F extends ToolFormat> = ToolDefinitionFor<F> | (F extends 'anthropic' ? AnthropicTextEditorDefinition : never);
+
+export const TOOL_FORMATS: readonly ToolFormat[] = ['anthropic', 'openai', 'openai-strict', 'openai-responses'];
+
+/** The tool Anthropic declares natively (`text_editor_20250728`). */
+const NATIVE_TEXT_EDITOR = 'str_replace_based_edit_tool';
+
+export interface FormatOptions {
+  /** Declare Anthropic's text editor natively (default true); the tool's `max_characters`. */
+  readonly nativeTextEditor?: boolean | { readonly maxCharacters?: number };
+}
 
 /**
- * Tool listings (`ctx.tools.list()`) in one API's shape. With `openai-strict`, every property is
- * required, optional ones accept null (the tools treat null as left out), and keywords outside
- * OpenAI's strict subset are dropped (the tools still check them and say what is wrong).
+ * Tool listings (`ctx.tools.list()`) in one API's shape. With `openai-strict` and
+ * `openai-responses`, every property is required, optional ones accept null (the tools treat null
+ * as left out), and keywords outside OpenAI's strict subset are dropped (the tools still check
+ * them and say what is wrong). In the `anthropic` shape `str_replace_based_edit_tool` is declared
+ * natively (`{ type: 'text_editor_20250728', name }`) unless `nativeTextEditor` is false.
  */
-export function formatTools<F extends ToolFormat>(listings: readonly ToolListing[], format: F): ToolDefinitionFor<F>[] {
+export function formatTools<F extends ToolFormat>(listings: readonly ToolListing[], format: F, options: FormatOptions = {}): ToolDeclarationFor<F>[] {
   if (!TOOL_FORMATS.includes(format)) {
     throw new FsError('FS_INVALID_ARGUMENT', `format must be one of ${TOOL_FORMATS.join(', ')}, got ${JSON.stringify(format)}`);
   }
+  const native = options.nativeTextEditor ?? true;
   return listings.map((t) => {
-    if (format === 'anthropic') return { name: t.name, description: t.description, input_schema: t.inputSchema };
+    if (format === 'anthropic') {
+      if (native !== false && t.name === NATIVE_TEXT_EDITOR) {
+        const max = typeof native === 'object' ? native.maxCharacters : undefined;
+        return { type: 'text_editor_20250728', name: NATIVE_TEXT_EDITOR, ...(max === undefined ? {} : { max_characters: max }) };
+      }
+      return { name: t.name, description: t.description, input_schema: t.inputSchema };
+    }
+    if (format === 'openai-responses') {
+      return { type: 'function' as const, name: t.name, description: t.description, parameters: toOpenAIStrictSchema(t.inputSchema), strict: true };
+    }
     const strict = format === 'openai-strict';
     return {
       type: 'function' as const,
@@ -48,7 +91,7 @@ export function formatTools<F extends ToolFormat>(listings: readonly ToolListing
         ...(strict ? { strict: true } : {}),
       },
     };
-  }) as ToolDefinitionFor<F>[];
+  }) as ToolDeclarationFor<F>[];
 }
 
 /** Keywords OpenAI's strict mode accepts; anything else makes the API refuse the schema. */

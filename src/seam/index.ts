@@ -15,6 +15,8 @@ export {
   withEol,
   lineNumberAt,
   splitLines,
+  lineBreaks,
+  encodeKeepingBom,
   type Eol,
   type DecodedText,
 } from './text.js';

@@ -202,3 +202,32 @@ export function splitLines(text: string, brokenAfter: boolean): string[] {
   }
   return lines;
 }
+
+/**
+ * The line break after each line of `text`, as splitLines(text without its final break, …) cuts
+ * it: `'\r\n'`, `'\n'`, or `''` for a last line that has none. Empty text has no lines.
+ */
+export function lineBreaks(text: string): { readonly lines: string[]; readonly breaks: ('' | Eol)[] } {
+  if (text === '') return { lines: [], breaks: [] };
+  const broken = text.endsWith('\n');
+  const lines = splitLines(broken ? text.slice(0, -1) : text, broken);
+  const breaks: ('' | Eol)[] = [];
+  let at = 0;
+  for (let i = 0; i < lines.length; i++) {
+    const nl = text.indexOf('\n', at);
+    if (nl === -1) breaks.push('');
+    else breaks.push(nl - at === lines[i]!.length + 1 ? '\r\n' : '\n'); // splitLines dropped the CR of a CRLF
+    at = nl + 1;
+  }
+  return { lines, breaks };
+}
+
+/** Encodes decoded text back with exactly the BOM it was read with, even when the text starts with U+FEFF. */
+export function encodeKeepingBom(text: string, bom: boolean): Uint8Array {
+  const body = encodeText(text, false);
+  if (!bom) return body;
+  const out = new Uint8Array(body.byteLength + 3);
+  out.set(UTF8_BOM, 0);
+  out.set(body, 3);
+  return out;
+}

@@ -5,6 +5,7 @@ import { shownPath } from '../harness/tools.js';
 import { EDIT_DESCRIPTION, createEditSchema, type EditArgs } from './schemas.js';
 import { withRemedy } from './errors.js';
 import { editOutputSchema } from './outputs.js';
+import { applyEdits } from './multi-edit.js';
 
 export interface EditValue extends DiffFields {
   readonly path: string;
@@ -14,6 +15,8 @@ export interface EditValue extends DiffFields {
   readonly replaceAll: boolean;
   /** Where each replacement landed in the edited file (1-based, inclusive). */
   readonly lines: readonly FsLineRange[];
+  /** How many edits of an `edits` list were applied (absent for one old_string/new_string pair). */
+  readonly edits?: number;
 }
 
 const MAX_LISTED_RANGES = 20;
@@ -25,7 +28,8 @@ export function renderEdit(value: EditValue): string {
   const more = merged.length > MAX_LISTED_RANGES ? `, … (${merged.length - MAX_LISTED_RANGES} more)` : '';
   const single = merged.length === 1 && merged[0]!.start === merged[0]!.end;
   const where = `${single ? 'line' : 'lines'} ${ranges.join(', ')}${more}`;
-  return `Edited "${shownPath(value.path)}": ${n} replacement${n === 1 ? '' : 's'}; changed ${where}.`;
+  const edits = value.edits === undefined ? '' : ` (${value.edits} edit${value.edits === 1 ? '' : 's'})`;
+  return `Edited "${shownPath(value.path)}"${edits}: ${n} replacement${n === 1 ? '' : 's'}; changed ${where}.`;
 }
 
 /** Replacements that share a line are shown once: `replace_all` on one long line is "line 1". */
@@ -50,15 +54,20 @@ export function createEditTool(): Tool<EditArgs, EditValue> {
     render: renderEdit,
     async execute(args, call) {
       try {
+        if (args.edits != null) {
+          const done = await applyEdits(call, args.file_path, args.edits);
+          return { ...done, replaceAll: args.edits.some((e) => e.replace_all === true), edits: args.edits.length };
+        }
+        const pair = { old_string: args.old_string!, new_string: args.new_string! }; // the schema requires both without edits
         // Refused before the policy is asked, so a no-op never reads as "read it first".
-        if (crlfToLf(args.old_string) === crlfToLf(args.new_string)) {
+        if (crlfToLf(pair.old_string) === crlfToLf(pair.new_string)) {
           throw new FsError('FS_INVALID_ARGUMENT', 'old_string and new_string are identical; there is nothing to change');
         }
         const { signal } = call;
         const target = await call.fs.resolve(args.file_path, { cwd: call.cwd, ...(signal ? { signal } : {}) });
         const guard = await call.events.editIntent(target, call.owner);
         const before = await readBefore(call, target);
-        const request = { oldString: args.old_string, newString: args.new_string, replaceAll: args.replace_all === true };
+        const request = { oldString: pair.old_string, newString: pair.new_string, replaceAll: args.replace_all === true };
         const outcome = await call.fs.editText(target, request, guard, signal ? { signal } : {});
         call.events.observed(target, { kind: 'present', version: outcome.version }, call.owner);
         return {

@@ -1,6 +1,6 @@
 import type { HarnessContext, HarnessPluginObject, Tool } from '../harness/index.js';
 import { toolListing } from '../harness/index.js';
-import { formatTools, type AnthropicToolDefinition, type ToolDefinitionFor, type ToolFormat } from '../adapters/definitions.js';
+import { formatTools, type AnthropicToolDefinition, type ToolDeclarationFor, type ToolDefinitionFor, type ToolFormat } from '../adapters/definitions.js';
 import { createSearchTools, type SearchToolsOptions } from './search.js';
 import type { ReadResultValue } from './read.js';
 import type { WriteValue } from './write.js';
@@ -12,6 +12,8 @@ import { toolLimits, type FsToolsOptions } from './schemas.js';
 import { createWriteTool } from './write.js';
 import { createListTool, type ListValue } from './list.js';
 import { createDeleteTool, createMoveTool, type DeleteValue, type MoveValue } from './manage.js';
+import { createPatchTool, type PatchValue } from './patch/tool.js';
+import { createTextEditorTool, type TextEditorOptions, type TextEditorValue } from './text-editor.js';
 
 export interface FsToolSuite {
   readonly read: ReturnType<typeof createReadTool>;
@@ -77,14 +79,26 @@ export interface ToolDefinitionsOptions<F extends ToolFormat = ToolFormat> exten
   readonly search?: boolean;
   /** Include `move` and `delete` (default false). */
   readonly allowDelete?: boolean;
+  /** Include `apply_patch` (default false). */
+  readonly patch?: boolean;
+  /**
+   * Include `str_replace_based_edit_tool` (default false); in the `anthropic` shape it is declared
+   * natively (`{ type: 'text_editor_20250728', name }`, with `max_characters` when set).
+   */
+  readonly textEditor?: boolean | TextEditorOptions;
 }
 
 /**
  * Definitions of the tools in one LLM API's own shape: `anthropic` → `{ name, description,
  * input_schema }`; `openai` / `openai-strict` → `{ type: 'function', function: { name,
- * description, parameters, strict? } }`. Run calls with `ctx.tools.execute(name, args, …)`.
+ * description, parameters, strict? } }`; `openai-responses` → `{ type: 'function', name,
+ * description, parameters, strict: true }`. Run calls with `ctx.tools.execute(name, args, …)`.
  */
-export function toolDefinitions<F extends ToolFormat = 'anthropic'>(options: ToolDefinitionsOptions<F> = {}): ToolDefinitionFor<F>[] {
+export function toolDefinitions<F extends ToolFormat = 'anthropic'>(
+  options: ToolDefinitionsOptions<F> & { readonly textEditor: true | TextEditorOptions },
+): ToolDeclarationFor<F>[];
+export function toolDefinitions<F extends ToolFormat = 'anthropic'>(options?: ToolDefinitionsOptions<F>): ToolDefinitionFor<F>[];
+export function toolDefinitions<F extends ToolFormat = 'anthropic'>(options: ToolDefinitionsOptions<F> = {}): ToolDeclarationFor<F>[] {
   const suite = createFsTools(options);
   const tools: Tool[] = [suite.read, suite.write, suite.edit, suite.list];
   if (options.search !== false) {
@@ -95,7 +109,11 @@ export function toolDefinitions<F extends ToolFormat = 'anthropic'>(options: Too
     const manage = createMoveDeleteTools();
     tools.push(manage.move, manage.delete);
   }
-  return formatTools(tools.map(toolListing), options.format ?? ('anthropic' as F));
+  if (options.patch === true) tools.push(createPatchTool());
+  const editor = options.textEditor === true ? {} : options.textEditor || undefined;
+  if (editor !== undefined) tools.push(createTextEditorTool(editor));
+  const max = editor?.maxCharacters;
+  return formatTools(tools.map(toolListing), options.format ?? ('anthropic' as F), { nativeTextEditor: max === undefined ? true : { maxCharacters: max } });
 }
 
 export {
@@ -182,6 +200,10 @@ export {
   type OpenAIImagePart,
   type ToolResultContentFor,
   type AnthropicToolDefinition,
+  type AnthropicTextEditorDefinition,
+  type FormatOptions,
+  type OpenAIResponsesToolDefinition,
+  type ToolDeclarationFor,
   type OpenAIToolDefinition,
   type ToolDefinitionFor,
   type ToolFormat,
@@ -198,6 +220,8 @@ declare module '../harness/tools.js' {
     list: ListValue;
     move: MoveValue;
     delete: DeleteValue;
+    apply_patch: PatchValue;
+    str_replace_based_edit_tool: TextEditorValue;
   }
 }
 export {
@@ -227,3 +251,38 @@ export {
   type SearchToolSuite,
   type SearchToolsOptions,
 } from './search.js';
+export {
+  PATCH_DESCRIPTION,
+  createPatchSchema,
+  createPatchTool,
+  patchOutputSchema,
+  patchTools,
+  renderPatch,
+  runPatch,
+  type PatchArgs,
+  type PatchFileChange,
+  type PatchValue,
+} from './patch/tool.js';
+export { parsePatch, parseOperationBody, formatPatch, type PatchHunk, type PatchLine, type PatchOperation } from './patch/parse.js';
+export { applyHunks, type AppliedHunks, type LoosenedHunk } from './patch/apply.js';
+export { MATCH_LEVELS, asciiPunctuation, type MatchLevel } from './patch/match.js';
+export {
+  TEXT_EDITOR_DESCRIPTION,
+  TEXT_EDITOR_NAME,
+  TEXT_EDITOR_TYPE,
+  createTextEditorSchema,
+  createTextEditorTool,
+  textEditorOutputSchema,
+  textEditorTool,
+  type TextEditorArgs,
+  type TextEditorOptions,
+  type TextEditorValue,
+} from './text-editor.js';
+export {
+  applyPatchOperation,
+  createPatchEditor,
+  type ApplyPatchOperation,
+  type ApplyPatchOperationResult,
+  type PatchEditor,
+  type PatchOperationOptions,
+} from './patch/responses.js';

@@ -36,6 +36,7 @@ export const editOutputSchema = z.strictObject({
   replacements: z.int(),
   replaceAll: z.boolean(),
   lines: z.array(z.strictObject({ start: z.int(), end: z.int() })),
+  edits: z.int().optional(),
   diff: z.string().optional(),
   diffTruncated: z.boolean().optional(),
 });

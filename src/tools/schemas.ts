@@ -99,23 +99,53 @@ export function createWriteSchema() {
   });
 }
 
+const OLD_STRING_HELP =
+  'Exact text to replace, copied from the file without the "N: " line-number prefixes of read output. ' +
+  'LF and CRLF line breaks match each other; everything else must match exactly.';
+
 export function createEditSchema() {
-  return z.strictObject({
-    file_path: FILE_PATH('edit'),
-    old_string: z
-      .string()
-      .min(1, 'must not be empty (to create a file, use write)')
-      .describe(
-        'Exact text to replace, copied from the file without the "N: " line-number prefixes of read output. ' +
-          'LF and CRLF line breaks match each other; everything else must match exactly.',
-      ),
-    new_string: z.string().describe('Replacement text, taken literally. An empty string deletes the match.'),
-    replace_all: z
-      .boolean()
-      .nullable()
-      .default(false)
-      .describe('Replace every match. Defaults to false: then old_string must match exactly one place in the file.'),
-  });
+  const oldString = z.string().min(1, 'must not be empty (to create a file, use write)');
+  return z
+    .strictObject({
+      file_path: FILE_PATH('edit'),
+      old_string: oldString.nullish().describe(`${OLD_STRING_HELP} Required unless edits is given.`),
+      new_string: z.string().nullish().describe('Replacement text, taken literally. An empty string deletes the match. Required with old_string.'),
+      replace_all: z
+        .boolean()
+        .nullable()
+        .default(false)
+        .describe('Replace every match. Defaults to false: then old_string must match exactly one place in the file.'),
+      edits: z
+        .array(
+          z.strictObject({
+            old_string: oldString.describe(OLD_STRING_HELP),
+            new_string: z.string().describe('Replacement text, taken literally.'),
+            replace_all: z.boolean().nullish().describe('Replace every match of this old_string (default false).'),
+          }),
+        )
+        .min(1, 'must hold at least one edit')
+        .nullish()
+        .describe(
+          'Several replacements instead of old_string/new_string: applied in order, each to the result of the previous ' +
+            'one, and written together only if every one applies.',
+        ),
+    })
+    .superRefine(
+      (args, ctx) => {
+        if (typeof args !== 'object' || args === null) return;
+        if (args.edits != null) {
+          if (args.old_string != null || args.new_string != null || args.replace_all === true) {
+            ctx.addIssue({ code: 'custom', message: 'give either old_string and new_string, or edits, not both', path: ['edits'] });
+          }
+          return;
+        }
+        for (const key of ['old_string', 'new_string'] as const) {
+          if (args[key] == null) ctx.addIssue({ code: 'custom', message: `missing required argument "${key}" (or give edits)`, path: [] });
+        }
+      },
+      // Checked even when another argument is wrong, so one reply names every problem.
+      { when: () => true },
+    );
 }
 
 // Optional arguments are nullish: OpenAI's strict mode (and its zodFunction helper) needs them
@@ -150,4 +180,6 @@ export const EDIT_DESCRIPTION =
   'written or edited it, and that it has not changed since; otherwise the call fails and you must read the file, then ' +
   'retry. After a successful write or edit you can edit again without re-reading. old_string must match exactly one ' +
   'place unless replace_all is true; the result gives the number of replacements and the changed line numbers. ' +
+  'To make several changes to one file at once, pass edits: [{ old_string, new_string, replace_all? }, …] instead; ' +
+  'they apply in order and are written together, or not at all. ' +
   'Only the matched text changes: line endings, indentation and a byte order mark elsewhere are kept.';

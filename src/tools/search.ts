@@ -462,5 +462,6 @@ export function searchTools(options: SearchToolsOptions = {}): HarnessPluginObje
 /** Definitions of `glob` and `grep` alone (`toolDefinitions()` includes them by default). */
 export function searchToolDefinitions<F extends ToolFormat = 'anthropic'>(options: SearchToolsOptions & { readonly format?: F } = {}): ToolDefinitionFor<F>[] {
   const suite = createSearchTools(options);
-  return formatTools([suite.glob, suite.grep].map(toolListing), options.format ?? ('anthropic' as F));
+  // Neither is declared natively, so every entry is a plain definition.
+  return formatTools([suite.glob, suite.grep].map(toolListing), options.format ?? ('anthropic' as F)) as ToolDefinitionFor<F>[];
 }

@@ -61,7 +61,8 @@ describe('dsh-fs serve: tools and schemas', () => {
       properties: { old_string: { type: 'string', minLength: 1 }, new_string: { type: 'string' }, replace_all: { type: 'boolean' } },
     });
     // replace_all has a default, so a caller may leave it out.
-    expect(edit.inputSchema.required).toEqual(['file_path', 'old_string', 'new_string']);
+    // old_string and new_string, or edits: the tool checks which.
+    expect(edit.inputSchema.required).toEqual(['file_path']);
     for (const t of tools) expect(t.description?.length ?? 0).toBeGreaterThan(40);
     expect(s.client.getInstructions()).toContain(await realpath(root));
   });
@@ -204,7 +205,7 @@ describe('dsh-fs serve: invalid arguments', () => {
       ['write', { file_path: 'notes.txt', content: 7 }, 'Error: invalid arguments for write: argument "content" must be a string, got a number'],
       ['edit', { file_path: 'notes.txt', old_string: 'one', new_string: 'x', replace_all: 'yes' }, 'Error: invalid arguments for edit: argument "replace_all" must be a boolean, got the string "yes"'],
       ['edit', { file_path: 'notes.txt', old_string: '', new_string: 'x' }, 'Error: invalid arguments for edit: argument "old_string": must not be empty (to create a file, use write)'],
-      ['edit', { file_path: 'notes.txt', oldString: 'one', old_string: 'one', new_string: 'x' }, 'Error: invalid arguments for edit: unknown argument "oldString"; allowed arguments: file_path, old_string, new_string, replace_all'],
+      ['edit', { file_path: 'notes.txt', oldString: 'one', old_string: 'one', new_string: 'x' }, 'Error: invalid arguments for edit: unknown argument "oldString"; allowed arguments: file_path, old_string, new_string, replace_all, edits'],
     ];
     for (const [name, args, text] of cases) {
       const result = await s.call(name, args);

@@ -28,8 +28,9 @@ describe('tool schemas', () => {
     expect(shape('read')).toEqual({ properties: ['file_path', 'offset', 'limit'], required: ['file_path'] });
     expect(shape('write')).toEqual({ properties: ['file_path', 'content'], required: ['file_path', 'content'] });
     expect(shape('edit')).toEqual({
-      properties: ['file_path', 'old_string', 'new_string', 'replace_all'],
-      required: ['file_path', 'old_string', 'new_string'],
+      properties: ['file_path', 'old_string', 'new_string', 'replace_all', 'edits'],
+      // old_string and new_string, or edits: the tool checks which.
+      required: ['file_path'],
     });
     const all = Object.fromEntries(toolDefinitions({ allowDelete: true }).map((d) => [d.name, d.input_schema as { properties: object; required?: string[] }]));
     expect({ properties: Object.keys(all.list!.properties), required: all.list!.required ?? [] }).toEqual({ properties: ['path', 'ignore'], required: [] });
@@ -112,7 +113,7 @@ describe('argument validation', () => {
     );
     await expectInvalid(
       run('edit', { filePath: 'a', oldString: 'x', old_string: 'x', new_string: 'y', file_path: 'a' }),
-      'invalid arguments for edit: unknown arguments "filePath", "oldString"; allowed arguments: file_path, old_string, new_string, replace_all',
+      'invalid arguments for edit: unknown arguments "filePath", "oldString"; allowed arguments: file_path, old_string, new_string, replace_all, edits',
     );
   });
 
@@ -161,8 +162,8 @@ describe('argument validation', () => {
     const { run } = setup();
     await expectInvalid(
       run('edit', { file_path: 3, new_string: 'y', extra: true }),
-      'invalid arguments for edit: argument "file_path" must be a string, got a number; missing required argument "old_string"; ' +
-        'unknown argument "extra"; allowed arguments: file_path, old_string, new_string, replace_all',
+      'invalid arguments for edit: argument "file_path" must be a string, got a number; unknown argument "extra"; ' +
+        'allowed arguments: file_path, old_string, new_string, replace_all, edits; missing required argument "old_string" (or give edits)',
     );
   });
 
