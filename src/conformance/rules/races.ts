@@ -16,6 +16,7 @@ import {
   type RuleContext,
 } from '../harness.js';
 import { listRecursively } from './dirs.js';
+import { SPREAD, after } from './moments.js';
 
 /**
  * Callers per fixed race: all start in one tick, so a provider that decides anything before its
@@ -124,13 +125,17 @@ const g8: Rule = {
  * FS_NOT_OBSERVED, and only an unguarded write may still replace it. So the source's bytes are at
  * `to` only when no creator succeeded: a created file is never destroyed.
  */
-async function raceRename(ctx: RuleContext, tasks: { creators: readonly CreateKind[]; groups?: readonly number[]; renameFirst: boolean; s?: fc.Scheduler }) {
+async function raceRename(
+  ctx: RuleContext,
+  tasks: { creators: readonly CreateKind[]; groups?: readonly number[]; renameFirst: boolean; s?: fc.Scheduler; startAt?: number },
+) {
   const fs = ctx.concurrentFs;
   const dir = ctx.dir();
   const source = await seedFile(fs, `${dir}/from.txt`, 'moved by the rename\n');
   const to = await fs.resolve(`${dir}/to.txt`);
   const rename = () => fs.rename(source.target, to);
-  const creates = tasks.creators.map((kind, i) => () => create(fs, to, kind, contentOf(i)));
+  const startAt = tasks.startAt ?? 0;
+  const creates = tasks.creators.map((kind, i) => () => after(startAt).then(() => create(fs, to, kind, contentOf(i))));
   const all: (() => Promise<unknown>)[] = tasks.renameFirst ? [rename, ...creates] : [...creates, rename];
   const results = tasks.s
     ? await interleave(tasks.s, all, tasks.groups!)
@@ -172,6 +177,9 @@ const r1: Rule = {
         for (const kind of CREATE_KINDS) await raceRename(ctx, { creators: [kind], renameFirst });
         await raceRename(ctx, { creators: CREATE_KINDS.slice(0, RACERS - 1), renameFirst });
       }
+    });
+    await ctx.example('a create of its destination starting at spread moments after the rename', async () => {
+      for (const startAt of SPREAD) for (const kind of CREATE_KINDS) await raceRename(ctx, { creators: [kind], renameFirst: true, startAt });
     });
     await ctx.check(
       'a rename and creates interleaved',

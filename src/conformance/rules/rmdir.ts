@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import type { FileSystem } from '../../seam/index.js';
 import { deepEqual, describeSettled, equal, fail, interleave, isFsErrorLike, ok, settle, type Rule, type RuleContext } from '../harness.js';
+import { SPREAD, after } from './moments.js';
 import { listRecursively, relPathArb, typeOf } from './dirs.js';
 
 /**
@@ -60,17 +61,6 @@ async function checkRace(ctx: RuleContext, run: (rmdir: () => Promise<unknown>, 
   }
 }
 
-/** Waits `ticks` microtask turns, or with -1 one macrotask. */
-function after(ticks: number): Promise<void> {
-  if (ticks < 0) return new Promise((resolve) => setImmediate(resolve));
-  let p = Promise.resolve();
-  for (let i = 0; i < ticks; i++) p = p.then(() => undefined);
-  return p;
-}
-
-/** Where writers start, after the rmdir starts: spread so that one lands between its check and its removal. */
-const OFFSETS = [0, 1, 2, 3, 5, 8, 13, 21, 34, 55, 89, -1];
-
 export const rmdirRules: Rule[] = [
   {
     id: 'D6',
@@ -104,10 +94,10 @@ export const rmdirRules: Rule[] = [
           ctx,
           async (rmdir, writers) => {
             const removal = rmdir();
-            const writes = writers.map((write, i) => after(OFFSETS[i]!).then(write));
+            const writes = writers.map((write, i) => after(SPREAD[i]!).then(write));
             return Promise.allSettled([removal, ...writes]);
           },
-          OFFSETS.length,
+          SPREAD.length,
         ),
       );
       await ctx.check(
