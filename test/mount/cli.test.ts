@@ -1,13 +1,10 @@
-import { spawn } from 'node:child_process';
-import { hash } from 'node:crypto';
-import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { mountFs } from '../../src/mount/index.js';
-import { MAIN_JS, ensureBuilt, project, removeTemps, runCli } from '../cli/helpers.js';
-import { forceUnmount, fuseUnavailable, hasCommand, isMounted, sh } from './helpers.js';
+import { ensureBuilt, project, removeTemps, runCli } from '../cli/helpers.js';
+import { fingerprint, forceUnmount, fuseUnavailable, hasCommand, isMounted, sh, startMount } from './helpers.js';
 
 const why = await fuseUnavailable();
 if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
@@ -15,33 +12,6 @@ const hasGit = await hasCommand('git');
 const hasBwrap = await hasCommand('bwrap');
 
 const GIT_ENV = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', GIT_CONFIG_NOSYSTEM: '1' };
-
-/** Every path below `dir` with a digest of its bytes: equal before and after means untouched. */
-async function fingerprint(dir: string, prefix = ''): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of (await readdir(join(dir, prefix), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    const rel = join(prefix, entry.name);
-    if (entry.isDirectory()) out.push(`${rel}/`, ...(await fingerprint(dir, rel)));
-    else out.push(`${rel} ${hash('sha256', await readFile(join(dir, rel)), 'hex')} ${(await stat(join(dir, rel))).mtimeMs}`);
-  }
-  return out;
-}
-
-/** Starts `dsh-fs mount` and waits for it to say it is mounted. */
-function startMount(args: readonly string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [MAIN_JS, 'mount', ...args], { cwd: '/', env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const ready = new Promise<void>((resolve, reject) => {
-    const lines = createInterface({ input: child.stderr });
-    lines.on('line', (line) => {
-      stderr += `${line}\n`;
-      if (line.includes(' mounted ')) resolve();
-    });
-    void exited.then(() => reject(new Error(`dsh-fs mount exited: ${stderr}`)));
-  });
-  return { child, ready, exited, stderr: () => stderr };
-}
 
 describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
   let xdg: string;
