@@ -11,6 +11,9 @@ if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
 const hasGit = await hasCommand('git');
 const hasBwrap = await hasCommand('bwrap');
 
+/** Every directory, then every file with its digest, below the cwd: what a program saw, or the directory after commit. */
+const MANIFEST = `find . -mindepth 1 -type d | LC_ALL=C sort; find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2`;
+
 const GIT_ENV = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', GIT_CONFIG_NOSYSTEM: '1' };
 
 describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
@@ -45,6 +48,50 @@ describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
     const log = await sh(`cd "${p.root}" && git log --format=%s && git status --porcelain`, env);
     // The commit x, and the sed made after it: a change git sees in the working tree.
     expect(log.stdout).toBe('x\n M f.txt\n');
+  });
+
+  /**
+   * Runs `script` through `dsh-fs run` on a fixture project, then checks: the directory is byte for
+   * byte as before, status lists `changes` exactly, and commit makes the directory what the
+   * program saw at its end (MANIFEST printed inside the mount).
+   */
+  async function throughRun(script: string, changes: string, env: NodeJS.ProcessEnv = {}): Promise<string> {
+    const p = await project({ 'crlf.txt': 'alpha\r\nbeta\r\ngamma\r\n', 'src/a.js': 'console.log(1);\n', 'src/b.txt': 'b\n', 'keep.txt': 'keep\n' });
+    const all = { ...env, XDG_STATE_HOME: join(p.base, 'xdg'), HOME: p.base };
+    const before = await fingerprint(p.root);
+    const r = await runCli(['run', '--root', p.root, '--', 'sh', '-c', `${script} && echo --- && ${MANIFEST}`], { env: all });
+    expect(r.code, r.stderr).toBe(0);
+    expect(await fingerprint(p.root)).toEqual(before);
+    const status = await runCli(['status', '--root', p.root], { env: all });
+    expect(status.stdout, status.stderr).toBe(changes);
+    const commit = await runCli(['commit', '--root', p.root], { env: all });
+    expect(commit.code, commit.stderr).toBe(0);
+    const seen = r.stdout.slice(r.stdout.indexOf('---\n') + 4);
+    expect((await sh(`cd "${p.root}" && ${MANIFEST}`)).stdout).toBe(seen);
+    return p.root;
+  }
+
+  it('run sed -i on a CRLF file: only the matched line changes, the others byte for byte', async () => {
+    const root = await throughRun('sed -i s/beta/BETA/ crlf.txt', 'M crlf.txt\n');
+    expect(await readFile(join(root, 'crlf.txt'), 'latin1')).toBe('alpha\r\nBETA\r\ngamma\r\n');
+  });
+
+  it('run tar c | tar x: a copy of a tree', async () => {
+    const root = await throughRun('mkdir copy && tar cf - src crlf.txt | tar xf - -C copy', 'A copy/crlf.txt\nA copy/src/a.js\nA copy/src/b.txt\n');
+    expect(await readFile(join(root, 'copy/crlf.txt'), 'latin1')).toBe('alpha\r\nbeta\r\ngamma\r\n');
+  });
+
+  it('run node: a script writes in pieces, renames and deletes', async () => {
+    const js = `const fs = require('fs'); fs.mkdirSync('out'); const fd = fs.openSync('out/n.txt', 'w'); for (let i = 0; i < 100; i++) fs.writeSync(fd, i + ' '); fs.closeSync(fd); fs.renameSync('src/a.js', 'src/moved.js'); fs.unlinkSync('keep.txt');`;
+    const root = await throughRun(`node -e "${js}"`, 'D keep.txt\nA out/n.txt\nR src/a.js -> src/moved.js\n');
+    expect(await readFile(join(root, 'out/n.txt'), 'utf8')).toBe(Array.from({ length: 100 }, (_, i) => `${i} `).join(''));
+  });
+
+  it('run mkdir -p: nested directories, empty ones listed as such', async () => {
+    const root = await throughRun('mkdir -p deep/er/est src/new/dir && echo f > deep/er/f.txt', 'A deep/er/est/\nA deep/er/f.txt\nA src/new/dir/\n');
+    expect(await readFile(join(root, 'deep/er/f.txt'), 'utf8')).toBe('f\n');
+    expect((await stat(join(root, 'src/new/dir'))).isDirectory()).toBe(true);
+    expect((await stat(join(root, 'deep/er/est'))).isDirectory()).toBe(true);
   });
 
   it('run exits with the command’s status and leaves no mount', async () => {
