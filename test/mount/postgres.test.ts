@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresFs } from '../../src/backends/postgres/index.js';
-import { ensureBuilt, removeTemps, runCli, tempDir } from '../cli/helpers.js';
+import { codeOf, ensureBuilt, removeTemps, runCli, serve, tempDir, type Served } from '../cli/helpers.js';
 import { forceUnmount, fuseUnavailable, isMounted, sh, startMount } from './helpers.js';
 
 /** `mount` and `run` over a PostgreSQL workspace need a server: run through scripts/ci-postgres.sh. */
@@ -95,6 +95,35 @@ describe.skipIf(why !== undefined)('dsh-fs mount and run over PostgreSQL', () =>
       expect(await isMounted(where)).toBe(false);
     } finally {
       m.child.kill('SIGKILL');
+      await forceUnmount(where);
+    }
+  });
+
+  it('an agent (serve) and a program (mount) on one sandbox in the database: both changes survive; a stale one is refused', async () => {
+    const workspace = await workspaceWithFiles();
+    const where = join(await tempDir(), 'mnt');
+    await mkdir(where);
+    const m = startMount([...pgArgs(workspace), where], {});
+    let agent: Served | undefined;
+    try {
+      await m.ready;
+      agent = await serve(pgArgs(workspace));
+      expect((await agent.call('read', { file_path: '/src/app.ts' })).isError).toBeFalsy();
+      expect((await agent.call('edit', { file_path: '/src/app.ts', old_string: '1', new_string: '2' })).isError).toBeFalsy();
+      expect((await agent.call('read', { file_path: '/gone.txt' })).isError).toBeFalsy();
+      const w = await sh(`cd "${where}" && echo program > new.txt && echo program > gone.txt && cat src/app.ts`);
+      expect(w.stdout, w.stderr).toBe('export const v = 2;\n');
+      // The agent read gone.txt before the program wrote it: its edit is stale.
+      const stale = await agent.call('edit', { file_path: '/gone.txt', old_string: 'bye', new_string: 'agent' });
+      expect(codeOf(stale)).toBe('FS_STALE_VERSION');
+      const status = await runCli(['status', ...pgArgs(workspace)]);
+      expect(status.stdout, status.stderr).toBe('M gone.txt\nA new.txt\nM src/app.ts\n');
+      expect(await contents(workspace)).toEqual(original);
+      expect((await sh(`cat "${where}/gone.txt"`)).stdout).toBe('program\n');
+    } finally {
+      await agent?.close();
+      m.child.kill('SIGTERM');
+      await m.exited;
       await forceUnmount(where);
     }
   });
