@@ -21,8 +21,8 @@ if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
 export const MOUNT_EXCEPTIONS: Readonly<Record<string, string>> = {};
 
 /**
- * The same through a mounted overlay sandbox: none, over a memory lower. Over a local lower the
- * kit cannot run at all, rule by rule: the local backend under test publishes through temp files
+ * The same through a mounted overlay sandbox: none, over a memory lower. Over a local lower every
+ * rule that writes would fail: the local backend under test publishes through temp files
  * named `.NAME.<32 hex>.dsh-tmp`, and the sandbox refuses exactly those names (EINVAL) because its
  * local lower reserves them for its own temp files (a commit would hand the lower a file its
  * sweep removes). The test below keeps that reason checked.
