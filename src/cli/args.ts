@@ -45,7 +45,7 @@ Usage:
   dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] MOUNTPOINT
   dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
-  dsh-fs serve|status|diff|commit|discard --postgres URL --workspace NAME [--sandbox NAME] [...]
+  dsh-fs serve|status|diff|commit|discard|mount|run --postgres URL --workspace NAME [--sandbox NAME] [...]
   dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
   dsh-fs export  --postgres URL --workspace NAME --root DIR [--overwrite] [--json]
 
@@ -211,6 +211,7 @@ ${STATE_HELP}
   -h, --help       show this help
 `,
   mount: `Usage: dsh-fs mount --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] MOUNTPOINT
+       dsh-fs mount --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [--read-only] MOUNTPOINT
 
 Serves the sandbox over DIR (or DIR itself with --mode direct) through FUSE at MOUNTPOINT, an
 existing directory, so that any program (a shell, a compiler, git) reads and writes it. Runs in
@@ -226,10 +227,12 @@ Options:
 ${STATE_HELP}
                 (sandbox mode only)
   --read-only   refuse every change (EROFS)
+${POSTGRES_HELP}
   -h, --help    show this help
 `,
   run: `Usage: dsh-fs run --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]]
                   [--fork NEWSTATE] -- CMD [ARG...]
+       dsh-fs run --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [...] -- CMD [ARG...]
 
 Mounts the sandbox over DIR at a temporary directory, runs CMD there (its working directory is
 the mount), unmounts whatever happens, and exits with CMD's exit status. DIR itself is untouched:
@@ -246,7 +249,8 @@ ${STATE_HELP}
   --no-network  with --jail: no network either
   --fork NEWSTATE  first fork the sandbox into NEWSTATE (as "dsh-fs fork --into"), then run in
                 the fork: the sandbox itself is left as it was; compare with
-                "dsh-fs diff --state NEWSTATE --against-parent"
+                "dsh-fs diff --state NEWSTATE --against-parent" (not with --postgres)
+${POSTGRES_HELP}
   -h, --help    show this help
 `,
   demo: `Usage: dsh-fs demo [--keep DIR]
@@ -295,9 +299,10 @@ const OPTIONS: Record<Command, Options> = {
   commit: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
   discard: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
   fork: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, into: { type: 'string' }, json: { type: 'boolean' } },
-  mount: { ...COMMON, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' }, 'read-only': { type: 'boolean' } },
+  mount: { ...COMMON, ...PG, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' }, 'read-only': { type: 'boolean' } },
   run: {
     ...COMMON,
+    ...PG,
     root: { type: 'string' },
     mode: { type: 'string' },
     state: { type: 'string' },

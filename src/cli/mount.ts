@@ -11,6 +11,7 @@ import { Writable } from 'node:stream';
 import { leasedFs } from './lease.js';
 import { fork, type Io } from './review.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode, type Workspace } from './workspace.js';
+import { openPostgresWorkspace, postgresTarget } from './postgres.js';
 
 interface Served {
   readonly workspace: Workspace;
@@ -20,17 +21,30 @@ interface Served {
   close(): void;
 }
 
-/** --root, --mode, --state as `serve` takes them, opened the same way (with the state lock). */
+/**
+ * --root, --mode, --state (or --postgres, --workspace, --sandbox) as `serve` takes them, opened the
+ * same way (with the sandbox's lock).
+ */
 async function openServed(command: Command, parsed: Parsed, io: Io): Promise<Served> {
   const mode = oneOf<Mode>(optionalString(parsed, 'mode'), ['sandbox', 'direct'], 'mode', command) ?? 'sandbox';
+  const pgTarget = postgresTarget(parsed, command);
+  if (pgTarget !== undefined) {
+    if (mode === 'direct' && parsed.values.sandbox !== undefined) throw new UsageError('--sandbox applies to --mode sandbox only', command);
+    const workspace = await openPostgresWorkspace(pgTarget, mode);
+    const where = `PostgreSQL workspace "${pgTarget.workspace}"`;
+    return served(workspace, mode === 'sandbox' ? `${where} (sandbox "${pgTarget.sandbox}" in the database)` : `${where} (direct: writes go to the workspace)`);
+  }
   const root = await resolveRoot(requireString(parsed, 'root', command));
   const stateOption = optionalString(parsed, 'state');
   if (mode === 'direct' && stateOption !== undefined) throw new UsageError('--state applies to --mode sandbox only', command);
   const stateDir = mode === 'sandbox' ? await resolveStateDir(root, stateOption, io.env) : undefined;
   const workspace = await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
+  return served(workspace, stateDir === undefined ? `${root} (direct: writes go to the directory)` : `${root} (sandbox; state in ${stateDir})`);
+}
+
+async function served(workspace: Workspace, describe: string): Promise<Served> {
   const current = await workspace.use(async (fs) => fs);
-  const fs = mode === 'sandbox' ? leasedFs(workspace, current) : current;
-  const describe = stateDir === undefined ? `${root} (direct: writes go to the directory)` : `${root} (sandbox; state in ${stateDir})`;
+  const fs = workspace.mode === 'sandbox' ? leasedFs(workspace, current) : current;
   return { workspace, fs, describe, close: () => (fs as Partial<ReturnType<typeof leasedFs>>).close?.() };
 }
 
@@ -104,6 +118,7 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
 /** --fork NEWSTATE: forks the sandbox as "dsh-fs fork --into" does, then runs in the fork. */
 async function forkFirst(parsed: Parsed, into: string, io: Io, log: (line: string) => void): Promise<Parsed> {
   if (optionalString(parsed, 'mode') === 'direct') throw new UsageError('--fork applies to --mode sandbox only', 'run');
+  if (parsed.values.postgres !== undefined) throw new UsageError('--fork does not go with --postgres (a sandbox in the database has no forks)', 'run');
   const values = { root: parsed.values.root, ...(parsed.values.state === undefined ? {} : { state: parsed.values.state }), into };
   const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
   const code = await fork({ values, positionals: [] }, { ...io, stdout: discard });

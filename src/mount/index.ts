@@ -61,7 +61,8 @@ export async function mountFs(fs: FileSystem, mountpoint: string, options: Mount
   const fuse = new Fuse(where, ops, {
     // fuse-native passes only the options it knows: the rest ride on fsname, which libfuse splits
     // at commas. No kernel caching of names or attributes: the contract has other writers.
-    fsname: `dsh-fs,use_ino,big_writes,attr_timeout=0,entry_timeout=0,negative_timeout=0${options.readOnly === true ? ',ro' : ''}`,
+    // atomic_o_trunc: O_TRUNC reaches open (the buffer), not a truncate published before it.
+    fsname: `dsh-fs,use_ino,big_writes,atomic_o_trunc,attr_timeout=0,entry_timeout=0,negative_timeout=0${options.readOnly === true ? ',ro' : ''}`,
     defaultPermissions: true,
     // An answer that takes long (a lock held elsewhere) is still the answer: no ETIMEDOUT.
     timeout: false,

@@ -1,80 +1,86 @@
-import { spawn } from 'node:child_process';
-import { hash } from 'node:crypto';
-import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
+import { mkdir, readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { mountFs } from '../../src/mount/index.js';
-import { MAIN_JS, ensureBuilt, project, removeTemps, runCli } from '../cli/helpers.js';
-import { forceUnmount, fuseUnavailable, hasCommand, isMounted, sh } from './helpers.js';
+import { ensureBuilt, project, removeTemps, runCli } from '../cli/helpers.js';
+import { fingerprint, forceUnmount, fuseUnavailable, hasCommand, isMounted, sh, startMount } from './helpers.js';
 
 const why = await fuseUnavailable();
 if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
 const hasGit = await hasCommand('git');
 const hasBwrap = await hasCommand('bwrap');
 
+/** Every directory, then every file with its digest, below the cwd: what a program saw, or the directory after commit. */
+const MANIFEST = `find . -mindepth 1 -type d | LC_ALL=C sort; find . -type f -exec sha256sum {} + | LC_ALL=C sort -k2`;
+
 const GIT_ENV = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', GIT_CONFIG_NOSYSTEM: '1' };
 
-/** Every path below `dir` with a digest of its bytes: equal before and after means untouched. */
-async function fingerprint(dir: string, prefix = ''): Promise<string[]> {
-  const out: string[] = [];
-  for (const entry of (await readdir(join(dir, prefix), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
-    const rel = join(prefix, entry.name);
-    if (entry.isDirectory()) out.push(`${rel}/`, ...(await fingerprint(dir, rel)));
-    else out.push(`${rel} ${hash('sha256', await readFile(join(dir, rel)), 'hex')} ${(await stat(join(dir, rel))).mtimeMs}`);
-  }
-  return out;
-}
-
-/** Starts `dsh-fs mount` and waits for it to say it is mounted. */
-function startMount(args: readonly string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [MAIN_JS, 'mount', ...args], { cwd: '/', env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
-  let stderr = '';
-  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-  const ready = new Promise<void>((resolve, reject) => {
-    const lines = createInterface({ input: child.stderr });
-    lines.on('line', (line) => {
-      stderr += `${line}\n`;
-      if (line.includes(' mounted ')) resolve();
-    });
-    void exited.then(() => reject(new Error(`dsh-fs mount exited: ${stderr}`)));
-  });
-  return { child, ready, exited, stderr: () => stderr };
-}
-
 describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
-  let xdg: string;
   beforeAll(async () => {
     await ensureBuilt();
   });
   afterAll(() => removeTemps());
 
-  it.skipIf(!hasGit)('run: git and sed change the sandbox only; status lists them; commit applies them', async () => {
-    const p = await project({ 'f.txt': 'a line\n', 'keep/k.txt': 'kept\n' });
-    xdg = join(p.base, 'xdg');
-    const env = { ...GIT_ENV, XDG_STATE_HOME: xdg, HOME: p.base };
+  /**
+   * Runs `script` through `dsh-fs run` on a fixture project, then checks: the directory is byte for
+   * byte as before, status lists `changes` exactly, and commit makes the directory what the
+   * program saw at its end (MANIFEST printed inside the mount).
+   */
+  async function throughRun(script: string, changes: string | ((seen: string) => string), env: NodeJS.ProcessEnv = {}): Promise<string> {
+    const p = await project({ 'crlf.txt': 'alpha\r\nbeta\r\ngamma\r\n', 'src/a.js': 'console.log(1);\n', 'src/b.txt': 'b\n', 'keep.txt': 'keep\n' });
+    const all = { ...env, XDG_STATE_HOME: join(p.base, 'xdg'), HOME: p.base };
     const before = await fingerprint(p.root);
-    const r = await runCli(['run', '--root', p.root, '--', 'sh', '-c', 'git init -q && git add -A && git commit -qm x && sed -i s/a/b/ f.txt && pwd'], { env });
+    const r = await runCli(['run', '--root', p.root, '--', 'sh', '-c', `${script} && echo --- && ${MANIFEST}`], { env: all });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^\/.*dsh-fs-run-[^/]+\n$/);
     expect(await fingerprint(p.root)).toEqual(before);
-    expect(await isMounted(r.stdout.trim())).toBe(false);
-
-    const status = await runCli(['status', '--root', p.root], { env });
-    expect(status.code, status.stderr).toBe(0);
-    const lines = status.stdout.trim().split('\n');
-    expect(lines).toContain('M f.txt');
-    expect(lines).toContain('A .git/HEAD');
-    expect(lines.some((l) => /^A \.git\/objects\/[0-9a-f]{2}\/[0-9a-f]{38}$/.test(l))).toBe(true);
-    expect(lines.some((l) => l.includes('keep/'))).toBe(false);
-
-    const commit = await runCli(['commit', '--root', p.root], { env });
+    const seen = r.stdout.slice(r.stdout.indexOf('---\n') + 4);
+    const status = await runCli(['status', '--root', p.root], { env: all });
+    // A computed list is compared as a set: its order is the test's, not status's.
+    const listed = typeof changes === 'string' ? status.stdout : `${status.stdout.trim().split('\n').sort().join('\n')}\n`;
+    expect(listed, status.stderr).toBe(typeof changes === 'string' ? changes : changes(seen));
+    const commit = await runCli(['commit', '--root', p.root], { env: all });
     expect(commit.code, commit.stderr).toBe(0);
-    expect(await readFile(join(p.root, 'f.txt'), 'utf8')).toBe('b line\n');
-    const log = await sh(`cd "${p.root}" && git log --format=%s && git status --porcelain`, env);
+    expect((await sh(`cd "${p.root}" && ${MANIFEST}`)).stdout).toBe(seen);
+    return p.root;
+  }
+
+  it('run sed -i on a CRLF file: only the matched line changes, the others byte for byte', async () => {
+    const root = await throughRun('sed -i s/beta/BETA/ crlf.txt', 'M crlf.txt\n');
+    expect(await readFile(join(root, 'crlf.txt'), 'latin1')).toBe('alpha\r\nBETA\r\ngamma\r\n');
+  });
+
+  it('run tar c | tar x: a copy of a tree', async () => {
+    const root = await throughRun('mkdir copy && tar cf - src crlf.txt | tar xf - -C copy', 'A copy/crlf.txt\nA copy/src/a.js\nA copy/src/b.txt\n');
+    expect(await readFile(join(root, 'copy/crlf.txt'), 'latin1')).toBe('alpha\r\nbeta\r\ngamma\r\n');
+  });
+
+  it('run node: a script writes in pieces, renames and deletes', async () => {
+    const js = `const fs = require('fs'); fs.mkdirSync('out'); const fd = fs.openSync('out/n.txt', 'w'); for (let i = 0; i < 100; i++) fs.writeSync(fd, i + ' '); fs.closeSync(fd); fs.renameSync('src/a.js', 'src/moved.js'); fs.unlinkSync('keep.txt');`;
+    const root = await throughRun(`node -e "${js}"`, 'D keep.txt\nA out/n.txt\nR src/a.js -> src/moved.js\n');
+    expect(await readFile(join(root, 'out/n.txt'), 'utf8')).toBe(Array.from({ length: 100 }, (_, i) => `${i} `).join(''));
+  });
+
+  it('run mkdir -p: nested directories, empty ones listed as such', async () => {
+    const root = await throughRun('mkdir -p deep/er/est src/new/dir && echo f > deep/er/f.txt', 'A deep/er/est/\nA deep/er/f.txt\nA src/new/dir/\n');
+    expect(await readFile(join(root, 'deep/er/f.txt'), 'utf8')).toBe('f\n');
+    expect((await stat(join(root, 'src/new/dir'))).isDirectory()).toBe(true);
+    expect((await stat(join(root, 'deep/er/est'))).isDirectory()).toBe(true);
+  });
+
+  it.skipIf(!hasGit)('run git init, add, commit, then sed: status lists every file and empty directory of .git', async () => {
+    // What status must list: the sed, and everything git made (files, and directories it left empty).
+    const fromGit = (seen: string) => {
+      const files = seen.split('\n').flatMap((l) => (/^[0-9a-f]{64} {2}\.\/(\.git\/.*)$/.exec(l) ?? []).slice(1));
+      const dirs = seen.split('\n').flatMap((l) => (/^\.\/(\.git\/.*)$/.exec(l) ?? []).slice(1));
+      const empty = dirs.filter((d) => ![...files, ...dirs].some((x) => x.startsWith(`${d}/`)));
+      const lines = ['M crlf.txt', ...files.map((f) => `A ${f}`), ...empty.map((d) => `A ${d}/`)];
+      return `${lines.sort().join('\n')}\n`;
+    };
+    const root = await throughRun('git init -q && git add -A && git commit -qm x && sed -i s/beta/BETA/ crlf.txt', fromGit, GIT_ENV);
+    const log = await sh(`cd "${root}" && git log --format=%s && git status --porcelain && git fsck --no-progress`, GIT_ENV);
     // The commit x, and the sed made after it: a change git sees in the working tree.
-    expect(log.stdout).toBe('x\n M f.txt\n');
+    expect(log.stdout, log.stderr).toBe('x\n M crlf.txt\n');
   });
 
   it('run exits with the command’s status and leaves no mount', async () => {

@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalFs } from '../../src/backends/local/index.js';
 import { describeConformance, type ConformanceSubject } from '../../src/conformance/index.js';
 import { ensureBuilt } from '../cli/helpers.js';
@@ -20,25 +20,59 @@ if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
  */
 export const MOUNT_EXCEPTIONS: Readonly<Record<string, string>> = {};
 
-let server: ChildProcess | undefined;
-let mountpoint = '';
-let outside = '';
-let areas = 0;
+/**
+ * The same through a mounted overlay sandbox: none, over a memory lower. Over a local lower every
+ * rule that writes would fail: the local backend under test publishes through temp files
+ * named `.NAME.<32 hex>.dsh-tmp`, and the sandbox refuses exactly those names (EINVAL) because its
+ * local lower reserves them for its own temp files (a commit would hand the lower a file its
+ * sweep removes). The test below keeps that reason checked.
+ */
+export const OVERLAY_MOUNT_EXCEPTIONS: Readonly<Record<string, string>> = {};
 
-async function startServer(): Promise<void> {
-  await ensureBuilt();
-  mountpoint = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-kit-'));
-  outside = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-kit-outside-'));
-  const script = fileURLToPath(new URL('./serve-memory.mjs', import.meta.url));
-  server = spawn(process.execPath, [script, mountpoint], { cwd: '/', stdio: ['ignore', 'pipe', 'inherit'] });
-  const lines = createInterface({ input: server.stdout! })[Symbol.asyncIterator]();
-  const first = await lines.next();
-  if (first.value !== 'ready') throw new Error('the mount server did not start');
+/** A mount served by another process (serve-memory.mjs, serve-overlay.mjs), with scratch directories. */
+class Served {
+  server: ChildProcess | undefined;
+  mountpoint = '';
+  outside = '';
+  /** The overlay's lower directory (unused by the memory server). */
+  lower = '';
+  areas = 0;
+
+  constructor(
+    private readonly script: string,
+    private readonly lowerKind: 'local' | 'memory' = 'local',
+  ) {}
+
+  async start(): Promise<void> {
+    await ensureBuilt();
+    this.mountpoint = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-kit-'));
+    this.outside = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-kit-outside-'));
+    this.lower = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-kit-lower-'));
+    const script = fileURLToPath(new URL(this.script, import.meta.url));
+    this.server = spawn(process.execPath, [script, this.mountpoint, this.lower, this.lowerKind], { cwd: '/', stdio: ['ignore', 'pipe', 'inherit'] });
+    const lines = createInterface({ input: this.server.stdout! })[Symbol.asyncIterator]();
+    const first = await lines.next();
+    if (first.value !== 'ready') throw new Error(`the mount server ${this.script} did not start`);
+  }
+
+  async stop(): Promise<void> {
+    const server = this.server;
+    if (server !== undefined && server.exitCode === null) {
+      const exited = new Promise((resolve) => server.once('close', resolve));
+      server.kill('SIGTERM');
+      await exited;
+    }
+    await forceUnmount(this.mountpoint);
+    for (const dir of [this.mountpoint, this.outside, this.lower]) if (dir !== '') await rm(dir, { recursive: true, force: true });
+  }
+
+  readonly subject = (): Promise<ConformanceSubject> => mountedSubject(this);
 }
 
 /** A fresh root per rule on the mount, the local backend over it, and out-of-band writes through the mount too. */
-async function mountedSubject(): Promise<ConformanceSubject> {
-  const root = join(mountpoint, `area-${++areas}`);
+async function mountedSubject(served: Served): Promise<ConformanceSubject> {
+  const { mountpoint, outside } = served;
+  const root = join(mountpoint, `area-${++served.areas}`);
   const base = join(root, 'work');
   await fsp.mkdir(base, { recursive: true });
   const fs = createLocalFs({ root });
@@ -69,19 +103,39 @@ async function mountedSubject(): Promise<ConformanceSubject> {
 }
 
 describe.skipIf(why !== undefined)('the conformance kit through a mount', () => {
-  beforeAll(startServer, 120_000);
-  afterAll(async () => {
-    if (server !== undefined && server.exitCode === null) {
-      const exited = new Promise((resolve) => server!.once('close', resolve));
-      server.kill('SIGTERM');
-      await exited;
-    }
-    await forceUnmount(mountpoint);
-    await rm(mountpoint, { recursive: true, force: true });
-    await rm(outside, { recursive: true, force: true });
-  });
-  describeConformance('local over a mounted memory filesystem', mountedSubject, {
+  const memory = new Served('./serve-memory.mjs');
+  beforeAll(() => memory.start(), 120_000);
+  afterAll(() => memory.stop());
+  describeConformance('local over a mounted memory filesystem', memory.subject, {
     numRuns: Number(process.env.DSH_FS_CONFORMANCE_RUNS ?? 10),
     skip: Object.keys(MOUNT_EXCEPTIONS),
+  });
+});
+
+describe.skipIf(why !== undefined)('the conformance kit through a mounted overlay', () => {
+  const overlay = new Served('./serve-overlay.mjs', 'memory');
+  beforeAll(() => overlay.start(), 120_000);
+  afterAll(() => overlay.stop());
+  describeConformance('local over a mounted overlay of a memory filesystem', overlay.subject, {
+    numRuns: Number(process.env.DSH_FS_CONFORMANCE_RUNS ?? 10),
+    skip: Object.keys(OVERLAY_MOUNT_EXCEPTIONS),
+  });
+});
+
+describe.skipIf(why !== undefined)('a mounted overlay of a local directory', () => {
+  const overlay = new Served('./serve-overlay.mjs', 'local');
+  beforeAll(() => overlay.start(), 120_000);
+  afterAll(() => overlay.stop());
+
+  it('refuses the names its lower reserves (a local backend’s temp files) and takes every other', async () => {
+    const dir = join(overlay.mountpoint, 'd');
+    await fsp.mkdir(dir);
+    await fsp.writeFile(join(dir, 'f.txt'), 'kept\n');
+    const reserved = join(dir, `.f.txt.${'0'.repeat(32)}.dsh-tmp`);
+    await expect(fsp.writeFile(reserved, 'x')).rejects.toMatchObject({ code: 'EINVAL' });
+    expect(await fsp.readdir(dir)).toEqual(['f.txt']);
+    expect(await fsp.readFile(join(dir, 'f.txt'), 'utf8')).toBe('kept\n');
+    // The sandbox only: the lower directory is untouched.
+    expect(await fsp.readdir(overlay.lower)).toEqual([]);
   });
 });

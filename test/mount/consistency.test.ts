@@ -22,7 +22,7 @@ const WRITER = `
 const fs = require('fs');
 const lines = require('readline').createInterface({ input: process.stdin })[Symbol.asyncIterator]();
 (async () => {
-  const fd = fs.openSync(process.argv[1], 'r+');
+  const fd = fs.openSync(process.argv[1], process.argv[2]);
   console.log('opened');
   await lines.next();
   fs.writeSync(fd, 'NEW-HALF');
@@ -34,8 +34,9 @@ const lines = require('readline').createInterface({ input: process.stdin })[Symb
 })();
 `;
 
-function startWriter(path: string) {
-  const child = spawn('node', ['-e', WRITER, path], { cwd: '/', stdio: ['pipe', 'pipe', 'inherit'] });
+/** `flags` as fs.openSync takes them: 'r+' keeps the bytes, 'w' truncates at open. */
+function startWriter(path: string, flags = 'r+') {
+  const child = spawn('node', ['-e', WRITER, path, flags], { cwd: '/', stdio: ['pipe', 'pipe', 'inherit'] });
   const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   return {
     next: async () => (await lines.next()).value as string | undefined,
@@ -52,7 +53,7 @@ describe.skipIf(why !== undefined)('publishing: old or new bytes, never torn, ne
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-'));
-    fs = createMemoryFs({ files: { '/torn.txt': 'old\n', '/race.txt': 'old\n' } });
+    fs = createMemoryFs({ files: { '/torn.txt': 'old\n', '/race.txt': 'old\n', '/trunc.txt': 'old\n' } });
     mount = await mountFs(fs, dir);
   });
   afterAll(async () => {
@@ -68,6 +69,18 @@ describe.skipIf(why !== undefined)('publishing: old or new bytes, never torn, ne
     w.go();
     expect(await w.next()).toBe('closed ok');
     expect(await text('/torn.txt')).toBe('NEW-HALF-REST');
+  });
+
+  it('open(O_TRUNC) is no change of its own: a reader sees the old bytes until the program closes', async () => {
+    const w = startWriter(join(dir, 'trunc.txt'), 'w');
+    expect(await w.next()).toBe('opened');
+    expect(await text('/trunc.txt')).toBe('old\n');
+    w.go();
+    expect(await w.next()).toBe('half');
+    expect(await text('/trunc.txt')).toBe('old\n');
+    w.go();
+    expect(await w.next()).toBe('closed ok');
+    expect(await text('/trunc.txt')).toBe('NEW-HALF-REST');
   });
 
   it('a change made through the contract after the program opened the file fails its close, and is kept', async () => {

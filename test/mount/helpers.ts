@@ -1,6 +1,10 @@
 import { spawn } from 'node:child_process';
-import { access, constants, readFile, rm } from 'node:fs/promises';
+import { hash } from 'node:crypto';
+import { access, constants, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { lazyUnmount, loadFuse, type Mount } from '../../src/mount/index.js';
+import { MAIN_JS } from '../cli/helpers.js';
 
 /**
  * Why the mount tests cannot run here, or undefined when they can. In CI a missing piece is a
@@ -66,4 +70,31 @@ export async function cleanUp(mount: Mount | undefined, dir: string): Promise<vo
     await forceUnmount(dir);
     await rm(dir, { recursive: true, force: true });
   }
+}
+
+/** Every path below `dir` with a digest of its bytes: equal before and after means untouched. */
+export async function fingerprint(dir: string, prefix = ''): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of (await readdir(join(dir, prefix), { withFileTypes: true })).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    const rel = join(prefix, entry.name);
+    if (entry.isDirectory()) out.push(`${rel}/`, ...(await fingerprint(dir, rel)));
+    else out.push(`${rel} ${hash('sha256', await readFile(join(dir, rel)), 'hex')} ${(await stat(join(dir, rel))).mtimeMs}`);
+  }
+  return out;
+}
+
+/** Starts `dsh-fs mount` and waits for it to say it is mounted. */
+export function startMount(args: readonly string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [MAIN_JS, 'mount', ...args], { cwd: '/', env: { ...process.env, ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const ready = new Promise<void>((resolve, reject) => {
+    const lines = createInterface({ input: child.stderr });
+    lines.on('line', (line) => {
+      stderr += `${line}\n`;
+      if (line.includes(' mounted ')) resolve();
+    });
+    void exited.then(() => reject(new Error(`dsh-fs mount exited: ${stderr}`)));
+  });
+  return { child, ready, exited, stderr: () => stderr };
 }
