@@ -57,6 +57,14 @@ describe('package.json and the files it ships', () => {
     expect(Object.keys(pkg.exports)).toEqual(expect.arrayContaining(['./mcp', './ai-sdk']));
   });
 
+  it('takes the MCP SDK as a required peer with a 1.x range (one copy beside the host), pinned for development', () => {
+    expect(pkg.dependencies['@modelcontextprotocol/sdk']).toBeUndefined();
+    expect(pkg.peerDependencies['@modelcontextprotocol/sdk']).toMatch(/^\^1\.\d+\.\d+$/);
+    expect(pkg.peerDependenciesMeta['@modelcontextprotocol/sdk']?.optional).not.toBe(true);
+    const [, min] = /^\^(.*)$/.exec(pkg.peerDependencies['@modelcontextprotocol/sdk']!)!;
+    expect(pkg.devDependencies['@modelcontextprotocol/sdk']).toBe(min);
+  });
+
   it('package-lock.json agrees with package.json at the root (so npm install leaves it unchanged)', () => {
     const root = (JSON.parse(read('package-lock.json')) as { packages: Record<string, Record<string, unknown>> }).packages['']!;
     expect(root.bin).toEqual(pkg.bin);
