@@ -5,6 +5,7 @@ import { test } from 'vitest';
 import { checkRows, formatTable, machine, type BenchRow } from './lib.js';
 import { runLargeFileBench } from './sections/large-files.js';
 import { runOverlayBench } from './sections/overlay.js';
+import { runPatchBench } from './sections/patch.js';
 import { runPostgresBench } from './sections/postgres.js';
 import { runScaleBench } from './sections/scale.js';
 import { runToolStackBench } from './sections/tool-stack.js';
@@ -17,6 +18,7 @@ type Section = { readonly name: string; readonly run: () => Promise<readonly Ben
 const SECTIONS: readonly Section[] = [
   { name: 'large-files', run: runLargeFileBench },
   { name: 'tool-stack', run: runToolStackBench },
+  { name: 'patch', run: runPatchBench },
   { name: 'overlay', run: runOverlayBench },
   { name: 'versions', run: runVersionsBench },
   { name: 'scale', run: runScaleBench },

@@ -108,4 +108,30 @@ done
 
 echo "pack-check: running the bin"
 npx --no-install dsh-fs --help | grep -q 'dsh-fs serve' || { echo 'pack-check: npx dsh-fs --help did not print the help'; exit 1; }
+echo "pack-check: serving over MCP with the oldest SDK the peer range admits"
+oldest="$(node -p "require('$repo/package.json').peerDependencies['@modelcontextprotocol/sdk'].replace(/^\\^/, '')")"
+npm install --prefer-offline --no-audit --no-fund --loglevel=error "@modelcontextprotocol/sdk@$oldest" > install-oldest.log 2>&1 || { cat install-oldest.log; exit 1; }
+node --input-type=module - "$oldest" <<'JS'
+import { readFileSync } from 'node:fs';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { createMcpServer } from 'dsh-fs/mcp';
+import { createMemoryFs } from 'dsh-fs/memory';
+import { fsTools, patchTools, textEditorTool } from 'dsh-fs/tools';
+const installed = JSON.parse(readFileSync('node_modules/@modelcontextprotocol/sdk/package.json', 'utf8')).version;
+if (installed !== process.argv[2]) throw new Error(`expected the MCP SDK ${process.argv[2]}, found ${installed}`);
+const fs = createMemoryFs({ files: { '/w/a.txt': 'one\ntwo\n' }, cwd: '/w' });
+const server = createMcpServer({ fs, tools: [fsTools(), patchTools(), textEditorTool()] });
+const [a, b] = InMemoryTransport.createLinkedPair();
+await server.connect(a);
+const client = new Client({ name: 'pack-check', version: '0' });
+await client.connect(b);
+const read = await client.callTool({ name: 'read', arguments: { file_path: 'a.txt' } });
+if (read.structuredContent?.totalLines !== 2) throw new Error(`read: ${JSON.stringify(read)}`);
+const patch = '*** Begin Patch\n*** Update File: a.txt\n@@\n one\n-two\n+TWO\n*** End Patch';
+const applied = await client.callTool({ name: 'apply_patch', arguments: { input: patch } });
+if (applied.isError) throw new Error(`apply_patch: ${JSON.stringify(applied)}`);
+if ((await fs.readText(await fs.resolve('a.txt'))).text !== 'one\nTWO\n') throw new Error('the patch did not land');
+await client.close();
+JS
 echo "pack-check: ok"

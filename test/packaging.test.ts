@@ -57,6 +57,18 @@ describe('package.json and the files it ships', () => {
     expect(Object.keys(pkg.exports)).toEqual(expect.arrayContaining(['./mcp', './ai-sdk']));
   });
 
+  it('takes the MCP SDK as a required peer with a 1.x range (one copy beside the host), pinned for development', () => {
+    expect(pkg.dependencies['@modelcontextprotocol/sdk']).toBeUndefined();
+    expect(pkg.peerDependencies['@modelcontextprotocol/sdk']).toMatch(/^\^1\.\d+\.\d+$/);
+    expect(pkg.peerDependenciesMeta['@modelcontextprotocol/sdk']?.optional).not.toBe(true);
+    // The tests run on the pin; scripts/pack-check.sh serves with the range's lower bound too.
+    const [min, pin] = [pkg.peerDependencies['@modelcontextprotocol/sdk']!.slice(1), pkg.devDependencies['@modelcontextprotocol/sdk']!];
+    const parts = (v: string) => v.split('.').map(Number) as [number, number, number];
+    const [a, b] = [parts(min), parts(pin)];
+    expect(b[0]).toBe(1);
+    expect(b[1] > a[1] || (b[1] === a[1] && b[2] >= a[2]), `${pin} within ^${min}`).toBe(true);
+  });
+
   it('package-lock.json agrees with package.json at the root (so npm install leaves it unchanged)', () => {
     const root = (JSON.parse(read('package-lock.json')) as { packages: Record<string, Record<string, unknown>> }).packages['']!;
     expect(root.bin).toEqual(pkg.bin);

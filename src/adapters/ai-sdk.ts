@@ -1,5 +1,5 @@
-import { jsonSchema, tool, type JSONSchema7, type Tool as AiTool, type ToolSet } from 'ai';
-import type { HarnessContext, Owner, ToolResult } from '../harness/index.js';
+import { jsonSchema, tool, type JSONSchema7, type Tool as AiTool, type ToolExecutionOptions, type ToolSet } from 'ai';
+import type { HarnessContext, Owner, ToolInputOf, ToolResult, ToolValueOf, ToolValues } from '../harness/index.js';
 import { isImageValue } from '../tools/read.js';
 
 export interface AiSdkToolsOptions {
@@ -11,11 +11,28 @@ export interface AiSdkToolsOptions {
   readonly names?: readonly string[];
 }
 
+/** One harness tool as an AI SDK tool: its own arguments in, its `ToolResult` out. */
+export type AiSdkTool<Name extends string> = {
+  // Always set, and always a promise (the SDK's own type allows neither to be relied on).
+  execute(input: ToolInputOf<Name>, options: ToolExecutionOptions<Record<string, never>>): Promise<ToolResult<ToolValueOf<Name>>>;
+} & AiTool<ToolInputOf<Name>, ToolResult<ToolValueOf<Name>>, Record<string, never>>;
+
+/** The tools `aiSdkTools` returns, typed per name; pass it as `tools` to `generateText`. */
+export type AiSdkToolSet<Names extends string> = { [Name in Names]: AiSdkTool<Name> };
+
+/** The built-in tools, each present only when its plugin is registered on the harness. */
+export type AiSdkDefaultToolSet = { [Name in keyof ToolValues & string]?: AiSdkTool<Name> };
+
 /**
  * The harness's tools as AI SDK `tool()` definitions for `generateText` / `streamText`. Each call
  * runs through `ctx.tools.execute` (so through the observation policy); the step's tool output is
  * the `ToolResult`, and the model is sent its text, as `error-text` when the call failed.
  */
+export function aiSdkTools<const Names extends string>(
+  ctx: HarnessContext,
+  options: AiSdkToolsOptions & { readonly names: readonly Names[] },
+): AiSdkToolSet<Names>;
+export function aiSdkTools(ctx: HarnessContext, options?: AiSdkToolsOptions): AiSdkDefaultToolSet;
 export function aiSdkTools(ctx: HarnessContext, options: AiSdkToolsOptions = {}): ToolSet {
   const owner: Owner = options.owner ?? {};
   const names = options.names ?? ctx.tools.list().map((t) => t.name);

@@ -1,15 +1,24 @@
 import type { JsonSchema, ToolListing, ToolResult } from '../harness/index.js';
 import { isImageValue } from '../tools/read.js';
+import type { ImageMediaType } from '../tools/image.js';
 import { FsError } from '../seam/index.js';
 
 /** The LLM API a definition list is shaped for. */
 export type ToolFormat = 'anthropic' | 'openai' | 'openai-strict' | 'openai-responses';
 
+/** An object schema, as Anthropic's `input_schema` must be. */
+export interface AnthropicInputSchema {
+  readonly type: 'object';
+  readonly properties?: Record<string, unknown>;
+  readonly required?: string[];
+  readonly [keyword: string]: unknown;
+}
+
 /** Anthropic Messages API `tools[]` entry. */
 export interface AnthropicToolDefinition {
   readonly name: string;
   readonly description: string;
-  readonly input_schema: JsonSchema;
+  readonly input_schema: AnthropicInputSchema;
 }
 
 /** OpenAI Chat Completions `tools[]` entry. */
@@ -76,7 +85,7 @@ export function formatTools<F extends ToolFormat>(listings: readonly ToolListing
         const max = typeof native === 'object' ? native.maxCharacters : undefined;
         return { type: 'text_editor_20250728', name: NATIVE_TEXT_EDITOR, ...(max === undefined ? {} : { max_characters: max }) };
       }
-      return { name: t.name, description: t.description, input_schema: t.inputSchema };
+      return { name: t.name, description: t.description, input_schema: objectSchema(t) };
     }
     if (format === 'openai-responses') {
       return { type: 'function' as const, name: t.name, description: t.description, parameters: toOpenAIStrictSchema(t.inputSchema), strict: true };
@@ -92,6 +101,14 @@ export function formatTools<F extends ToolFormat>(listings: readonly ToolListing
       },
     };
   }) as ToolDeclarationFor<F>[];
+}
+
+function objectSchema(listing: ToolListing): AnthropicInputSchema {
+  const schema = listing.inputSchema;
+  if (schema.type !== 'object') {
+    throw new FsError('FS_INVALID_ARGUMENT', `tool "${listing.name}": the input schema must describe an object, got type ${JSON.stringify(schema.type)}`);
+  }
+  return schema as AnthropicInputSchema;
 }
 
 /** Keywords OpenAI's strict mode accepts; anything else makes the API refuse the schema. */
@@ -147,7 +164,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 /** A block of an Anthropic `tool_result`'s `content`. */
 export type AnthropicToolResultBlock =
   | { readonly type: 'text'; readonly text: string }
-  | { readonly type: 'image'; readonly source: { readonly type: 'base64'; readonly media_type: string; readonly data: string } };
+  | { readonly type: 'image'; readonly source: { readonly type: 'base64'; readonly media_type: ImageMediaType; readonly data: string } };
 
 /** An OpenAI Chat Completions image content part (for a user message: tool messages carry text only). */
 export interface OpenAIImagePart {

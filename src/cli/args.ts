@@ -36,7 +36,7 @@ const PATHS_HELP = `  PATH...       limit the command to these files or director
 export const MAIN_HELP = `dsh-fs — file tools for AI agents (read, write, edit, list, glob, grep, move, delete) over MCP, on a directory or a reviewable sandbox of it
 
 Usage:
-  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--max-request-bytes N]
+  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--tools LIST] [--max-request-bytes N]
   dsh-fs status  --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
   dsh-fs diff    --root DIR [--state DIR] [--against-parent] [--color auto|always|never] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
@@ -72,7 +72,7 @@ Exit status: 0 success, 1 failure or commit conflict, 2 usage error.
 
 export const HELP: Record<Command, string> = {
   serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete]
-                    [--max-request-bytes N]
+                    [--tools patch,text-editor] [--max-request-bytes N]
        dsh-fs serve --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [...]
 
 Runs an MCP server on stdin/stdout exposing the tools read, write, edit, list, glob and grep, and
@@ -89,6 +89,11 @@ ${STATE_HELP}
                 (sandbox mode only)
   --allow-delete  also serve move and delete in direct mode (a sandbox always serves them:
                 its changes are reviewed before they reach DIR)
+  --tools LIST  also serve the models' own editing tools, a comma-separated list of:
+                  patch        apply_patch (the V4A patch format of OpenAI's models)
+                  text-editor  str_replace_based_edit_tool (Anthropic's text editor commands)
+                under the same read-before-write rule; patch can delete and move files, so in
+                direct mode it needs --allow-delete
 ${POSTGRES_HELP}
   --max-request-bytes N
                 the largest MCP message accepted, in bytes (default 67108864, 64 MiB); a larger
@@ -284,6 +289,7 @@ const OPTIONS: Record<Command, Options> = {
     mode: { type: 'string' },
     state: { type: 'string' },
     'allow-delete': { type: 'boolean' },
+    tools: { type: 'string' },
     'max-request-bytes': { type: 'string' },
   },
   status: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, 'against-parent': { type: 'boolean' }, json: { type: 'boolean' } },
@@ -370,6 +376,25 @@ export function oneOf<T extends string>(value: string | undefined, allowed: read
   if (value === undefined) return undefined;
   if ((allowed as readonly string[]).includes(value)) return value as T;
   throw new UsageError(`--${name} must be one of ${allowed.join(', ')}, not "${value}"`, command);
+}
+
+/** The extra tool sets \`dsh-fs serve --tools\` accepts. */
+export const EXTRA_TOOLS = ['patch', 'text-editor'] as const;
+export type ExtraTool = (typeof EXTRA_TOOLS)[number];
+
+/** \`--tools patch,text-editor\`: each name once, every name known. */
+export function parseToolList(value: string | undefined, command: Command): readonly ExtraTool[] {
+  if (value === undefined) return [];
+  const names = value.split(',').map((name) => name.trim());
+  const chosen: ExtraTool[] = [];
+  for (const name of names) {
+    if (name === '') throw new UsageError(`--tools has an empty name in "${value}"; use a comma-separated list of ${EXTRA_TOOLS.join(', ')}`, command);
+    if (!(EXTRA_TOOLS as readonly string[]).includes(name)) {
+      throw new UsageError(`--tools: unknown tool set "${name}"; known: ${EXTRA_TOOLS.join(', ')}`, command);
+    }
+    if (!chosen.includes(name as ExtraTool)) chosen.push(name as ExtraTool);
+  }
+  return chosen;
 }
 
 /** node:util's messages, minus the advice that assumes a script rather than a command. */

@@ -13,6 +13,7 @@ import {
   oneOf,
   optionalString,
   parseCommand,
+  parseToolList,
   requireString,
   type Parsed,
 } from './args.js';
@@ -21,7 +22,7 @@ import { mountCommand, runCommand } from './mount.js';
 import { commit, diff, discard, fork, status, type Io } from './review.js';
 import { createDshFsMcpServer } from './serve.js';
 import { BoundedStdioTransport, maxRequestBytes, type TransportEnd } from './stdio-transport.js';
-import { fsTools, moveDeleteTools, searchTools } from '../tools/index.js';
+import { fsTools, moveDeleteTools, patchTools, searchTools, textEditorTool } from '../tools/index.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode } from './workspace.js';
 import { closePools, openPostgresWorkspace, postgresTarget, transfer } from './postgres.js';
 
@@ -120,6 +121,9 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   // move and delete take content away: served where a person reviews changes before they land
   // (the sandbox), and in direct mode only when asked for.
   const moveDelete = mode === 'sandbox' || parsed.values['allow-delete'] === true;
+  const extra = parseToolList(optionalString(parsed, 'tools'), 'serve');
+  // A patch can delete and move files, so it follows the same rule as move and delete.
+  if (extra.includes('patch') && !moveDelete) throw new UsageError('--tools patch can delete and move files: in --mode direct, add --allow-delete', 'serve');
 
   // stdout carries MCP messages only: anything a library prints goes to stderr instead.
   const toStderr = (...args: unknown[]) => console.error(...args);
@@ -133,7 +137,13 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
       ? await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) })
       : await openPostgresWorkspace(pgTarget, mode);
   const version = packageVersion();
-  const tools = () => [fsTools(), searchTools(), ...(moveDelete ? [moveDeleteTools()] : [])];
+  const tools = () => [
+    fsTools(),
+    searchTools(),
+    ...(moveDelete ? [moveDeleteTools()] : []),
+    ...(extra.includes('patch') ? [patchTools()] : []),
+    ...(extra.includes('text-editor') ? [textEditorTool()] : []),
+  ];
   const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools, moveDelete });
 
   const transport = new BoundedStdioTransport({ maxRequestBytes: maxRequestBytes(parsed), log });
@@ -154,7 +164,8 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
           ? ', writes go to the directory'
           : `; sandbox state in ${stateDir}`
     }; ` +
-      `move and delete ${moveDelete ? 'on' : 'off, --allow-delete serves them'})`,
+      `move and delete ${moveDelete ? 'on' : 'off, --allow-delete serves them'}` +
+      `${extra.length > 0 ? `; also ${extra.join(', ')}` : ''})`,
   );
   const why = await stopped;
   // Let calls that started finish, so a mutation is never cut between the write and its record.

@@ -33,6 +33,8 @@ export {
   type ToolHints,
   type ToolResult,
   type ToolSuccess,
+  type ToolInputOf,
+  type ToolInputs,
   type ToolValueOf,
   type ToolValues,
 } from './tools.js';

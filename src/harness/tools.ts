@@ -78,6 +78,13 @@ export type ToolResult<Value = unknown> = ToolSuccess<Value> | ToolFailure;
 // eslint-disable-next-line @typescript-eslint/no-empty-interface
 export interface ToolValues {}
 
+/** The arguments of each tool by name, as a model sends them (before defaults); merged like ToolValues. */
+// eslint-disable-next-line @typescript-eslint/no-empty-interface
+export interface ToolInputs {}
+
+/** The arguments tool `Name` accepts. */
+export type ToolInputOf<Name extends string> = Name extends keyof ToolInputs ? ToolInputs[Name] : unknown;
+
 /** The value type `execute(name, …)` resolves to. */
 export type ToolValueOf<Name extends string> = Name extends keyof ToolValues ? ToolValues[Name] : unknown;
 

@@ -1,5 +1,12 @@
 import type { HarnessContext, HarnessPluginObject, Tool } from '../harness/index.js';
 import { toolListing } from '../harness/index.js';
+import type { z } from 'zod';
+import type { createDeleteSchema, createMoveSchema } from './manage.js';
+import type { createEditSchema, createReadSchema, createWriteSchema } from './schemas.js';
+import type { createGlobSchema, createGrepSchema } from './search.js';
+import type { createListSchema } from './list.js';
+import type { createPatchSchema } from './patch/tool.js';
+import type { createTextEditorSchema } from './text-editor.js';
 import { formatTools, type AnthropicToolDefinition, type ToolDeclarationFor, type ToolDefinitionFor, type ToolFormat } from '../adapters/definitions.js';
 import { createSearchTools, type SearchToolsOptions } from './search.js';
 import type { ReadResultValue } from './read.js';
@@ -222,6 +229,18 @@ declare module '../harness/tools.js' {
     delete: DeleteValue;
     apply_patch: PatchValue;
     str_replace_based_edit_tool: TextEditorValue;
+  }
+  interface ToolInputs {
+    read: z.input<ReturnType<typeof createReadSchema>>;
+    write: z.input<ReturnType<typeof createWriteSchema>>;
+    edit: z.input<ReturnType<typeof createEditSchema>>;
+    glob: z.input<ReturnType<typeof createGlobSchema>>;
+    grep: z.input<ReturnType<typeof createGrepSchema>>;
+    list: z.input<ReturnType<typeof createListSchema>>;
+    move: z.input<ReturnType<typeof createMoveSchema>>;
+    delete: z.input<ReturnType<typeof createDeleteSchema>>;
+    apply_patch: z.input<ReturnType<typeof createPatchSchema>>;
+    str_replace_based_edit_tool: z.input<ReturnType<typeof createTextEditorSchema>>;
   }
 }
 export {

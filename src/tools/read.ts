@@ -54,6 +54,8 @@ export interface ReadImageValue {
   /** Pixels, from the header. */
   readonly width: number;
   readonly height: number;
+  /** Never set: an image has no lines, so `value.totalLines` reads on either kind (undefined here). */
+  readonly totalLines?: undefined;
 }
 
 /** The value of a read: lines of text, or an image (`type: 'image'`). */

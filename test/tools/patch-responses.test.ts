@@ -61,4 +61,17 @@ describe('Responses API apply_patch_call operations', () => {
     await h.read('a.txt', 'agent');
     expect((await editor.deleteFile({ type: 'delete_file', path: 'a.txt' })).status).toBe('completed');
   });
+
+  it("updateFile honours the Agents SDK's moveTo, as one checked change", async () => {
+    const h = setup({ '/w/a.txt': 'one\ntwo\n' });
+    const editor = createPatchEditor(h.ctx, { owner: 'agent' });
+    await h.read('a.txt', 'agent');
+    const moved = await editor.updateFile({ type: 'update_file', path: 'a.txt', diff: '@@\n one\n-two\n+TWO\n', moveTo: 'd/b.txt' });
+    expect(moved.status, moved.output).toBe('completed');
+    expect(await h.content('/w/a.txt')).toBeUndefined();
+    expect(await h.content('/w/d/b.txt')).toBe('one\nTWO\n');
+    const wrong = await applyPatchOperation(h.ctx, { type: 'create_file', path: 'c.txt', diff: '+c', moveTo: 'e.txt' }, { owner: 'agent' });
+    expect(wrong).toEqual({ status: 'failed', output: 'Error: invalid apply_patch operation: moveTo must be a non-empty string, on update_file only' });
+    expect(await h.content('/w/c.txt')).toBeUndefined();
+  });
 });

@@ -13,6 +13,8 @@ export interface ApplyPatchOperation {
   readonly path: string;
   /** The V4A body: `+` lines for create_file, hunks for update_file; absent for delete_file. */
   readonly diff?: string | null;
+  /** update_file only: where the Agents SDK asks the file to move (the Responses API has no move). */
+  readonly moveTo?: string | null;
 }
 
 /** What an `apply_patch_call_output` carries (and what an Agents SDK `Editor` method returns). */
@@ -31,15 +33,20 @@ export interface PatchOperationOptions {
 function toOperation(operation: ApplyPatchOperation): PatchOperation {
   const bad = (why: string) => new FsError('FS_INVALID_ARGUMENT', `invalid apply_patch operation: ${why}`);
   if (typeof operation !== 'object' || operation === null) throw bad('expected an object { type, path, diff? }');
-  const { type, path, diff } = operation;
+  const { type, path, diff, moveTo } = operation;
   if (typeof path !== 'string' || path.trim() === '') throw bad('path must be a non-empty string');
+  if (moveTo !== undefined && moveTo !== null && (typeof moveTo !== 'string' || moveTo.trim() === '' || type !== 'update_file')) {
+    throw bad('moveTo must be a non-empty string, on update_file only');
+  }
   if (diff !== undefined && diff !== null && typeof diff !== 'string') throw bad('diff must be a string');
   switch (type) {
     case 'create_file':
       return parseOperationBody('add', path, diff ?? '');
-    case 'update_file':
+    case 'update_file': {
       if (diff == null) throw bad('update_file needs a diff');
-      return parseOperationBody('update', path, diff);
+      const update = parseOperationBody('update', path, diff);
+      return moveTo == null || update.kind !== 'update' ? update : { ...update, moveTo };
+    }
     case 'delete_file':
       return { kind: 'delete', path, line: 1 };
     default:
