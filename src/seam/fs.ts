@@ -3,6 +3,7 @@ import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { editBytes } from './edit.js';
 import { KeyedMutex } from './lock.js';
 import { createMutate, safeJson, type SwapDone } from './mutate.js';
+import { createSetExecutable } from './modes.js';
 import { RootGuard } from './root.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
 import { reservedNameCheck } from './reserved.js';
@@ -70,6 +71,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   const locks = new KeyedMutex();
   const mutate = createMutate(provider, locks, maxTextBytes);
   const rootGuard = new RootGuard(provider, root ?? '/');
+  const setExecutable = createSetExecutable(provider, locks);
 
   async function call<T>(what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     throwIfAborted(signal, what);
@@ -300,6 +302,12 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       if (native === undefined) return guardedWalk(() => walkByListing(provider, target, signal, hooks), what, signal);
       const pruner = hooks.prune ? new Pruner(target, hooks.prune) : undefined;
       return guardedWalk(() => native(target, { signal, ...hooks, ...(pruner ? { prune: pruner.decide } : {}) }), what, signal, pruner);
+    },
+
+    async setExecutable(target: FsTarget, executable: boolean, opts?: FsOpOptions): Promise<void> {
+      checkTarget(target);
+      if (dueToYield()) await yieldToTimers();
+      return setExecutable(target, executable, opts);
     },
   };
 

@@ -29,6 +29,11 @@ export interface FsInfo {
    * (search orders by it); never a version: versions come from content.
    */
   readonly mtimeMs?: number;
+  /**
+   * X1: for a regular file, whether it is executable, where the store keeps such a bit (absent
+   * where it does not). Not part of the version: a mode change keeps the bytes' version.
+   */
+  readonly executable?: boolean;
 }
 
 export interface FsDirEntry {
@@ -38,6 +43,8 @@ export interface FsDirEntry {
   readonly size?: number;
   /** As `FsInfo.mtimeMs`: optional, informational. */
   readonly mtimeMs?: number;
+  /** As `FsInfo.executable`; like `size`, may be left out of a listing made without stats. */
+  readonly executable?: boolean;
 }
 
 /** Omitted intent means unconditional (still atomic and locked). */
@@ -179,6 +186,12 @@ export interface FileSystem {
    * code-point order). Descends only into real subdirectories, never through a symlink.
    */
   walk(target: FsTarget, options?: FsWalkOptions): AsyncIterable<FsWalkEntry>;
+  /**
+   * X1: sets or clears the executable bit of a regular file, as `chmod +x` / `chmod -x` do; the
+   * bytes and their version stay. FS_UNSUPPORTED where the store has no such bit. Optional so
+   * that wrappers need not forward it; `createFs` always gives it.
+   */
+  setExecutable?(target: FsTarget, executable: boolean, options?: FsOpOptions): Promise<void>;
 }
 
 /** Options of `walk`: both hooks let a caller (search) steer one walk instead of listing by hand. */
@@ -349,6 +362,12 @@ export interface FsProvider {
    * after validating arguments, inside its per-target lock; the conformance suite holds it to the
    * same rules as the seam's. `editBytes` gives the seam's edit of a file's bytes.
    */
+  /**
+   * Optional (X1): set or clear the executable bit of the regular file at `target` (FS_NOT_FOUND
+   * when absent, FS_NOT_REGULAR_FILE for anything else). A swap that replaces a file keeps its
+   * bit. Absent: the seam answers FS_UNSUPPORTED.
+   */
+  setExecutable?(target: FsTarget, executable: boolean, options: FsOpOptions): Promise<void>;
   editText?(
     target: FsTarget,
     edit: Required<FsEditRequest>,

@@ -3,6 +3,7 @@ import { dirRules, layerRules } from './dirs.js';
 import { editRules } from './edit.js';
 import { guardRules } from './guards.js';
 import { modelRules } from './model.js';
+import { modeRules } from './modes.js';
 import { pathRules } from './paths.js';
 import { createRaceRules, renameRules } from './races.js';
 import { rmdirRules } from './rmdir.js';
@@ -25,6 +26,7 @@ export const ALL_RULES: readonly Rule[] = [
   ...rootRules,
   ...rmdirRules,
   ...walkRules,
+  ...modeRules,
   ...layerRules,
   ...searchRules,
   ...modelRules,
