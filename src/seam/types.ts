@@ -79,6 +79,11 @@ export interface FsWriteOptions extends FsOpOptions {
 export interface FsResolveOptions extends FsOpOptions {
   /** Relative paths resolve against this directory (default: the filesystem's cwd). */
   readonly cwd?: string;
+  /**
+   * K1: do not follow a symbolic link in the last component: the target names the link itself
+   * (for `symlink` and `readlink`). Links in the parent directories are still followed.
+   */
+  readonly noFollow?: boolean;
 }
 
 export interface FsTextRead {
@@ -192,6 +197,15 @@ export interface FileSystem {
    * that wrappers need not forward it; `createFs` always gives it.
    */
   setExecutable?(target: FsTarget, executable: boolean, options?: FsOpOptions): Promise<void>;
+  /**
+   * K1: creates a symbolic link at `target` (resolved with `noFollow`) whose text is `linkText`,
+   * never followed at creation. FS_ALREADY_EXISTS when anything is there, FS_NOT_FOUND when the
+   * parent directory is missing, FS_UNSUPPORTED where the store has no links. Optional as
+   * `setExecutable`.
+   */
+  symlink?(target: FsTarget, linkText: string, options?: FsOpOptions): Promise<void>;
+  /** K1: the text of the link at `target` (resolved with `noFollow`); FS_INVALID_ARGUMENT for anything that is not a link. */
+  readlink?(target: FsTarget, options?: FsOpOptions): Promise<string>;
 }
 
 /** Options of `walk`: both hooks let a caller (search) steer one walk instead of listing by hand. */
@@ -368,6 +382,14 @@ export interface FsProvider {
    * bit. Absent: the seam answers FS_UNSUPPORTED.
    */
   setExecutable?(target: FsTarget, executable: boolean, options: FsOpOptions): Promise<void>;
+  /**
+   * Optional (K1): create a link at `target` (a key the seam derived without following the last
+   * component) holding `linkText`; FS_ALREADY_EXISTS when any entry is there, FS_NOT_FOUND when
+   * the parent is missing. Absent: the seam answers FS_UNSUPPORTED.
+   */
+  symlink?(target: FsTarget, linkText: string, options: FsOpOptions): Promise<void>;
+  /** Optional (K1): the text of the link at `target`; FS_NOT_FOUND when absent, FS_INVALID_ARGUMENT when not a link. */
+  readlink?(target: FsTarget, options: FsOpOptions): Promise<string>;
   editText?(
     target: FsTarget,
     edit: Required<FsEditRequest>,

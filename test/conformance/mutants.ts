@@ -501,6 +501,16 @@ export const mutants: readonly Mutant[] = [
         },
       })),
   },
+  {
+    name: 'symlink stores its text normalised, as a path, not as written',
+    rule: 'K1',
+    only: true,
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        symlink: (target, linkText, options) => base.symlink!(target, posix.normalize(linkText), options),
+      })),
+  },
   ...dirMutants,
 ];
 

@@ -56,3 +56,19 @@ test('setExecutable does not follow a link out of the root', async () => {
   await expect(fs.resolve(join(area.root, 'out.sh'))).rejects.toMatchObject({ code: 'FS_OUTSIDE_ROOT' });
   expect((await fsp.stat(outsideFile)).mode & 0o777).toBe(0o644);
 });
+
+test('a link to outside the root can be made and read, but nothing resolves through it', async () => {
+  const fs = createLocalFs({ root: area.root });
+  const outsideFile = join(area.outside, 'target.txt');
+  await fsp.writeFile(outsideFile, 'outside\n');
+  const at = await fs.resolve(join(area.root, 'escape'), { noFollow: true });
+  await fs.symlink!(at, outsideFile);
+  expect(await fsp.readlink(join(area.root, 'escape'))).toBe(outsideFile);
+  expect(await fs.readlink!(at)).toBe(outsideFile);
+  await expect(fs.resolve(join(area.root, 'escape'))).rejects.toMatchObject({ code: 'FS_OUTSIDE_ROOT' });
+  // A link made through a parent link that leaves the root is refused: the parent is resolved first.
+  await fsp.symlink(area.outside, join(area.root, 'outdir'));
+  await expect(fs.resolve(join(area.root, 'outdir/planted'), { noFollow: true })).rejects.toMatchObject({ code: 'FS_OUTSIDE_ROOT' });
+  expect(await fsp.readdir(area.outside)).not.toContain('planted');
+  expect(await fsp.readFile(outsideFile, 'utf8')).toBe('outside\n');
+});

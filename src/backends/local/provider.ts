@@ -271,6 +271,18 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     return openDir(dir, root, mode);
   }
 
+  /** Runs `fn` in the anchored parent directory of `key` (FS_NOT_FOUND when there is none). */
+  async function inParent<T>(key: string, what: string, fn: (anchor: DirAnchor, name: string) => Promise<T>): Promise<T> {
+    if (key === root) throw new FsError('FS_INVALID_ARGUMENT', `${what}: it is the root`);
+    const anchor = await openParent(key);
+    if (anchor === undefined) throw notFound(what);
+    try {
+      return await fn(anchor, posix.basename(key));
+    } finally {
+      await anchor.close();
+    }
+  }
+
   async function removeMade(made: readonly string[]): Promise<void> {
     for (const dir of [...made].reverse()) {
       try {
@@ -870,6 +882,24 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
             }
           }),
         ),
+      );
+    },
+
+    symlink(target, linkText) {
+      const what = `cannot create the link "${target.displayPath}"`;
+      const key = target.targetKey;
+      // Made in the anchored parent and never followed: the text may name anything, resolve checks it.
+      return guard(what, () => lock.run(key, () => inParent(key, what, (anchor, name) => nodeFsp.symlink(linkText, anchor.child(name)))));
+    },
+
+    readlink(target) {
+      const what = `cannot read the link "${target.displayPath}"`;
+      return guard(what, () =>
+        inParent(target.targetKey, what, async (anchor, name) => {
+          const st = await fsp.lstat(anchor.child(name));
+          if (!st.isSymbolicLink()) throw new FsError('FS_INVALID_ARGUMENT', `${what}: not a symbolic link`);
+          return fsp.readlink(anchor.child(name));
+        }),
       );
     },
 

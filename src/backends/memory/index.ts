@@ -279,6 +279,23 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       vol.chmodSync(target.targetKey, withExecutable(Number(st.mode) & 0o7777, executable));
     },
 
+    async symlink(target, linkText) {
+      const what = `cannot create the link "${target.displayPath}"`;
+      const parent = follow(posix.dirname(target.targetKey));
+      if (!parent) throw new FsError('FS_NOT_FOUND', `${what}: the parent directory does not exist`);
+      if (!parent.isDirectory()) throw new FsError('FS_NOT_DIRECTORY', `${what}: the parent is not a directory`);
+      if (lstat(target.targetKey)) throw new FsError('FS_ALREADY_EXISTS', `${what}: something is already there`);
+      vol.symlinkSync(linkText, target.targetKey);
+    },
+
+    async readlink(target) {
+      const what = `cannot read the link "${target.displayPath}"`;
+      const st = lstat(target.targetKey);
+      if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+      if (!st.isSymbolicLink()) throw new FsError('FS_INVALID_ARGUMENT', `${what}: not a symbolic link`);
+      return String(vol.readlinkSync(target.targetKey));
+    },
+
     async mkdir(target) {
       mkdirs(target.targetKey, `cannot create directory "${target.displayPath}"`);
     },

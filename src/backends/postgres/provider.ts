@@ -33,6 +33,7 @@ import { Db, MAX_ATTEMPTS, abortable, RETRYABLE, sqlState, type PgQueryable, typ
 import { ENTRIES, ensureSchema } from './schema.js';
 import { modifyAt } from './modify.js';
 import { setExecutableAt } from './modes.js';
+import { insertLink, readLink } from './links.js';
 import { COLUMNS, ENSURE_DIRS, dirsBetween, insertFile, notDirectory, parentOf, selfAndAncestors, strictAncestors, subtree, toBuffer, toUint8, type Row } from './rows.js';
 
 /** Default largest file stored: 64 MiB (one bytea value; PostgreSQL's own limit is 1 GiB). */
@@ -295,6 +296,18 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
       await ready(signal);
       const what = `cannot change the mode of "${target.displayPath}"`;
       await db.session(what, signal, (q) => setExecutableAt(q, { ws, redirect }, target.targetKey, executable, what));
+    },
+
+    async symlink(target, linkText, { signal }) {
+      await ready(signal);
+      const what = `cannot create the link "${target.displayPath}"`;
+      await db.session(what, signal, (q) => insertLink(q, ws, target.targetKey, linkText, what));
+    },
+
+    async readlink(target, { signal }) {
+      await ready(signal);
+      const what = `cannot read the link "${target.displayPath}"`;
+      return db.session(what, signal, (q) => readLink(q, ws, target.targetKey, what));
     },
 
     async mkdir(target, { signal }) {

@@ -4,6 +4,7 @@ import { editRules } from './edit.js';
 import { guardRules } from './guards.js';
 import { modelRules } from './model.js';
 import { modeRules } from './modes.js';
+import { linkRules } from './links.js';
 import { pathRules } from './paths.js';
 import { createRaceRules, renameRules } from './races.js';
 import { rmdirRules } from './rmdir.js';
@@ -27,6 +28,7 @@ export const ALL_RULES: readonly Rule[] = [
   ...rmdirRules,
   ...walkRules,
   ...modeRules,
+  ...linkRules,
   ...layerRules,
   ...searchRules,
   ...modelRules,

@@ -64,6 +64,18 @@ export const modeRules: Rule[] = [
         }),
         0.5,
       );
+      await ctx.example('an executable file rewritten by writeText, writeBytes and editText', async () => {
+        const dirPath = ctx.dir('kept');
+        const dir = await fs.resolve(dirPath);
+        const file = await seedFile(fs, `${dirPath}/tool.sh`, '#!/bin/sh\r\necho one\r\n');
+        await fs.setExecutable!(file.target, true);
+        await fs.writeText(file.target, '#!/bin/sh\necho two\n');
+        await expectMode(fs, file.target, dir, true, 'after writeText');
+        await fs.writeBytes(file.target, utf8('#!/bin/sh\necho three\n'));
+        await expectMode(fs, file.target, dir, true, 'after writeBytes');
+        await fs.editText(file.target, { oldString: 'three', newString: 'four' });
+        await expectMode(fs, file.target, dir, true, 'after editText');
+      });
       await ctx.example('what cannot have the bit', async () => {
         const dir = ctx.dir('refused');
         const absent = await fs.resolve(`${dir}/absent.sh`);
