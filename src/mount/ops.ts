@@ -173,6 +173,8 @@ function treeOps(h: Helpers): Ops {
     unlink: (path: string, cb: Cb) =>
       reply('unlink', cb, async () => {
         writable();
+        // The contract removes what a link leads to, never the link: refused rather than that.
+        if ((await linkAt(h, path)) !== undefined) return fail(ERRNO.EPERM);
         const t = await target(path);
         if ((await info(t)).type === 'directory') return fail(ERRNO.EISDIR);
         await fs.remove(t);
@@ -197,6 +199,8 @@ function treeOps(h: Helpers): Ops {
     rename: (src: string, dest: string, cb: Cb) =>
       reply('rename', cb, async () => {
         writable();
+        // As for unlink: a move of a link's name would move what it leads to.
+        if ((await linkAt(h, src)) !== undefined || (await linkAt(h, dest)) !== undefined) return fail(ERRNO.EPERM);
         const [from, to] = await Promise.all([target(src), target(dest)]);
         if (from.targetKey === to.targetKey) return;
         // Unpublished bytes of the source go first, so the name moves with what was written.

@@ -164,6 +164,12 @@ describe.skipIf(why !== undefined)('programs on a mounted memory filesystem', ()
     expect(await fs.readlink!(await fs.resolve('/link.txt', { noFollow: true }))).toBe('a.txt');
     const plain = await inMount('readlink a.txt || echo no-link');
     expect(plain.stdout).toBe('no-link\n');
+    // Removing or moving a link is not in the contract: refused, and what it leads to stays.
+    const rm = await inMount('rm link.txt; mv link.txt moved.txt; cat a.txt; readlink link.txt');
+    expect(rm.stderr).toMatch(/rm: cannot remove 'link\.txt': Operation not permitted/);
+    expect(rm.stderr).toMatch(/mv: cannot move 'link\.txt' to 'moved\.txt': Operation not permitted/);
+    expect(rm.stdout).toBe('hello\na.txt\n');
+    expect(await text('/a.txt')).toBe('hello\n');
   });
 
   it.skipIf(!hasGit)('git records an executable file as mode 100755', async () => {
