@@ -73,6 +73,17 @@ describe('the executable bit in the overlay', () => {
     expect((await lower.stat(await lower.resolve('/run.sh')))?.executable).toBe(false);
   });
 
+  it('a fork shows a mode change against its parent', async () => {
+    const lower = createMemoryFs({ files: seed });
+    const parent = await createOverlayFs({ lower });
+    await parent.writeText(await parent.resolve('/lib.sh'), 'changed\n');
+    const fork = await parent.fork();
+    await fork.setExecutable!(await fork.resolve('/lib.sh'), true);
+    expect(await fork.changes(undefined, { against: 'parent' })).toMatchObject([{ path: '/lib.sh', kind: 'modified', executable: true }]);
+    expect(await fork.diff(undefined, { against: 'parent' })).toBe('diff --git a/lib.sh b/lib.sh\nold mode 100644\nnew mode 100755\n');
+    expect(await parent.changes(undefined, { against: 'parent' })).toMatchObject([{ path: '/lib.sh', kind: 'modified' }]);
+  });
+
   it('the bits of any set of files survive a reopen of the state directory', async () => {
     await fc.assert(
       fc.asyncProperty(fc.array(fc.tuple(fc.constantFrom('/run.sh', '/lib.sh', '/new.sh'), fc.boolean()), { maxLength: 6 }), async (ops) => {
