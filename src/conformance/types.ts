@@ -25,6 +25,10 @@ export interface SetupHooks {
 export interface ConformanceCapabilities {
   /** The provider supports symlinks (via `setup.symlink`): the link cases of P2, P3, P4, D4 and R2 run. */
   readonly symlinks?: boolean;
+  /** `symlink` and `readlink` create and read links (K1 runs). */
+  readonly linkCreation?: boolean;
+  /** The store keeps an executable bit (`setExecutable`, `executable` in stat and listings): X1 runs. */
+  readonly executable?: boolean;
   /** Identical bytes keep their version (V2). Default true. */
   readonly stableVersions?: boolean;
 }

@@ -2,10 +2,16 @@ import type { FsEntryType, FsTargetKey } from '../seam/index.js';
 
 const S_IFDIR = 0o040000;
 const S_IFREG = 0o100000;
+const S_IFLNK = 0o120000;
 
-/** The permission bits reported: the contract records none, so these are fixed (chmod to them is a no-op). */
+/**
+ * The permission bits reported: the contract records only a file's executable bit, so these are
+ * fixed but for it (chmod to them, or toggling a file's x bits, is all a mount accepts).
+ */
 export const DIR_MODE = 0o755;
 export const FILE_MODE = 0o644;
+export const EXECUTABLE_MODE = 0o755;
+const LINK_MODE = 0o777;
 /** Special files: shown, never opened. */
 export const OTHER_MODE = 0;
 
@@ -23,12 +29,16 @@ export interface Stat {
   ctime: number;
 }
 
-export function permissionsOf(type: FsEntryType): number {
-  return type === 'directory' ? DIR_MODE : type === 'file' ? FILE_MODE : OTHER_MODE;
+export function permissionsOf(type: FsEntryType, executable = false): number {
+  return type === 'directory' ? DIR_MODE : type === 'file' ? (executable ? EXECUTABLE_MODE : FILE_MODE) : OTHER_MODE;
 }
 
-export function modeOf(type: FsEntryType): number {
-  return (type === 'directory' ? S_IFDIR : S_IFREG) | permissionsOf(type);
+/** What getattr shows: a link as itself, anything else by its type and executable bit. */
+export type Shown = FsEntryType | 'link';
+
+export function modeOf(type: Shown, executable = false): number {
+  if (type === 'link') return S_IFLNK | LINK_MODE;
+  return (type === 'directory' ? S_IFDIR : S_IFREG) | permissionsOf(type, executable);
 }
 
 /** Stable inode numbers for the mount's life: one per target key, never reused. */
@@ -55,11 +65,11 @@ export class Inodes {
   }
 }
 
-export function statOf(type: FsEntryType, size: number, ino: number, mtimeMs: number): Stat {
+export function statOf(type: Shown, size: number, ino: number, mtimeMs: number, executable = false): Stat {
   const uid = process.getuid?.() ?? 0;
   const gid = process.getgid?.() ?? 0;
   return {
-    mode: modeOf(type),
+    mode: modeOf(type, executable),
     uid,
     gid,
     size,

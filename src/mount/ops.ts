@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
 import type { FileSystem, FsInfo, FsTarget } from '../seam/index.js';
-import { Inodes, permissionsOf, statOf, type Stat } from './attrs.js';
+import { FILE_MODE, Inodes, permissionsOf, statOf, type Stat } from './attrs.js';
 import { ERRNO, Errno, fail, toNegativeErrno } from './errno.js';
 import { OpenFiles } from './handles.js';
 
@@ -24,6 +24,8 @@ interface Helpers {
   readonly started: number;
   reply(op: string, cb: Cb, fn: () => Promise<unknown>): void;
   target(path: string): Promise<FsTarget>;
+  /** The target naming a link at `path` itself (its last component not followed). */
+  linkTarget(path: string): Promise<FsTarget>;
   /** Throws EROFS on a read-only mount. */
   writable(): void;
   info(t: FsTarget): Promise<FsInfo>;
@@ -62,6 +64,7 @@ function helpers(ctx: OpsContext): Helpers {
       );
     },
     target: (path) => fs.resolve(path === '/' ? ctx.base : ctx.base === '/' ? path : ctx.base + path),
+    linkTarget: (path) => fs.resolve(path === '/' ? ctx.base : ctx.base === '/' ? path : ctx.base + path, { noFollow: true }),
     writable() {
       if (ctx.readOnly) fail(ERRNO.EROFS);
     },
@@ -74,11 +77,13 @@ function readOps(h: Helpers): Ops {
   const { reply, target, info, inodes, started } = h;
   const { fs, files } = h.ctx;
   const getattr = async (path: string): Promise<Stat> => {
+    const link = await linkAt(h, path);
+    if (link !== undefined) return statOf('link', Buffer.byteLength(link.text), inodes.of(link.target.targetKey), started);
     const t = await target(path);
     const i = await info(t);
     const node = i.type === 'file' ? files.node(t) : undefined;
     const size = node !== undefined ? node.length : (i.size ?? 0);
-    return statOf(i.type, size, inodes.of(t.targetKey, path === '/'), i.mtimeMs ?? started);
+    return statOf(i.type, size, inodes.of(t.targetKey, path === '/'), i.mtimeMs ?? started, i.executable === true);
   };
   return {
     getattr: (path: string, cb: Cb) => reply('getattr', cb, () => getattr(path)),
@@ -89,7 +94,7 @@ function readOps(h: Helpers): Ops {
         const entries = await fs.listDir(t, { stats: false });
         const self = statOf('directory', 0, inodes.of(t.targetKey, path === '/'), started);
         const names = ['.', '..', ...entries.map((e) => e.name)];
-        const stats = [self, self, ...entries.map((e) => statOf(e.type, e.size ?? 0, inodes.of(e.target.targetKey), e.mtimeMs ?? started))];
+        const stats = [self, self, ...entries.map((e) => statOf(e.type, e.size ?? 0, inodes.of(e.target.targetKey), e.mtimeMs ?? started, e.executable === true))];
         cb(0, names, stats);
         return SENT;
       }),
@@ -168,6 +173,8 @@ function treeOps(h: Helpers): Ops {
     unlink: (path: string, cb: Cb) =>
       reply('unlink', cb, async () => {
         writable();
+        // The contract removes what a link leads to, never the link: refused rather than that.
+        if ((await linkAt(h, path)) !== undefined) return fail(ERRNO.EPERM);
         const t = await target(path);
         if ((await info(t)).type === 'directory') return fail(ERRNO.EISDIR);
         await fs.remove(t);
@@ -192,6 +199,8 @@ function treeOps(h: Helpers): Ops {
     rename: (src: string, dest: string, cb: Cb) =>
       reply('rename', cb, async () => {
         writable();
+        // As for unlink: a move of a link's name would move what it leads to.
+        if ((await linkAt(h, src)) !== undefined || (await linkAt(h, dest)) !== undefined) return fail(ERRNO.EPERM);
         const [from, to] = await Promise.all([target(src), target(dest)]);
         if (from.targetKey === to.targetKey) return;
         // Unpublished bytes of the source go first, so the name moves with what was written.
@@ -217,8 +226,15 @@ function metaOps(h: Helpers): Ops {
 
     chmod: (path: string, mode: number, cb: Cb) =>
       reply('chmod', cb, async () => {
-        const i = await info(await target(path));
-        if ((mode & 0o7777) !== permissionsOf(i.type)) return fail(ERRNO.EPERM);
+        const t = await target(path);
+        const i = await info(t);
+        const bits = mode & 0o7777;
+        if (bits === permissionsOf(i.type, i.executable === true)) return;
+        // A file's x bits are the one mode the contract records: chmod +x, -x, u+x.
+        const fs = h.ctx.fs;
+        if (i.type !== 'file' || (bits & ~0o111) !== FILE_MODE || fs.setExecutable === undefined) return fail(ERRNO.EPERM);
+        h.writable();
+        await fs.setExecutable(t, (bits & 0o100) !== 0);
       }),
 
     chown: (path: string, uid: number, gid: number, cb: Cb) =>
@@ -230,17 +246,45 @@ function metaOps(h: Helpers): Ops {
 
     readlink: (path: string, cb: Cb) =>
       reply('readlink', cb, async () => {
-        // Links are followed by the contract, so nothing here is shown as one.
-        await info(await target(path));
-        return fail(ERRNO.EINVAL);
+        const link = await linkAt(h, path);
+        if (link === undefined) {
+          await info(await target(path));
+          return fail(ERRNO.EINVAL);
+        }
+        cb(0, link.text);
+        return SENT;
       }),
-    symlink: (_src: string, _dest: string, cb: Cb) => cb(-ERRNO.EPERM),
+    symlink: (src: string, dest: string, cb: Cb) =>
+      reply('symlink', cb, async () => {
+        const fs = h.ctx.fs;
+        if (fs.symlink === undefined) return fail(ERRNO.EPERM);
+        h.writable();
+        // The text is kept as written; an absolute one names a path of the store, not of the host.
+        await fs.symlink(await h.linkTarget(dest), src);
+      }),
     link: (_src: string, _dest: string, cb: Cb) => cb(-ERRNO.EPERM),
     mknod: (_path: string, _mode: number, _dev: number, cb: Cb) => cb(-ERRNO.EPERM),
 
     statfs: (_path: string, cb: Cb) =>
       cb(0, { bsize: 4096, frsize: 4096, blocks: 1 << 24, bfree: 1 << 23, bavail: 1 << 23, files: 1 << 20, ffree: 1 << 19, favail: 1 << 19, fsid: 0, flag: 0, namemax: 255 }),
   };
+}
+
+/**
+ * The link at `path` and its text, or undefined when its last component is no link: only a name
+ * that resolves elsewhere when followed is asked for its text.
+ */
+async function linkAt(h: Helpers, path: string): Promise<{ target: FsTarget; text: string } | undefined> {
+  const fs = h.ctx.fs;
+  if (path === '/' || fs.readlink === undefined) return undefined;
+  const own = await h.linkTarget(path);
+  const followed = await h.target(path).catch(() => undefined);
+  if (followed !== undefined && followed.targetKey === own.targetKey) return undefined;
+  try {
+    return { target: own, text: await fs.readlink(own) };
+  } catch {
+    return undefined;
+  }
 }
 
 /** Returned by an op that already answered (it passes more than one value). */

@@ -3,6 +3,8 @@ import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { editBytes } from './edit.js';
 import { KeyedMutex } from './lock.js';
 import { createMutate, safeJson, type SwapDone } from './mutate.js';
+import { createSetExecutable } from './modes.js';
+import { createLinkOps, resolveNoFollow } from './links.js';
 import { RootGuard } from './root.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
 import { reservedNameCheck } from './reserved.js';
@@ -70,6 +72,8 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   const locks = new KeyedMutex();
   const mutate = createMutate(provider, locks, maxTextBytes);
   const rootGuard = new RootGuard(provider, root ?? '/');
+  const setExecutable = createSetExecutable(provider, locks);
+  const links = createLinkOps(provider, locks);
 
   async function call<T>(what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     throwIfAborted(signal, what);
@@ -106,7 +110,8 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
         throw new FsError('FS_OUTSIDE_ROOT', `path "${path}" resolves to "${abs}", which is outside the root "${root}"`);
       }
       reserved?.(abs, path);
-      const target = await call(`cannot resolve "${abs}"`, signal, () => provider.resolve(abs, { signal }));
+      const noFollow = opts?.noFollow === true;
+      const target = await call(`cannot resolve "${abs}"`, signal, () => (noFollow ? resolveNoFollow(provider, abs, signal) : provider.resolve(abs, { signal })));
       throwIfAborted(signal, `cannot resolve "${abs}"`); // a provider may finish without looking at the signal
       checkTarget(target);
       return target;
@@ -300,6 +305,22 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       if (native === undefined) return guardedWalk(() => walkByListing(provider, target, signal, hooks), what, signal);
       const pruner = hooks.prune ? new Pruner(target, hooks.prune) : undefined;
       return guardedWalk(() => native(target, { signal, ...hooks, ...(pruner ? { prune: pruner.decide } : {}) }), what, signal, pruner);
+    },
+
+    async setExecutable(target: FsTarget, executable: boolean, opts?: FsOpOptions): Promise<void> {
+      checkTarget(target);
+      if (dueToYield()) await yieldToTimers();
+      return setExecutable(target, executable, opts);
+    },
+
+    async symlink(target: FsTarget, linkText: string, opts?: FsOpOptions): Promise<void> {
+      checkTarget(target);
+      return links.symlink(target, linkText, opts);
+    },
+
+    async readlink(target: FsTarget, opts?: FsOpOptions): Promise<string> {
+      checkTarget(target);
+      return links.readlink(target, opts);
     },
   };
 

@@ -24,3 +24,4 @@ export { KeyedMutex } from './lock.js';
 export { contentVersion, contentHasher, type ContentHasher } from './version.js';
 export { resolveLinks, checkWriteIntent, compareNames, MAX_SYMLINK_HOPS, type LinkReader, type NodeKind } from './resolve.js';
 export { expectHolds, observe, checkRename, checkRmdir, type RenameSide } from './swap.js';
+export { withExecutable, isExecutableMode } from './modes.js';

@@ -29,6 +29,11 @@ export interface FsInfo {
    * (search orders by it); never a version: versions come from content.
    */
   readonly mtimeMs?: number;
+  /**
+   * X1: for a regular file, whether it is executable, where the store keeps such a bit (absent
+   * where it does not). Not part of the version: a mode change keeps the bytes' version.
+   */
+  readonly executable?: boolean;
 }
 
 export interface FsDirEntry {
@@ -38,6 +43,8 @@ export interface FsDirEntry {
   readonly size?: number;
   /** As `FsInfo.mtimeMs`: optional, informational. */
   readonly mtimeMs?: number;
+  /** As `FsInfo.executable`; like `size`, may be left out of a listing made without stats. */
+  readonly executable?: boolean;
 }
 
 /** Omitted intent means unconditional (still atomic and locked). */
@@ -72,6 +79,11 @@ export interface FsWriteOptions extends FsOpOptions {
 export interface FsResolveOptions extends FsOpOptions {
   /** Relative paths resolve against this directory (default: the filesystem's cwd). */
   readonly cwd?: string;
+  /**
+   * K1: do not follow a symbolic link in the last component: the target names the link itself
+   * (for `symlink` and `readlink`). Links in the parent directories are still followed.
+   */
+  readonly noFollow?: boolean;
 }
 
 export interface FsTextRead {
@@ -179,6 +191,21 @@ export interface FileSystem {
    * code-point order). Descends only into real subdirectories, never through a symlink.
    */
   walk(target: FsTarget, options?: FsWalkOptions): AsyncIterable<FsWalkEntry>;
+  /**
+   * X1: sets or clears the executable bit of a regular file, as `chmod +x` / `chmod -x` do; the
+   * bytes and their version stay. FS_UNSUPPORTED where the store has no such bit. Optional so
+   * that wrappers need not forward it; `createFs` always gives it.
+   */
+  setExecutable?(target: FsTarget, executable: boolean, options?: FsOpOptions): Promise<void>;
+  /**
+   * K1: creates a symbolic link at `target` (resolved with `noFollow`) whose text is `linkText`,
+   * never followed at creation. FS_ALREADY_EXISTS when anything is there, FS_NOT_FOUND when the
+   * parent directory is missing, FS_UNSUPPORTED where the store has no links. Optional as
+   * `setExecutable`.
+   */
+  symlink?(target: FsTarget, linkText: string, options?: FsOpOptions): Promise<void>;
+  /** K1: the text of the link at `target` (resolved with `noFollow`); FS_INVALID_ARGUMENT for anything that is not a link. */
+  readlink?(target: FsTarget, options?: FsOpOptions): Promise<string>;
 }
 
 /** Options of `walk`: both hooks let a caller (search) steer one walk instead of listing by hand. */
@@ -349,6 +376,20 @@ export interface FsProvider {
    * after validating arguments, inside its per-target lock; the conformance suite holds it to the
    * same rules as the seam's. `editBytes` gives the seam's edit of a file's bytes.
    */
+  /**
+   * Optional (X1): set or clear the executable bit of the regular file at `target` (FS_NOT_FOUND
+   * when absent, FS_NOT_REGULAR_FILE for anything else). A swap that replaces a file keeps its
+   * bit. Absent: the seam answers FS_UNSUPPORTED.
+   */
+  setExecutable?(target: FsTarget, executable: boolean, options: FsOpOptions): Promise<void>;
+  /**
+   * Optional (K1): create a link at `target` (a key the seam derived without following the last
+   * component) holding `linkText`; FS_ALREADY_EXISTS when any entry is there, FS_NOT_FOUND when
+   * the parent is missing. Absent: the seam answers FS_UNSUPPORTED.
+   */
+  symlink?(target: FsTarget, linkText: string, options: FsOpOptions): Promise<void>;
+  /** Optional (K1): the text of the link at `target`; FS_NOT_FOUND when absent, FS_INVALID_ARGUMENT when not a link. */
+  readlink?(target: FsTarget, options: FsOpOptions): Promise<string>;
   editText?(
     target: FsTarget,
     edit: Required<FsEditRequest>,

@@ -41,7 +41,7 @@ export function volumeHooks(vol: Volume): {
         vol.symlinkSync(target, path);
       },
     },
-    capabilities: { symlinks: true },
+    capabilities: { symlinks: true, executable: true, linkCreation: true },
   };
 }
 

@@ -487,6 +487,30 @@ export const mutants: readonly Mutant[] = [
         return { ...base, rename: (from, to, options) => base.rename(asWritten(from), asWritten(to), options) };
       }),
   },
+  {
+    name: 'a write publishes a new file with the default mode, dropping the executable bit',
+    rule: 'X1',
+    only: true,
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async swap(target, request) {
+          const done = await base.swap(target, request);
+          if (done.ok && request.bytes !== null) base.volume.chmodSync(target.targetKey, 0o666);
+          return done;
+        },
+      })),
+  },
+  {
+    name: 'symlink stores its text normalised, as a path, not as written',
+    rule: 'K1',
+    only: true,
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        symlink: (target, linkText, options) => base.symlink!(target, posix.normalize(linkText), options),
+      })),
+  },
   ...dirMutants,
 ];
 

@@ -39,7 +39,7 @@ async function localSubject(options: { durable?: boolean; anchoring?: 'proc' | '
         execFileSync('mkfifo', [path]);
       },
     },
-    capabilities: { symlinks: true },
+    capabilities: { symlinks: true, executable: true, linkCreation: true },
     cleanup: () => area.cleanup(),
   };
 }

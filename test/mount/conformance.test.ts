@@ -99,7 +99,7 @@ async function mountedSubject(served: Served): Promise<ConformanceSubject> {
       },
     },
     setup: { mkdir: async (path) => void (await fsp.mkdir(path, { recursive: true })) },
-    capabilities: { symlinks: false },
+    capabilities: { symlinks: false, executable: true },
     cleanup: () => fsp.rm(root, { recursive: true, force: true }),
   };
 }

@@ -137,14 +137,46 @@ describe.skipIf(why !== undefined)('programs on a mounted memory filesystem', ()
   });
 
   it('refuses what the contract cannot hold, and records nothing', async () => {
-    const r = await inMount('chmod 755 a.txt; chmod 644 a.txt && echo same-mode-ok; ln -s a.txt l; ln a.txt h; mkfifo ff; chown 1234 a.txt; true');
+    const r = await inMount('chmod 600 a.txt; chmod 644 a.txt && echo same-mode-ok; chmod 700 d; ln a.txt h; mkfifo ff; chown 1234 a.txt; true');
     expect(r.stdout).toBe('same-mode-ok\n');
-    for (const what of [/chmod: changing permissions of 'a\.txt': Operation not permitted/, /symbolic link 'l': Operation not permitted/, /hard link 'h'.*Operation not permitted/, /fifo 'ff': Operation not permitted/, /chown: changing ownership of 'a\.txt': Operation not permitted/]) {
+    for (const what of [/chmod: changing permissions of 'a\.txt': Operation not permitted/, /chmod: changing permissions of 'd': Operation not permitted/, /hard link 'h'.*Operation not permitted/, /fifo 'ff': Operation not permitted/, /chown: changing ownership of 'a\.txt': Operation not permitted/]) {
       expect(r.stderr).toMatch(what);
     }
-    for (const name of ['/l', '/h', '/ff']) expect(await type(name)).toBeUndefined();
-    const x = await inMount('test -x a.txt && echo executable || echo not-executable');
-    expect(x.stdout).toBe('not-executable\n');
+    for (const name of ['/h', '/ff']) expect(await type(name)).toBeUndefined();
+    const x = await inMount('test -x a.txt && echo executable || echo not-executable; stat -c %a a.txt');
+    expect(x.stdout).toBe('not-executable\n644\n');
+  });
+
+  it('chmod +x makes a script runnable and is recorded; chmod -x clears it', async () => {
+    const r = await inMount('printf "#!/bin/sh\\necho ran\\n" > script.sh && chmod +x script.sh && ./script.sh && stat -c %a script.sh && test -x script.sh && echo x');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('ran\n755\nx\n');
+    expect((await fs.stat(await fs.resolve('/script.sh')))?.executable).toBe(true);
+    const again = await inMount('echo "echo ran again" >> script.sh && ./script.sh && chmod -x script.sh && stat -c %a script.sh && (./script.sh || echo refused)');
+    expect(again.stdout).toBe('ran\nran again\n644\nrefused\n');
+    expect((await fs.stat(await fs.resolve('/script.sh')))?.executable).toBe(false);
+  });
+
+  it('ln -s makes a link readlink and ls show, reads follow it, and the contract holds its text', async () => {
+    const r = await inMount('ln -s a.txt link.txt && readlink link.txt && cat link.txt && test -L link.txt && echo is-link && ln -s missing dangling && readlink dangling && stat -c %F link.txt');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('a.txt\nhello\nis-link\nmissing\nsymbolic link\n');
+    expect(await fs.readlink!(await fs.resolve('/link.txt', { noFollow: true }))).toBe('a.txt');
+    const plain = await inMount('readlink a.txt || echo no-link');
+    expect(plain.stdout).toBe('no-link\n');
+    // Removing or moving a link is not in the contract: refused, and what it leads to stays.
+    const rm = await inMount('rm link.txt; mv link.txt moved.txt; cat a.txt; readlink link.txt');
+    expect(rm.stderr).toMatch(/rm: cannot remove 'link\.txt': Operation not permitted/);
+    expect(rm.stderr).toMatch(/mv: cannot move 'link\.txt' to 'moved\.txt': Operation not permitted/);
+    expect(rm.stdout).toBe('hello\na.txt\n');
+    expect(await text('/a.txt')).toBe('hello\n');
+  });
+
+  it.skipIf(!hasGit)('git records an executable file as mode 100755', async () => {
+    const env = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com', GIT_CONFIG_NOSYSTEM: '1', HOME: scratch };
+    const r = await inMount('mkdir xrepo && cd xrepo && echo "echo hi" > run.sh && echo data > plain.txt && chmod +x run.sh && git init -q && git add -A && git ls-files -s', env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^100644 \w+ 0\tplain\.txt\n100755 \w+ 0\trun\.sh\n$/);
   });
 
   it.skipIf(!hasPython)('extended attributes are not supported (ENOTSUP)', async () => {

@@ -105,7 +105,7 @@ export async function postgresSubject(client: PgQueryable): Promise<ConformanceS
     outsideDir: '/outside',
     outOfBand: { writeBytes: hooks.writeBytes, remove: hooks.remove, readBytes: hooks.readBytes },
     setup: { symlink: hooks.symlink, mkdir: hooks.mkdir },
-    capabilities: { symlinks: true },
+    capabilities: { symlinks: true, executable: true, linkCreation: true },
     cleanup: () => hooks.drop(),
   };
 }

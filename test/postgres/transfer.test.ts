@@ -120,3 +120,21 @@ describe('import and export of a directory tree (PGlite)', () => {
     expect(await codeOf(exportTree({ client, workspace: newWorkspace('none'), dir: join(big, 'out') }))).toBe('FS_NOT_FOUND');
   });
 });
+
+describe('the executable bit through import and export', () => {
+  it('an executable host file is executable in the workspace and again when exported; others are not', async () => {
+    const client = await sharedPglite();
+    const workspace = newWorkspace('modes');
+    const src = await tempDir();
+    await writeFile(join(src, 'run.sh'), '#!/bin/sh\necho hi\n', { mode: 0o755 });
+    await writeFile(join(src, 'data.txt'), 'data\n', { mode: 0o644 });
+    await importTree({ client, workspace, dir: src });
+    const fs = createPostgresFs({ client, workspace });
+    expect((await fs.stat(await fs.resolve('/run.sh')))?.executable).toBe(true);
+    expect((await fs.stat(await fs.resolve('/data.txt')))?.executable).toBe(false);
+    const out = join(await tempDir(), 'out');
+    await exportTree({ client, workspace, dir: out });
+    expect((await lstat(join(out, 'run.sh'))).mode & 0o100).toBe(0o100);
+    expect((await lstat(join(out, 'data.txt'))).mode & 0o111).toBe(0);
+  });
+});

@@ -25,7 +25,8 @@ const VERSION_1 = `CREATE TABLE dsh_fs_meta (key text PRIMARY KEY, value text NO
     mtime timestamptz NOT NULL DEFAULT now(), PRIMARY KEY (workspace, path), UNIQUE (workspace, path, kind),
     FOREIGN KEY (workspace, parent, parent_kind) REFERENCES dsh_fs_entries (workspace, path, kind));
   CREATE INDEX dsh_fs_entries_parent ON dsh_fs_entries (workspace, parent, path);
-  INSERT INTO dsh_fs_entries (workspace, path, parent, kind) VALUES ('old', '/', NULL, 'directory');`;
+  INSERT INTO dsh_fs_entries (workspace, path, parent, kind) VALUES ('old', '/', NULL, 'directory');
+  INSERT INTO dsh_fs_entries (workspace, path, parent, kind, content, version, size) VALUES ('old', '/run.sh', '/', 'file', 'x', 'v1', 1);`;
 
 /** Each place is a fresh sandbox name; opening it again ends the earlier "processes" (they let go of the lock). */
 function pgBacking(client: () => Promise<PgQueryable> | PgQueryable, runsFactor?: number): StoreBacking & { end(): Promise<void> } {
@@ -83,7 +84,10 @@ describe.runIf(SERVER !== undefined)('against DSH_FS_TEST_PG', () => {
       expect(rows).toEqual([{ value: String(SCHEMA_VERSION) }]);
       for (const [i, s] of stores.entries()) expect(await s.readState()).toEqual(new Uint8Array([i]));
       const old = createPostgresFs({ client: pools[1]!, workspace: 'old' });
-      expect(await old.listDir(await old.resolve('/'))).toEqual([]);
+      // Version 3 gave every file an executable bit, clear for the files already there.
+      expect((await old.listDir(await old.resolve('/'))).map((e) => [e.name, e.executable])).toEqual([['run.sh', false]]);
+      await old.setExecutable!(await old.resolve('/run.sh'), true);
+      expect((await old.stat(await old.resolve('/run.sh')))?.executable).toBe(true);
       for (const s of stores) await s.unlock();
     } finally {
       for (const p of pools) await p.end();
@@ -290,7 +294,10 @@ describe('PostgreSQL upper store', () => {
       const { rows } = await db.query<{ value: string }>(`SELECT value FROM dsh_fs_meta WHERE key = 'schema_version'`);
       expect(rows).toEqual([{ value: String(SCHEMA_VERSION) }]);
       const old = createPostgresFs({ client: db, workspace: 'old' });
-      expect(await old.listDir(await old.resolve('/'))).toEqual([]);
+      // Version 3 gave every file an executable bit, clear for the files already there.
+      expect((await old.listDir(await old.resolve('/'))).map((e) => [e.name, e.executable])).toEqual([['run.sh', false]]);
+      await old.setExecutable!(await old.resolve('/run.sh'), true);
+      expect((await old.stat(await old.resolve('/run.sh')))?.executable).toBe(true);
       expect(await stores[2]!.readState()).toEqual(new Uint8Array([2]));
     } finally {
       await db.close();

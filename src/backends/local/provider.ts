@@ -27,6 +27,7 @@ import {
   type FsVersion as FsVersionType,
 } from '../../seam/types.js';
 import { contentVersion } from '../../seam/version.js';
+import { isExecutableMode, withExecutable } from '../../seam/modes.js';
 import { DirAnchor, Moved, hardenedOpenSupported, openDir as openDirWith, openDirSync, procAnchoringAvailable, type AnchorMode } from './anchor.js';
 import { MAX_BUFFER, hashBounded, readBounded } from './io.js';
 import { VersionCache, isRacilyClean, sameTuple, wallClockNs } from './version-cache.js';
@@ -268,6 +269,18 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     }
     await parent.close();
     return openDir(dir, root, mode);
+  }
+
+  /** Runs `fn` in the anchored parent directory of `key` (FS_NOT_FOUND when there is none). */
+  async function inParent<T>(key: string, what: string, fn: (anchor: DirAnchor, name: string) => Promise<T>): Promise<T> {
+    if (key === root) throw new FsError('FS_INVALID_ARGUMENT', `${what}: it is the root`);
+    const anchor = await openParent(key);
+    if (anchor === undefined) throw notFound(what);
+    try {
+      return await fn(anchor, posix.basename(key));
+    } finally {
+      await anchor.close();
+    }
   }
 
   async function removeMade(made: readonly string[]): Promise<void> {
@@ -793,13 +806,13 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
             if (st.isDirectory()) return await dirInfo(key);
             if (!st.isFile()) return { type: 'other', version: FsVersion('other') };
             const cached = cache.lookup(key, st);
-            if (cached !== undefined) return { type: 'file', version: cached, size: Number(st.size), mtimeMs: msOf(st) };
+            if (cached !== undefined) return { type: 'file', version: cached, size: Number(st.size), mtimeMs: msOf(st), executable: isExecutableMode(st.mode) };
             const leaf = await openLeaf(anchor, name, key, what);
             if (leaf === undefined) return undefined;
             try {
               const { version, st: after } = await hashLeaf(leaf, what);
               cache.record(key, after, version);
-              return { type: 'file', version, size: Number(after.size), mtimeMs: msOf(after) };
+              return { type: 'file', version, size: Number(after.size), mtimeMs: msOf(after), executable: isExecutableMode(after.mode) };
             } finally {
               await leaf.handle.close().catch(() => undefined);
             }
@@ -844,6 +857,49 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const deferred = durability === 'deferred';
       return guard(what, () =>
         withRedirects(target.targetKey, what, (key) => lock.run(key, () => swapLocked(key, expect, bytes, signal, what, deferred))),
+      );
+    },
+
+    setExecutable(target, executable) {
+      const what = `cannot change the mode of "${target.displayPath}"`;
+      return guard(what, () =>
+        withRedirects(target.targetKey, what, (key) =>
+          // Under the swap lock: a write copies the old mode onto its new file, and must see this one.
+          lock.run(key, async () => {
+            if (key === root) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file (a directory)`);
+            const anchor = await openParent(key);
+            if (anchor === undefined) throw notFound(what);
+            try {
+              const leaf = await openLeaf(anchor, posix.basename(key), key, what);
+              if (leaf === undefined) throw notFound(what);
+              try {
+                await leaf.handle.chmod(withExecutable(Number(leaf.st.mode & 0o7777n), executable));
+              } finally {
+                await leaf.handle.close().catch(() => undefined);
+              }
+            } finally {
+              await anchor.close();
+            }
+          }),
+        ),
+      );
+    },
+
+    symlink(target, linkText) {
+      const what = `cannot create the link "${target.displayPath}"`;
+      const key = target.targetKey;
+      // Made in the anchored parent and never followed: the text may name anything, resolve checks it.
+      return guard(what, () => lock.run(key, () => inParent(key, what, (anchor, name) => nodeFsp.symlink(linkText, anchor.child(name)))));
+    },
+
+    readlink(target) {
+      const what = `cannot read the link "${target.displayPath}"`;
+      return guard(what, () =>
+        inParent(target.targetKey, what, async (anchor, name) => {
+          const st = await fsp.lstat(anchor.child(name));
+          if (!st.isSymbolicLink()) throw new FsError('FS_INVALID_ARGUMENT', `${what}: not a symbolic link`);
+          return fsp.readlink(anchor.child(name));
+        }),
       );
     },
 
@@ -1138,7 +1194,7 @@ function entryOf(name: string, key: string, displayPath: string, st: BigIntStats
     name,
     type,
     target: { targetKey: FsTargetKey(key), displayPath },
-    ...(type === 'file' ? { size: Number(st.size) } : {}),
+    ...(type === 'file' ? { size: Number(st.size), executable: isExecutableMode(st.mode) } : {}),
     mtimeMs: msOf(st),
   };
 }

@@ -13,6 +13,8 @@ import {
   createFs,
   expectHolds,
   depthFirst,
+  isExecutableMode,
+  withExecutable,
   observe,
   resolveLinks,
   type CreateFsOptions,
@@ -185,7 +187,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
         name,
         type,
         target: { targetKey: FsTargetKey(key ?? lexical), displayPath },
-        ...(type === 'file' ? { size: Number(child!.size) } : {}),
+        ...(type === 'file' ? { size: Number(child!.size), executable: isExecutableMode(child!.mode) } : {}),
         ...(child ? { mtimeMs: Number(child.mtimeMs) } : {}),
       });
     }
@@ -231,7 +233,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       if (!st) return undefined;
       if (st.isFile()) {
         const bytes = readFile(target.targetKey);
-        return { type: 'file', version: contentVersion(bytes), size: bytes.byteLength, mtimeMs: Number(st.mtimeMs) };
+        return { type: 'file', version: contentVersion(bytes), size: bytes.byteLength, mtimeMs: Number(st.mtimeMs), executable: isExecutableMode(st.mode) };
       }
       if (st.isDirectory()) {
         const names = (vol.readdirSync(target.targetKey) as string[]).sort(compareNames);
@@ -267,6 +269,31 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       if (before === undefined) mkdirs(posix.dirname(key), `cannot write "${target.displayPath}"`);
       vol.writeFileSync(key, bytes);
       return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
+    },
+
+    async setExecutable(target, executable) {
+      const st = follow(target.targetKey);
+      const what = `cannot change the mode of "${target.displayPath}"`;
+      if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+      if (!st.isFile()) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);
+      vol.chmodSync(target.targetKey, withExecutable(Number(st.mode) & 0o7777, executable));
+    },
+
+    async symlink(target, linkText) {
+      const what = `cannot create the link "${target.displayPath}"`;
+      const parent = follow(posix.dirname(target.targetKey));
+      if (!parent) throw new FsError('FS_NOT_FOUND', `${what}: the parent directory does not exist`);
+      if (!parent.isDirectory()) throw new FsError('FS_NOT_DIRECTORY', `${what}: the parent is not a directory`);
+      if (lstat(target.targetKey)) throw new FsError('FS_ALREADY_EXISTS', `${what}: something is already there`);
+      vol.symlinkSync(linkText, target.targetKey);
+    },
+
+    async readlink(target) {
+      const what = `cannot read the link "${target.displayPath}"`;
+      const st = lstat(target.targetKey);
+      if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+      if (!st.isSymbolicLink()) throw new FsError('FS_INVALID_ARGUMENT', `${what}: not a symbolic link`);
+      return String(vol.readlinkSync(target.targetKey));
     },
 
     async mkdir(target) {

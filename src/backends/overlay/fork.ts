@@ -29,6 +29,15 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
     return info?.type === 'file' ? info.version : undefined;
   }
 
+  /** A layer's executable bit at `key`, where its view has a file there. */
+  async function sideMode(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<boolean | undefined> {
+    const e = layer.entries.get(key);
+    if (e) return e.kind === 'file' ? e.executable === true : undefined;
+    if (hiddenIn(layer.opaque, key)) return undefined;
+    const info = await lowerStat(lower, pathTarget(key), signal);
+    return info?.type === 'file' ? info.executable === true : undefined;
+  }
+
   async function sideBytes(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<Uint8Array | undefined> {
     const e = layer.entries.get(key);
     if (e) return e.kind === 'file' ? e.bytes : undefined;
@@ -53,11 +62,13 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
       if (!within(key)) continue;
       const was = await sideVersion(base, key, signal);
       const is = await sideVersion(now, key, signal);
-      if (was === is) continue;
+      const executable = is === undefined ? undefined : await sideMode(now, key, signal);
+      if (was === is && (is === undefined || (await sideMode(base, key, signal)) === executable)) continue;
       const baseVersion = before?.base ?? after?.base;
       const size = after?.kind === 'file' ? after.bytes.byteLength : undefined;
       const kind = was === undefined ? 'added' : is === undefined ? 'deleted' : 'modified';
-      out.push({ path: key, kind, type: 'file', baseVersion, ...(is === undefined ? {} : { version: is }), ...(size === undefined ? {} : { size }) });
+      const shown = { ...(is === undefined ? {} : { version: is }), ...(size === undefined ? {} : { size }), ...(executable ? { executable } : {}) };
+      out.push({ path: key, kind, type: 'file', baseVersion, ...shown });
     }
     // Directories: a lower one removed in this attempt, and an empty one made in it.
     for (const [key, side] of PSet.differences(base.opaque, now.opaque)) {
@@ -81,7 +92,8 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
     let out = '';
     for (const change of await changes(paths, options)) {
       if (change.type === 'directory') continue;
-      out += fileDiff(displayName(rootKey, change.path), await sideBytes(base, change.path, signal), await sideBytes(now, change.path, signal));
+      const modes = { before: await sideMode(base, change.path, signal), after: await sideMode(now, change.path, signal) };
+      out += fileDiff(displayName(rootKey, change.path), await sideBytes(base, change.path, signal), await sideBytes(now, change.path, signal), modes);
     }
     return out;
   }

@@ -24,6 +24,7 @@ import {
   type RenameSide,
 } from '../../seam/index.js';
 import type { UpperChange, UpperEntry, UpperFile, UpperOrigin, UpperState } from './state.js';
+import { createOverlaySetExecutable } from './modes.js';
 
 /** Held (after the target's own lock) by anything that adds files or directories to the tree. */
 export const TREE_LOCK = '';
@@ -123,7 +124,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       name,
       type: file ? 'file' : 'directory',
       target: { targetKey: FsTargetKey(childKey), displayPath: posix.join(target.displayPath, name) },
-      ...(file ? { size: file.bytes.byteLength, mtimeMs: file.mtimeMs } : {}),
+      ...(file ? { size: file.bytes.byteLength, mtimeMs: file.mtimeMs, executable: file.executable === true } : {}),
     });
 
     for (const e of lowerEntries) {
@@ -139,7 +140,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
         const cut = isHidden(state, e.target.targetKey);
         const display = { ...e.target, displayPath: posix.join(target.displayPath, e.name) };
         if (linked?.kind === 'file') {
-          out.push({ name: e.name, type: 'file', target: display, size: linked.bytes.byteLength, mtimeMs: linked.mtimeMs });
+          out.push({ name: e.name, type: 'file', target: display, size: linked.bytes.byteLength, mtimeMs: linked.mtimeMs, executable: linked.executable === true });
         }
         else if (state.dirs.has(e.target.targetKey)) out.push({ name: e.name, type: 'directory', target: display });
         else if (linked || (cut && !hasUpperDescendant(state, e.target.targetKey))) out.push({ name: e.name, type: 'other', target: display });
@@ -237,22 +238,26 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     const entry = state.entries.get(from.targetKey);
     let bytes: Uint8Array;
     let origin: UpperOrigin | undefined;
+    let executable: boolean;
     if (entry?.kind === 'file') {
       bytes = entry.bytes;
+      executable = entry.executable === true;
       // A file made in the overlay has no lower origin: it is simply added at its new name.
       origin = entry.origin ?? (entry.base === undefined ? undefined : { path: from.targetKey });
     } else {
       const current = await lower.readBytes(from, { maxBytes: WHOLE_FILE, signal });
       bytes = current.bytes;
+      executable = (await lowerStat(lower, from, signal))?.executable === true;
       origin = { path: from.targetKey, version: contentVersion(bytes) };
     }
     const there = state.entries.get(key);
     const base = there ? there.base : await visibleLowerStat(pathTarget(key), signal).then((i) => (i?.type === 'file' ? i.version : undefined));
     // As for writes: bytes the lower already holds there need no upper copy (moving a file back).
     const lowerNow = isHidden(state, key) ? undefined : await lowerIfSame(lower, pathTarget(key), bytes, signal);
-    if (lowerNow !== undefined && bytesEqual(lowerNow.bytes, bytes)) return undefined;
+    if (lowerNow !== undefined && bytesEqual(lowerNow.bytes, bytes) && lowerNow.executable === executable) return undefined;
     const version = contentVersion(bytes);
-    return { kind: 'file', bytes, version, mtimeMs: entry?.kind === 'file' ? entry.mtimeMs : Date.now(), base, ...(origin ? { origin } : {}) };
+    const mtimeMs = entry?.kind === 'file' ? entry.mtimeMs : Date.now();
+    return { kind: 'file', bytes, version, mtimeMs, base, ...(origin ? { origin } : {}), ...(executable ? { executable: true } : {}) };
   }
 
   /**
@@ -302,7 +307,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     async stat(target, { signal }): Promise<FsInfo | undefined> {
       const key = target.targetKey;
       const entry = state.entries.get(key);
-      if (entry?.kind === 'file') return { type: 'file', version: entry.version, size: entry.bytes.byteLength, mtimeMs: entry.mtimeMs };
+      if (entry?.kind === 'file') return { type: 'file', version: entry.version, size: entry.bytes.byteLength, mtimeMs: entry.mtimeMs, executable: entry.executable === true };
       if (state.dirs.has(key)) return { type: 'directory', version: await mergedDirVersion(target, signal) };
       if (entry) return undefined;
       const info = await visibleLowerStat(target, signal);
@@ -365,8 +370,10 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
         throwIfAborted(signal, what);
         // Bytes the lower already holds need no upper copy: the path shows the lower, at its version.
         // (Not below a removed directory: there the lower is hidden, so the copy is the file.)
+        // A file replaced keeps its executable bit (X1).
+        const executable = view.entry?.kind === 'file' ? view.entry.executable === true : view.lower?.executable === true;
         const lowerNow = isHidden(state, key) ? undefined : await lowerIfSame(lower, target, bytes, signal);
-        if (lowerNow !== undefined && bytesEqual(lowerNow.bytes, bytes)) {
+        if (lowerNow !== undefined && bytesEqual(lowerNow.bytes, bytes) && lowerNow.executable === executable) {
           if (view.entry || addDirs.length > 0) await state.apply({ entries: [[key, undefined]], addDirs });
           return { ok: true, existed, version: lowerNow.version };
         }
@@ -374,7 +381,8 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
         const base = view.entry ? view.entry.base : view.lower?.version;
         // A moved file keeps where it came from when rewritten (changes() shows a rename with edits).
         const origin = view.entry?.kind === 'file' ? view.entry.origin : undefined;
-        await state.apply({ entries: [[key, { kind: 'file', bytes, version, mtimeMs: Date.now(), base, ...(origin ? { origin } : {}) }]], addDirs });
+        const file: UpperFile = { kind: 'file', bytes, version, mtimeMs: Date.now(), base, ...(origin ? { origin } : {}), ...(executable ? { executable: true } : {}) };
+        await state.apply({ entries: [[key, file]], addDirs });
         return { ok: true, existed, version };
       };
       return lock.run(key, async () => {
@@ -459,6 +467,8 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
 
     listDir: (target, { signal }) => listMerged(target, signal),
 
+    setExecutable: createOverlaySetExecutable(core),
+
   };
   return provider;
 }
@@ -496,13 +506,13 @@ export async function lowerIfSame(
   target: FsTarget,
   bytes: Uint8Array | undefined,
   signal: AbortSignal | undefined,
-): Promise<FsCurrent | undefined> {
+): Promise<(FsCurrent & { readonly executable: boolean }) | undefined> {
   if (bytes === undefined) return undefined;
   const info = await lowerStat(lower, target, signal);
   if (info?.type !== 'file' || (info.size !== undefined && info.size !== bytes.byteLength)) return undefined;
   try {
     const { bytes: now, version } = await lower.readBytes(target, { maxBytes: WHOLE_FILE, signal });
-    return { bytes: now, version };
+    return { bytes: now, version, executable: info.executable === true };
   } catch (err) {
     if (err instanceof FsError && err.code !== 'FS_ABORTED') return undefined;
     throw err;

@@ -18,6 +18,7 @@ import {
 import { forEachBounded, settleAll } from '../../seam/settle.js';
 import { TREE_LOCK, bytesEqual, hasUpperDescendant, isHidden, lowerFile, lowerIfSame, lowerStat, pathTarget, type OverlayCore } from './provider.js';
 import type { UpperEntry } from './state.js';
+import { publishMode } from './modes.js';
 
 export type OverlayChangeKind = 'added' | 'modified' | 'deleted' | 'renamed';
 
@@ -41,6 +42,8 @@ export interface OverlayChange {
   /** The overlay's version of the file (added, modified, renamed). */
   readonly version?: FsVersion;
   readonly size?: number;
+  /** Files the overlay holds (added, modified, renamed): true when the file is executable (X1). */
+  readonly executable?: boolean;
 }
 
 export interface OverlayCommitProblem {
@@ -146,6 +149,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         baseVersion: e.base,
         version: e.version,
         size: e.bytes.byteLength,
+        ...(e.executable ? { executable: true } : {}),
       });
     }
     // Directories: only those nothing else implies (an empty one made here), and removed lower ones.
@@ -184,6 +188,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         return undefined;
       }
     };
+    const lowerExecutable = async (key: string) => (await lowerStat(lower, pathTarget(key), signal))?.executable === true;
     for (const change of await changes(paths, options)) {
       throwIfAborted(signal, 'cannot diff the overlay');
       // Directories are not shown, as in git: their files are.
@@ -194,10 +199,13 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       if (change.kind === 'renamed') {
         // A file the move replaced at the new name goes first, as its own removal.
         out += fileDiff(displayName(rootKey, change.path), await lowerBytes(change.path), undefined);
-        out += renameDiff(displayName(rootKey, change.from!), displayName(rootKey, change.path), await lowerBytes(change.from!), after);
+        const modes = { before: await lowerExecutable(change.from!), after: change.executable === true };
+        out += renameDiff(displayName(rootKey, change.from!), displayName(rootKey, change.path), await lowerBytes(change.from!), after, modes);
         continue;
       }
-      out += fileDiff(displayName(rootKey, change.path), await lowerBytes(change.path), after);
+      const before = await lowerBytes(change.path);
+      const modes = { before: before !== undefined && (await lowerExecutable(change.path)), after: change.executable === true };
+      out += fileDiff(displayName(rootKey, change.path), before, after, modes);
     }
     return out;
   }
@@ -311,7 +319,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     const desired: UpperEntry = step.op === 'remove' && entry.kind === 'file' ? { kind: 'whiteout', base: entry.base } : entry;
     const done: UpperEntry | undefined =
       entry.kind === 'file' && desired !== entry
-        ? { kind: 'file', bytes: entry.bytes, version: entry.version, mtimeMs: entry.mtimeMs, base: undefined }
+        ? { kind: 'file', bytes: entry.bytes, version: entry.version, mtimeMs: entry.mtimeMs, base: undefined, ...(entry.executable ? { executable: true } : {}) }
         : undefined;
     if (step.op === 'write' && entry.kind !== 'file') return 'committed';
     const target = await lowerTarget(step.key, what, signal);
@@ -363,6 +371,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         let overwritten = false;
         try {
           await lower.rename(src, dst, { ...(source.base === undefined ? {} : { expect: source.base }), replace: entry.base ?? false, signal });
+          await publishMode(lower, dst, entry, signal);
         } catch (err) {
           if (isFsError(err, 'FS_ABORTED')) throw err;
           const srcAsBase = await lowerAsBase(src, source, signal);
@@ -451,6 +460,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     if (entry.kind === 'file') {
       const intent = entry.base === undefined ? ({ kind: 'createIfAbsent' } as const) : ({ kind: 'replaceIfVersion', version: entry.base } as const);
       await lower.writeBytes(target, entry.bytes, intent, writeOptions(signal, batch));
+      await publishMode(lower, target, entry, signal);
     } else if (entry.base !== undefined) {
       await lower.remove(target, { kind: 'replaceIfVersion', version: entry.base }, { signal });
     } else if ((await lowerStat(lower, target, signal)) !== undefined) {
@@ -461,7 +471,10 @@ export function createReview(core: OverlayCore, view: FileSystem) {
 
   /** The forced commit of a conflicting path: no guard, whatever the lower holds now. */
   async function overwrite(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined, batch?: Batch): Promise<void> {
-    if (entry.kind === 'file') await lower.writeBytes(target, entry.bytes, undefined, writeOptions(signal, batch));
+    if (entry.kind === 'file') {
+      await lower.writeBytes(target, entry.bytes, undefined, writeOptions(signal, batch));
+      await publishMode(lower, target, entry, signal);
+    }
     else if ((await lowerStat(lower, target, signal)) !== undefined) await lower.remove(target, undefined, { signal });
   }
 
@@ -784,12 +797,18 @@ function displayName(rootKey: string, key: string): string {
 }
 
 /** A move in git's format: similarity 100% when the content is the same, else the hunks too. */
-export function renameDiff(fromName: string, toName: string, before: Uint8Array | undefined, after: Uint8Array | undefined): string {
+export function renameDiff(
+  fromName: string,
+  toName: string,
+  before: Uint8Array | undefined,
+  after: Uint8Array | undefined,
+  modes: FileModes = {},
+): string {
   // The lower's source is gone (or the file too): nothing to show as a move.
-  if (before === undefined || after === undefined) return fileDiff(toName, undefined, after);
+  if (before === undefined || after === undefined) return fileDiff(toName, undefined, after, modes);
   const a = `a/${fromName}`;
   const b = `b/${toName}`;
-  let out = `diff --git ${a} ${b}\n`;
+  let out = `diff --git ${a} ${b}\n${modeChange(modes)}`;
   if (bytesEqual(before, after)) return `${out}similarity index 100%\nrename from ${fromName}\nrename to ${toName}\n`;
   out += `rename from ${fromName}\nrename to ${toName}\n`;
   if (textProblem(before) !== undefined || textProblem(after) !== undefined) return `${out}Binary files ${a} and ${b} differ\n`;
@@ -799,16 +818,34 @@ export function renameDiff(fromName: string, toName: string, before: Uint8Array 
 
 const keepBom = new TextDecoder('utf-8', { ignoreBOM: true });
 
+/** The executable bits of a file before and after a change, where known. */
+export interface FileModes {
+  readonly before?: boolean;
+  readonly after?: boolean;
+}
+
+function gitMode(executable: boolean | undefined): string {
+  return executable === true ? '100755' : '100644';
+}
+
+/** git's lines for a mode change, or nothing. */
+function modeChange({ before, after }: FileModes): string {
+  if (before === undefined || after === undefined || before === after) return '';
+  return `old mode ${gitMode(before)}\nnew mode ${gitMode(after)}\n`;
+}
+
 /** One file's part of a git-style unified diff; empty when the bytes are the same. */
-export function fileDiff(name: string, before: Uint8Array | undefined, after: Uint8Array | undefined): string {
+export function fileDiff(name: string, before: Uint8Array | undefined, after: Uint8Array | undefined, modes: FileModes = {}): string {
   if (before === undefined && after === undefined) return '';
-  if (before !== undefined && after !== undefined && bytesEqual(before, after)) return '';
+  const sameBytes = before !== undefined && after !== undefined && bytesEqual(before, after);
   const a = `a/${name}`;
   const b = `b/${name}`;
   let out = `diff --git ${a} ${b}\n`;
-  // Modes are not part of the contract; new and removed files are shown as regular files.
-  if (before === undefined) out += 'new file mode 100644\n';
-  if (after === undefined) out += 'deleted file mode 100644\n';
+  if (sameBytes) return modes.before === modes.after || modes.before === undefined ? '' : `${out}${modeChange(modes)}`;
+  // As git writes a file's mode: 100755 when executable, else 100644.
+  if (before === undefined) out += `new file mode ${gitMode(modes.after)}\n`;
+  if (after === undefined) out += `deleted file mode ${gitMode(modes.before)}\n`;
+  if (before !== undefined && after !== undefined) out += modeChange(modes);
   const from = before === undefined ? '/dev/null' : a;
   const to = after === undefined ? '/dev/null' : b;
   const empty = new Uint8Array();

@@ -15,6 +15,8 @@ export interface UpperFile {
   readonly base: FsVersion | undefined;
   /** Set when the file was moved here by rename: where it came from (see UpperOrigin). */
   readonly origin?: UpperOrigin;
+  /** The executable bit (X1); absent means clear. */
+  readonly executable?: true;
 }
 
 /**
@@ -81,6 +83,8 @@ interface DocEntry {
   readonly mtimeMs?: number;
   /** Version 2: where a moved file came from. */
   readonly origin?: { readonly path: string; readonly version?: string };
+  /** Set (true) for an executable file; older documents have none. */
+  readonly executable?: true;
 }
 
 interface StateDocument {
@@ -612,6 +616,7 @@ export class UpperState {
       ...(e.kind === 'file' && e.origin
         ? { origin: { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: e.origin.version }) } }
         : {}),
+      ...(e.kind === 'file' && e.executable ? { executable: true as const } : {}),
     };
   }
 
@@ -733,7 +738,7 @@ export class UpperState {
         read.set(id, bytes);
         refs.set(id, (refs.get(id) ?? 0) + 1);
         const origin = e.origin && { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: FsVersion(e.origin.version) }) };
-        entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base, ...(origin ? { origin } : {}) });
+        entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base, ...(origin ? { origin } : {}), ...(e.executable === true ? { executable: true } : {}) });
       }
       if (missing !== undefined) {
         if (retry) continue;
@@ -848,7 +853,7 @@ function checkRecord(value: unknown, where: string): JournalRecord {
 }
 
 function checkEntry(e: unknown, where: string): void {
-  const x = e as { path?: unknown; base?: unknown; blob?: unknown; mtimeMs?: unknown; origin?: unknown } | null;
+  const x = e as { path?: unknown; base?: unknown; blob?: unknown; mtimeMs?: unknown; origin?: unknown; executable?: unknown } | null;
   const o = x?.origin as { path?: unknown; version?: unknown } | undefined | null;
   if (
     typeof x !== 'object' ||
@@ -858,6 +863,7 @@ function checkEntry(e: unknown, where: string): void {
     !(x.base === null || typeof x.base === 'string') ||
     !(x.blob === null || typeof x.blob === 'string') ||
     !(x.mtimeMs === undefined || typeof x.mtimeMs === 'number') ||
+    !(x.executable === undefined || x.executable === true) ||
     !(o === undefined || (typeof o === 'object' && o !== null && typeof o.path === 'string' && o.path.startsWith('/') &&
       (o.version === undefined || typeof o.version === 'string')))
   ) {

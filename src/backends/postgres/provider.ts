@@ -32,6 +32,8 @@ import {
 import { Db, MAX_ATTEMPTS, abortable, RETRYABLE, sqlState, type PgQueryable, type Q } from './client.js';
 import { ENTRIES, ensureSchema } from './schema.js';
 import { modifyAt } from './modify.js';
+import { setExecutableAt } from './modes.js';
+import { insertLink, readLink } from './links.js';
 import { COLUMNS, ENSURE_DIRS, dirsBetween, insertFile, notDirectory, parentOf, selfAndAncestors, strictAncestors, subtree, toBuffer, toUint8, type Row } from './rows.js';
 
 /** Default largest file stored: 64 MiB (one bytea value; PostgreSQL's own limit is 1 GiB). */
@@ -203,7 +205,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
       name,
       type,
       target: { targetKey: FsTargetKey(key), displayPath },
-      ...(type === 'file' ? { size: target!.size! } : {}),
+      ...(type === 'file' ? { size: target!.size!, executable: target!.executable === true } : {}),
       ...(target?.mtime_ms != null ? { mtimeMs: target.mtime_ms } : {}),
     };
   }
@@ -241,7 +243,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
           row = next === undefined ? undefined : await getRow(q, next);
         }
         if (row === undefined) return undefined;
-        if (row.kind === 'file') return { type: 'file', version: FsVersion(row.version!), size: row.size!, mtimeMs: row.mtime_ms! };
+        if (row.kind === 'file') return { type: 'file', version: FsVersion(row.version!), size: row.size!, mtimeMs: row.mtime_ms!, executable: row.executable === true };
         if (row.kind === 'directory') return { type: 'directory', version: FsVersion('dir'), mtimeMs: row.mtime_ms! };
         return { type: 'other', version: FsVersion('other') };
       });
@@ -288,6 +290,24 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
       await ready(signal);
       const what = `cannot write "${target.displayPath}"`;
       return db.transaction(what, signal, (q) => modifyAt(q, { ws, root, maxFileBytes, redirect }, target.targetKey, maxBytes, change, what));
+    },
+
+    async setExecutable(target, executable, { signal }) {
+      await ready(signal);
+      const what = `cannot change the mode of "${target.displayPath}"`;
+      await db.session(what, signal, (q) => setExecutableAt(q, { ws, redirect }, target.targetKey, executable, what));
+    },
+
+    async symlink(target, linkText, { signal }) {
+      await ready(signal);
+      const what = `cannot create the link "${target.displayPath}"`;
+      await db.session(what, signal, (q) => insertLink(q, ws, target.targetKey, linkText, what));
+    },
+
+    async readlink(target, { signal }) {
+      await ready(signal);
+      const what = `cannot read the link "${target.displayPath}"`;
+      return db.session(what, signal, (q) => readLink(q, ws, target.targetKey, what));
     },
 
     async mkdir(target, { signal }) {

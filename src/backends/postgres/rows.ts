@@ -11,9 +11,10 @@ export interface Row {
   size: number | null;
   mtime_ms: number | null;
   link: string | null;
+  executable: boolean;
 }
 
-export const COLUMNS = `path, kind, version, size, (extract(epoch FROM mtime) * 1000)::float8 AS mtime_ms, link`;
+export const COLUMNS = `path, kind, version, size, (extract(epoch FROM mtime) * 1000)::float8 AS mtime_ms, link, executable`;
 
 /**
  * Missing directories, as a CTE prefix: `want` ($2 paths, $3 parents) are inserted unless one of

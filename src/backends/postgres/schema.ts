@@ -6,8 +6,8 @@
 import { FsError } from '../../seam/index.js';
 import { sqlState, type Db } from './client.js';
 
-/** 1: entries. 2: adds the tables of overlay uppers kept in the database (sandboxes). */
-export const SCHEMA_VERSION = 2;
+/** 1: entries. 2: adds the tables of overlay uppers kept in the database (sandboxes). 3: a file's executable bit. */
+export const SCHEMA_VERSION = 3;
 export const ENTRIES = 'dsh_fs_entries';
 export const META = 'dsh_fs_meta';
 export const SANDBOXES = 'dsh_fs_sandboxes';
@@ -73,8 +73,11 @@ const CREATE_V2 = [
   )`,
 ];
 
+/** The executable bit of a file (X1); existing rows are not executable. */
+const CREATE_V3 = [`ALTER TABLE ${ENTRIES} ADD COLUMN executable boolean NOT NULL DEFAULT false`];
+
 /** What takes a database from each version to the next. */
-const MIGRATIONS: Record<number, readonly string[]> = { 1: CREATE_V2 };
+const MIGRATIONS: Record<number, readonly string[]> = { 1: CREATE_V2, 2: CREATE_V3 };
 
 /** Creates or checks the schema; safe to call from many processes at once. */
 export async function ensureSchema(db: Db): Promise<void> {

@@ -5,7 +5,7 @@
  */
 import { lstat, mkdir, readFile, readdir, readlink, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import { isAbsolute, join, posix, relative, resolve as resolveHost, sep } from 'node:path';
-import { FsError, contentVersion, toFsError } from '../../seam/index.js';
+import { FsError, contentVersion, isExecutableMode, toFsError } from '../../seam/index.js';
 import { Db, type PgQueryable, type Q } from './client.js';
 import { DEFAULT_MAX_FILE_BYTES } from './provider.js';
 import { ENTRIES, ensureSchema } from './schema.js';
@@ -93,7 +93,7 @@ export async function importTree(options: TransferOptions): Promise<TransferRepo
           const content = await readFile(host).catch((err: unknown) => {
             throw toFsError(err, `${what}: cannot read "${host}"`);
           });
-          await upsert(q, workspace, path, 'file', content, null, info.mtimeMs);
+          await upsert(q, workspace, path, 'file', content, null, info.mtimeMs, isExecutableMode(info.mode));
           files++;
           bytes += content.byteLength;
         } else if (info.isSymbolicLink()) {
@@ -119,18 +119,27 @@ export async function importTree(options: TransferOptions): Promise<TransferRepo
   return { files, directories, symlinks, bytes, skipped };
 }
 
-async function upsert(q: Q, workspace: string, path: string, kind: 'file' | 'directory' | 'symlink', content: Buffer | null, link: string | null, mtimeMs: number): Promise<void> {
+async function upsert(
+  q: Q,
+  workspace: string,
+  path: string,
+  kind: 'file' | 'directory' | 'symlink',
+  content: Buffer | null,
+  link: string | null,
+  mtimeMs: number,
+  executable = false,
+): Promise<void> {
   const version = content === null ? null : contentVersion(content);
   const size = content === null ? null : content.byteLength;
   // A directory already there stays (with its children); anything else is replaced. A kind change
   // under a directory with children is refused by the foreign key (the whole import fails).
   await q(
-    `INSERT INTO ${ENTRIES} (workspace, path, parent, kind, content, link, version, size, mtime)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, to_timestamp($9::float8 / 1000))
+    `INSERT INTO ${ENTRIES} (workspace, path, parent, kind, content, link, version, size, mtime, executable)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, to_timestamp($9::float8 / 1000), $10)
      ON CONFLICT (workspace, path) DO UPDATE SET kind = EXCLUDED.kind, content = EXCLUDED.content, link = EXCLUDED.link,
-       version = EXCLUDED.version, size = EXCLUDED.size, mtime = EXCLUDED.mtime
+       version = EXCLUDED.version, size = EXCLUDED.size, mtime = EXCLUDED.mtime, executable = EXCLUDED.executable
      WHERE NOT (${ENTRIES}.kind = 'directory' AND EXCLUDED.kind = 'directory')`,
-    [workspace, path, posix.dirname(path), kind, content, link, version, size, mtimeMs],
+    [workspace, path, posix.dirname(path), kind, content, link, version, size, mtimeMs, executable],
   );
 }
 
@@ -156,7 +165,7 @@ export async function exportTree(options: TransferOptions): Promise<TransferRepo
   }
   // Paths sort bytewise, so every directory comes before what it holds. Content is fetched in batches.
   const rows = await db.session(what, signal, (q) =>
-    q(`SELECT path, kind, link, size, (extract(epoch FROM mtime) * 1000)::float8 AS mtime_ms FROM ${ENTRIES} WHERE workspace = $1 ORDER BY path`, [workspace]),
+    q(`SELECT path, kind, link, size, executable, (extract(epoch FROM mtime) * 1000)::float8 AS mtime_ms FROM ${ENTRIES} WHERE workspace = $1 ORDER BY path`, [workspace]),
   );
   if (rows.length === 0) throw new FsError('FS_NOT_FOUND', `${what}: there is no such workspace`);
   let files = 0;
@@ -176,7 +185,7 @@ export async function exportTree(options: TransferOptions): Promise<TransferRepo
   };
   try {
     await mkdir(dir, { recursive: true });
-    const files_: Array<{ path: string; mtimeMs: number }> = [];
+    const files_: Array<{ path: string; mtimeMs: number; executable: boolean }> = [];
     for (const row of rows) {
       if (signal?.aborted) throw new FsError('FS_ABORTED', `${what}: aborted`);
       const host = hostPath(row.path);
@@ -191,7 +200,7 @@ export async function exportTree(options: TransferOptions): Promise<TransferRepo
         await symlink(text.startsWith('/') ? posix.relative(posix.dirname(row.path), text) || '.' : text, host);
         symlinks++;
       } else {
-        files_.push({ path: row.path, mtimeMs: row.mtime_ms });
+        files_.push({ path: row.path, mtimeMs: row.mtime_ms, executable: row.executable === true });
       }
     }
     const BATCH = 200;
@@ -206,7 +215,8 @@ export async function exportTree(options: TransferOptions): Promise<TransferRepo
         if (content === undefined) continue; // removed meanwhile
         const host = hostPath(f.path);
         await clear(host, false);
-        await writeFile(host, content, { flag: 'wx' });
+        // As `chmod +x` under the process's umask would leave it.
+        await writeFile(host, content, { flag: 'wx', ...(f.executable ? { mode: 0o777 } : {}) });
         const when = new Date(f.mtimeMs);
         await utimes(host, when, when);
         files++;

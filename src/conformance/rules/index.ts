@@ -3,6 +3,8 @@ import { dirRules, layerRules } from './dirs.js';
 import { editRules } from './edit.js';
 import { guardRules } from './guards.js';
 import { modelRules } from './model.js';
+import { modeRules } from './modes.js';
+import { linkRules } from './links.js';
 import { pathRules } from './paths.js';
 import { createRaceRules, renameRules } from './races.js';
 import { rmdirRules } from './rmdir.js';
@@ -25,6 +27,8 @@ export const ALL_RULES: readonly Rule[] = [
   ...rootRules,
   ...rmdirRules,
   ...walkRules,
+  ...modeRules,
+  ...linkRules,
   ...layerRules,
   ...searchRules,
   ...modelRules,
