@@ -18,7 +18,6 @@ const ALLOWED: readonly string[] = [
   'src/backends/postgres/provider.ts',
   'src/seam/fs.ts',
   'src/tools/read.ts',
-  'src/seam/types.ts',
   // One long closure each, not yet taken up.
   'src/backends/memory/index.ts',
   'src/backends/postgres/upper.ts',
