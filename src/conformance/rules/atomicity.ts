@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { FsTarget } from '../../seam/index.js';
+import type { FileSystem, FsTarget } from '../../seam/index.js';
 import {
   aliasesOf,
   describeSettled,
@@ -12,6 +12,32 @@ import {
   type Rule,
 } from '../harness.js';
 
+const writerArb = fc.record({
+  bytes: fc.boolean(),
+  size: fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 160 * 1024 })),
+  group: fc.nat(3),
+});
+const readerArb = fc.record({ kind: fc.constantFrom('text', 'stream', 'bytes'), group: fc.nat(3) });
+
+/** Reads in turn while one large write runs: each sees the old content or the new, with its version. */
+async function readersDuringLargeWrite(fs: FileSystem, path: string): Promise<void> {
+  const big = (letter: string) => `${letter.repeat(1023)}\n`.repeat(192);
+  const { target, version } = await seedFile(fs, path, big('o'));
+  const writing = fs.writeText(target, big('N'));
+  const seen: { text: string; version: string }[] = [];
+  for (let i = 0; i < 8; i++) {
+    // A macrotask between reads, so a write that publishes in steps is caught between them.
+    await new Promise((resolve) => setImmediate(resolve));
+    seen.push(await fs.readText(target));
+  }
+  const written = await writing;
+  for (const [i, read] of seen.entries()) {
+    const state = read.text === big('o') ? version : read.text === big('N') ? written.version : undefined;
+    ok(state !== undefined, `read ${i} during the write saw neither the old nor the new content (${read.text.length} chars)`);
+    equal(read.version as string, state, `read ${i}: the version of the content it saw`);
+  }
+}
+
 /** G5-G6: readers never see a torn write, and unguarded read-modify-write calls lose no update. */
 export const atomicityRules: Rule[] = [
   {
@@ -19,29 +45,7 @@ export const atomicityRules: Rule[] = [
     title: 'concurrent readers see whole old or whole new content',
     async run(ctx) {
       const fs = ctx.concurrentFs;
-      const writerArb = fc.record({
-        bytes: fc.boolean(),
-        size: fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 160 * 1024 })),
-        group: fc.nat(3),
-      });
-      const readerArb = fc.record({ kind: fc.constantFrom('text', 'stream', 'bytes'), group: fc.nat(3) });
-      await ctx.example('readers polling while a large write runs', async () => {
-        const big = (letter: string) => `${letter.repeat(1023)}\n`.repeat(192);
-        const { target, version } = await seedFile(fs, `${ctx.dir()}/f.txt`, big('o'));
-        const writing = fs.writeText(target, big('N'));
-        const seen: { text: string; version: string }[] = [];
-        for (let i = 0; i < 8; i++) {
-          // A macrotask between reads, so a write that publishes in steps is caught between them.
-          await new Promise((resolve) => setImmediate(resolve));
-          seen.push(await fs.readText(target));
-        }
-        const written = await writing;
-        for (const [i, read] of seen.entries()) {
-          const state = read.text === big('o') ? version : read.text === big('N') ? written.version : undefined;
-          ok(state !== undefined, `read ${i} during the write saw neither the old nor the new content (${read.text.length} chars)`);
-          equal(read.version as string, state, `read ${i}: the version of the content it saw`);
-        }
-      });
+      await ctx.example('readers polling while a large write runs', () => readersDuringLargeWrite(fs, `${ctx.dir()}/f.txt`));
       await ctx.check(
         'readers racing unconditional writers',
         fc.asyncProperty(
