@@ -42,8 +42,8 @@ Usage:
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
-  dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] MOUNTPOINT
-  dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
+  dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] MOUNTPOINT
+  dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
   dsh-fs serve|status|diff|commit|discard|mount|run --postgres URL --workspace NAME [--sandbox NAME] [...]
   dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
@@ -232,6 +232,9 @@ Options:
 ${STATE_HELP}
                 (sandbox mode only)
   --read-only   refuse every change (EROFS)
+  --cache SECONDS  let the kernel answer lookups and stats from its cache for up to SECONDS
+                (default 0): faster, but a change made by another writer (an agent through
+                "dsh-fs serve", a commit) may go unseen by programs for that long
 ${POSTGRES_HELP}
   -h, --help    show this help
 `,
@@ -249,6 +252,9 @@ Options:
 ${STATE_HELP}
                 (sandbox mode only)
   --read-only   refuse every change (EROFS)
+  --cache SECONDS  let the kernel answer lookups and stats from its cache for up to SECONDS
+                (default 0): faster, but a change made by another writer (an agent through
+                "dsh-fs serve", a commit) may go unseen by programs for that long
   --jail        run CMD in bubblewrap: everything read-only but the mount, a private /tmp
                 (needs bwrap: apt-get install -y bubblewrap)
   --no-network  with --jail: no network either
@@ -305,7 +311,7 @@ const OPTIONS: Record<Command, Options> = {
   commit: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, force: { type: 'boolean' }, json: { type: 'boolean' } },
   discard: { ...COMMON, ...PG, root: { type: 'string' }, state: { type: 'string' }, json: { type: 'boolean' } },
   fork: { ...COMMON, root: { type: 'string' }, state: { type: 'string' }, into: { type: 'string' }, json: { type: 'boolean' } },
-  mount: { ...COMMON, ...PG, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' }, 'read-only': { type: 'boolean' } },
+  mount: { ...COMMON, ...PG, root: { type: 'string' }, mode: { type: 'string' }, state: { type: 'string' }, 'read-only': { type: 'boolean' }, cache: { type: 'string' } },
   run: {
     ...COMMON,
     ...PG,
@@ -313,6 +319,7 @@ const OPTIONS: Record<Command, Options> = {
     mode: { type: 'string' },
     state: { type: 'string' },
     'read-only': { type: 'boolean' },
+    cache: { type: 'string' },
     jail: { type: 'boolean' },
     fork: { type: 'string' },
     'no-network': { type: 'boolean' },

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { FsError, type FileSystem } from '../seam/index.js';
+import { AttrCache } from './cache.js';
 import { OpenFiles } from './handles.js';
 import { loadFuse, type FuseInstance, type LoadOptions } from './load.js';
 import { createOps } from './ops.js';
@@ -42,7 +43,7 @@ export interface Mount {
  */
 export function kernelOptions(options: MountOptions, name = 'dsh-fs'): Record<string, unknown> {
   const cache = options.cacheSeconds ?? 0;
-  if (!(cache >= 0 && cache <= 3600)) throw new FsError('FS_INVALID_ARGUMENT', `cacheSeconds must be between 0 and 3600, got ${cache}`);
+  if (typeof cache !== 'number' || !(cache >= 0 && cache <= 3600)) throw new FsError('FS_INVALID_ARGUMENT', `cacheSeconds must be between 0 and 3600, got ${cache}`);
   return {
     // fuse-native passes only the options it knows, and drops a 0: the rest ride on fsname, which
     // libfuse splits at commas. atomic_o_trunc: O_TRUNC reaches open (the buffer), not a truncate
@@ -61,6 +62,7 @@ const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
  * FS_UNSUPPORTED names a missing piece of FUSE and how to install it.
  */
 export async function mountFs(fs: FileSystem, mountpoint: string, options: MountOptions = {}): Promise<Mount> {
+  const kernel = kernelOptions(options);
   const Fuse = await loadFuse(options.load);
   const where = resolve(mountpoint);
   const notes: string[] = [];
@@ -80,9 +82,10 @@ export async function mountFs(fs: FileSystem, mountpoint: string, options: Mount
     base,
     readOnly: options.readOnly === true,
     files,
+    cache: new AttrCache((options.cacheSeconds ?? 0) * 1000),
     onUnexpected: (op, err) => options.onWarning?.(`${op}: ${err instanceof Error ? err.message : String(err)}`),
   });
-  const fuse = new Fuse(where, ops, kernelOptions(options));
+  const fuse = new Fuse(where, ops, kernel);
   await new Promise<void>((done, failed) =>
     fuse.mount((err) => (err ? failed(new FsError('FS_IO_ERROR', `cannot mount at "${where}": ${err.message}`, { cause: err })) : done())),
   );
