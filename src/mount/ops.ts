@@ -123,6 +123,10 @@ function readOps(h: Helpers): Ops {
 function fileOps(h: Helpers): Ops {
   const { reply, target, writable, info } = h;
   const { fs, files, cache } = h.ctx;
+  const published = (path: string, fd: number, publish: () => Promise<void>) => {
+    const writes = files.writes(fd);
+    return publish().finally(() => writes && cache.forget(path));
+  };
   return {
     open: (path: string, flags: number, cb: Cb) =>
       reply('open', cb, async () => {
@@ -183,9 +187,9 @@ function fileOps(h: Helpers): Ops {
       }),
 
     // A publish changes the size and time the provider reports: dropped after it.
-    flush: (path: string, fd: number, cb: Cb) => reply('flush', cb, () => files.flush(fd).finally(() => cache.forget(path))),
-    fsync: (path: string, _datasync: number, fd: number, cb: Cb) => reply('fsync', cb, () => files.flush(fd).finally(() => cache.forget(path))),
-    release: (path: string, fd: number, cb: Cb) => reply('release', cb, () => files.release(fd).finally(() => cache.forget(path))),
+    flush: (path: string, fd: number, cb: Cb) => reply('flush', cb, () => published(path, fd, () => files.flush(fd))),
+    fsync: (path: string, _datasync: number, fd: number, cb: Cb) => reply('fsync', cb, () => published(path, fd, () => files.flush(fd))),
+    release: (path: string, fd: number, cb: Cb) => reply('release', cb, () => published(path, fd, () => files.release(fd))),
 
   };
 }
