@@ -17,8 +17,8 @@ type Subject = 'plain' | 'floor' | 'memory' | 'overlay';
 interface Workload {
   readonly name: string;
   readonly script: (dir: string, run: number) => string;
-  /** The goal against the plain directory (the issue's ratio), the floor goal is always 1.5×. */
-  readonly plainGoal: number;
+  /** The goal against the plain directory, where one is set; the floor goal is always 1.5×. */
+  readonly plainGoal?: number;
   readonly okCodes?: readonly number[];
   /** Untimed runs first: git's first status on a mount rewrites its index (new inode numbers). */
   readonly warmup?: number;
@@ -30,7 +30,7 @@ const WORKLOADS: readonly Workload[] = [
   { name: 'git status', script: (d) => `cd '${d}' && git status --porcelain >/dev/null`, plainGoal: 10, warmup: 1 },
   { name: 'rg PATTERN', script: (d) => `cd '${d}' && rg -c 'file 1234$' >/dev/null`, plainGoal: 25, needs: 'rg' },
   // tar skips reading files when its archive is /dev/null itself: a pipe makes it read them.
-  { name: 'tar c | wc -c', script: (d) => `cd '${d}' && tar cf - . | wc -c >/dev/null`, plainGoal: 25 },
+  { name: 'tar c | wc -c', script: (d) => `cd '${d}' && tar cf - . | wc -c >/dev/null` },
   { name: 'find . -type f', script: (d) => `cd '${d}' && find . -type f | wc -l >/dev/null`, plainGoal: 10 },
   {
     name: `write ${WRITES.toLocaleString('en')} files (sh loop)`,
@@ -125,11 +125,12 @@ function rowsOf(w: Workload, t: Record<Subject, Timing>, options: MountOptions):
   const note = `cache ${options.cacheSeconds ?? 0} s`;
   const plain = { name: 'plain directory', timing: t.plain };
   const floor = { name: 'floor mount', timing: t.floor };
+  const plainGoal = w.plainGoal === undefined ? undefined : { text: `≤ ${w.plainGoal}× plain`, maxRatio: w.plainGoal };
   const f = (subject: string) => ({ section: SECTION, case: c, subject, unit: 'ms' as const, note });
   return [
-    row(f('mount: overlay sandbox'), t.overlay, plain, { text: `≤ ${w.plainGoal}× plain`, maxRatio: w.plainGoal }),
+    row(f('mount: overlay sandbox'), t.overlay, plain, plainGoal),
     row(f('mount: overlay sandbox'), t.overlay, floor, { text: '≤ 1.5× floor', maxRatio: 1.5 }),
-    row(f('mount: memory'), t.memory, plain, { text: `≤ ${w.plainGoal}× plain`, maxRatio: w.plainGoal }),
+    row(f('mount: memory'), t.memory, plain, plainGoal),
     row(f('mount: memory'), t.memory, floor, { text: '≤ 1.5× floor', maxRatio: 1.5 }),
     row(f('floor mount (do-nothing fuse-native)'), t.floor, plain),
   ];
