@@ -319,15 +319,18 @@ async function linkAt(h: Helpers, path: string): Promise<{ target: FsTarget; tex
  */
 async function lookup(h: Helpers, path: string): Promise<{ target: FsTarget; link?: string }> {
   const fs = h.ctx.fs;
+  const read = fs.readlink?.bind(fs);
   const followed = await h.target(path).catch((err: unknown) => ({ failed: err }));
-  if (!('failed' in followed) && (path === '/' || fs.readlink === undefined || (followed.targetKey as string) === h.absolute(path))) {
+  if (path === '/' || read === undefined) {
+    if ('failed' in followed) throw followed.failed;
     return { target: followed };
   }
+  if (!('failed' in followed) && (followed.targetKey as string) === h.absolute(path)) return { target: followed };
   const own = await h.linkTarget(path);
   if (!('failed' in followed) && followed.targetKey === own.targetKey) return { target: followed };
   let text: string | undefined;
   try {
-    text = await fs.readlink!(own);
+    text = await read(own);
   } catch {
     // No link: whatever made the followed resolve fail is the answer.
     if ('failed' in followed) throw followed.failed;
