@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { test } from 'vitest';
 import { checkRows, formatTable, machine, type BenchRow } from './lib.js';
 import { runLargeFileBench } from './sections/large-files.js';
+import { runMountBench } from './sections/mount.js';
 import { runOverlayBench } from './sections/overlay.js';
 import { runPatchBench } from './sections/patch.js';
 import { runPostgresBench } from './sections/postgres.js';
@@ -24,6 +25,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'scale', run: runScaleBench },
   { name: 'search', run: runSearchRows },
   { name: 'postgres', run: runPostgresBench },
+  { name: 'mount', run: runMountBench },
 ];
 
 /** The search benchmark lives in its own file, owned with the search feature; included when present. */

@@ -22,8 +22,8 @@ Usage:
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
-  dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] MOUNTPOINT
-  dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
+  dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] MOUNTPOINT
+  dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
   dsh-fs serve|status|diff|commit|discard|mount|run --postgres URL --workspace NAME [--sandbox NAME] [...]
   dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
@@ -195,7 +195,7 @@ ${STATE_HELP}
   --json           print { "stateDir", "parent", "changes" }
   -h, --help       show this help
 `,
-  mount: `Usage: dsh-fs mount --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] MOUNTPOINT
+  mount: `Usage: dsh-fs mount --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] MOUNTPOINT
        dsh-fs mount --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [--read-only] MOUNTPOINT
 
 Serves the sandbox over DIR (or DIR itself with --mode direct) through FUSE at MOUNTPOINT, an
@@ -212,10 +212,13 @@ Options:
 ${STATE_HELP}
                 (sandbox mode only)
   --read-only   refuse every change (EROFS)
+  --cache SECONDS  let the kernel answer lookups and stats from its cache for up to SECONDS
+                (default 0): faster, but a change made by another writer (an agent through
+                "dsh-fs serve", a commit) may go unseen by programs for that long
 ${POSTGRES_HELP}
   -h, --help    show this help
 `,
-  run: `Usage: dsh-fs run --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--jail [--no-network]]
+  run: `Usage: dsh-fs run --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]]
                   [--fork NEWSTATE] -- CMD [ARG...]
        dsh-fs run --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [...] -- CMD [ARG...]
 
@@ -229,6 +232,9 @@ Options:
 ${STATE_HELP}
                 (sandbox mode only)
   --read-only   refuse every change (EROFS)
+  --cache SECONDS  let the kernel answer lookups and stats from its cache for up to SECONDS
+                (default 0): faster, but a change made by another writer (an agent through
+                "dsh-fs serve", a commit) may go unseen by programs for that long
   --jail        run CMD in bubblewrap: everything read-only but the mount, a private /tmp
                 (needs bwrap: apt-get install -y bubblewrap)
   --no-network  with --jail: no network either

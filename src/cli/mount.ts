@@ -4,7 +4,7 @@ import { access, mkdtemp, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants } from 'node:os';
-import { mountFs, type Mount } from '../mount/index.js';
+import { mountFs, type Mount, type MountOptions } from '../mount/index.js';
 import { FsError, type FileSystem } from '../seam/index.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, oneOf, optionalString, requireString, type Command, type Parsed } from './args.js';
 import { Writable } from 'node:stream';
@@ -75,7 +75,7 @@ export async function mountCommand(parsed: Parsed, io: Io): Promise<number> {
   const signals = signalled();
   let mount: Mount;
   try {
-    mount = await mountFs(served.fs, resolvePath(io.cwd, mountpoint), { readOnly: parsed.values['read-only'] === true, onWarning: log });
+    mount = await mountFs(served.fs, resolvePath(io.cwd, mountpoint), mountOptions(parsed, 'mount', log));
   } catch (err) {
     signals.dispose();
     served.close();
@@ -87,6 +87,16 @@ export async function mountCommand(parsed: Parsed, io: Io): Promise<number> {
   await mount.unmount().finally(() => served.close());
   log(`unmounted ${mount.mountpoint} (${why})`);
   return EXIT_OK;
+}
+
+/** --read-only and --cache, checked before anything is mounted. */
+function mountOptions(parsed: Parsed, command: Command, log: (line: string) => void): MountOptions {
+  const cache = optionalString(parsed, 'cache');
+  const seconds = cache === undefined ? 0 : Number(cache);
+  if (cache !== undefined && (cache.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > 3600)) {
+    throw new UsageError(`--cache takes a number of seconds from 0 to 3600, got "${cache}"`, command);
+  }
+  return { readOnly: parsed.values['read-only'] === true, cacheSeconds: seconds, onWarning: log };
 }
 
 /** `dsh-fs run -- CMD ARGS…`: mounts at a temporary directory, runs CMD there, unmounts whatever happens. */
@@ -106,7 +116,7 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
   const where = await mkdtemp(join(tmpdir(), 'dsh-fs-run-'));
   let mount: Mount | undefined;
   try {
-    mount = await mountFs(served.fs, where, { readOnly: parsed.values['read-only'] === true, onWarning: log });
+    mount = await mountFs(served.fs, where, mountOptions(parsed, 'run', log));
     const argv = jail ? jailed(mount.mountpoint, offline, command, args) : inDirectory(mount.mountpoint, command, args);
     return await runInside(mount.mountpoint, argv, io);
   } finally {

@@ -111,6 +111,11 @@ export class OpenFiles {
     resize(h.node, size);
   }
 
+  /** Whether the descriptor was opened for writing (closing a read-only one changes nothing). */
+  writes(fd: number): boolean {
+    return this.#handles.get(fd)?.writable === true;
+  }
+
   /** Publishes the descriptor's file if it has unpublished changes (flush, fsync, release). */
   async flush(fd: number): Promise<void> {
     const h = this.#handle(fd);

@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { FsError, type FileSystem } from '../seam/index.js';
+import { AttrCache } from './cache.js';
 import { OpenFiles } from './handles.js';
 import { loadFuse, type FuseInstance, type LoadOptions } from './load.js';
 import { createOps } from './ops.js';
@@ -16,6 +17,12 @@ export interface MountOptions {
   readonly base?: string;
   /** Largest file a program may open (default 256 MiB): beyond it, EFBIG. */
   readonly maxFileBytes?: number;
+  /**
+   * How long (seconds) the kernel may answer lookups and stats from its cache (default 0). Above 0,
+   * a change made through the contract by someone else (an agent, another process) may go unseen
+   * by programs on the mount for that long; see docs/mount.md.
+   */
+  readonly cacheSeconds?: number;
   /** Told of what the mount did on its own (a stale mount cleared) and of unexpected failures. */
   readonly onWarning?: (message: string) => void;
   /** How FUSE is found (tests simulate a missing piece with `loader`). */
@@ -30,6 +37,24 @@ export interface Mount {
   unmount(): Promise<void>;
 }
 
+/**
+ * The options given to fuse-native for a mount with `options` (exported so a comparison mount in
+ * the bench runs on the same kernel settings).
+ */
+export function kernelOptions(options: MountOptions, name = 'dsh-fs'): Record<string, unknown> {
+  const cache = options.cacheSeconds ?? 0;
+  if (typeof cache !== 'number' || !(cache >= 0 && cache <= 3600)) throw new FsError('FS_INVALID_ARGUMENT', `cacheSeconds must be between 0 and 3600, got ${cache}`);
+  return {
+    // fuse-native passes only the options it knows, and drops a 0: the rest ride on fsname, which
+    // libfuse splits at commas. atomic_o_trunc: O_TRUNC reaches open (the buffer), not a truncate
+    // published before it. Names and attributes are cached by the kernel for `cache` seconds only.
+    fsname: `${name},use_ino,big_writes,atomic_o_trunc,attr_timeout=${cache},entry_timeout=${cache},negative_timeout=0${options.readOnly === true ? ',ro' : ''}`,
+    defaultPermissions: true,
+    // An answer that takes long (a lock held elsewhere) is still the answer: no ETIMEDOUT.
+    timeout: false,
+  };
+}
+
 const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
 
 /**
@@ -37,6 +62,7 @@ const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
  * FS_UNSUPPORTED names a missing piece of FUSE and how to install it.
  */
 export async function mountFs(fs: FileSystem, mountpoint: string, options: MountOptions = {}): Promise<Mount> {
+  const kernel = kernelOptions(options);
   const Fuse = await loadFuse(options.load);
   const where = resolve(mountpoint);
   const notes: string[] = [];
@@ -56,17 +82,10 @@ export async function mountFs(fs: FileSystem, mountpoint: string, options: Mount
     base,
     readOnly: options.readOnly === true,
     files,
+    cache: new AttrCache((options.cacheSeconds ?? 0) * 1000),
     onUnexpected: (op, err) => options.onWarning?.(`${op}: ${err instanceof Error ? err.message : String(err)}`),
   });
-  const fuse = new Fuse(where, ops, {
-    // fuse-native passes only the options it knows: the rest ride on fsname, which libfuse splits
-    // at commas. No kernel caching of names or attributes: the contract has other writers.
-    // atomic_o_trunc: O_TRUNC reaches open (the buffer), not a truncate published before it.
-    fsname: `dsh-fs,use_ino,big_writes,atomic_o_trunc,attr_timeout=0,entry_timeout=0,negative_timeout=0${options.readOnly === true ? ',ro' : ''}`,
-    defaultPermissions: true,
-    // An answer that takes long (a lock held elsewhere) is still the answer: no ETIMEDOUT.
-    timeout: false,
-  });
+  const fuse = new Fuse(where, ops, kernel);
   await new Promise<void>((done, failed) =>
     fuse.mount((err) => (err ? failed(new FsError('FS_IO_ERROR', `cannot mount at "${where}": ${err.message}`, { cause: err })) : done())),
   );

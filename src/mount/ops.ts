@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
-import type { FileSystem, FsInfo, FsTarget } from '../seam/index.js';
+import type { FileSystem, FsDirEntry, FsInfo, FsTarget } from '../seam/index.js';
 import { FILE_MODE, Inodes, permissionsOf, statOf, type Stat } from './attrs.js';
+import type { AttrCache } from './cache.js';
 import { ERRNO, Errno, fail, toNegativeErrno } from './errno.js';
 import { OpenFiles } from './handles.js';
 
@@ -10,6 +11,8 @@ export interface OpsContext {
   readonly base: string;
   readonly readOnly: boolean;
   readonly files: OpenFiles;
+  /** Recent attributes (empty unless the kernel may cache them too). */
+  readonly cache: AttrCache;
   /** Told of failures that are no contract error (a bug, not a refusal). */
   readonly onUnexpected?: (op: string, err: unknown) => void;
 }
@@ -23,6 +26,8 @@ interface Helpers {
   readonly inodes: Inodes;
   readonly started: number;
   reply(op: string, cb: Cb, fn: () => Promise<unknown>): void;
+  /** The contract path a FUSE path names. */
+  absolute(path: string): string;
   target(path: string): Promise<FsTarget>;
   /** The target naming a link at `path` itself (its last component not followed). */
   linkTarget(path: string): Promise<FsTarget>;
@@ -45,6 +50,7 @@ export function createOps(ctx: OpsContext): Ops {
 
 function helpers(ctx: OpsContext): Helpers {
   const { fs } = ctx;
+  const absolute = (path: string) => (path === '/' ? ctx.base : ctx.base === '/' ? path : ctx.base + path);
   return {
     ctx,
     inodes: new Inodes(),
@@ -63,8 +69,9 @@ function helpers(ctx: OpsContext): Helpers {
         },
       );
     },
-    target: (path) => fs.resolve(path === '/' ? ctx.base : ctx.base === '/' ? path : ctx.base + path),
-    linkTarget: (path) => fs.resolve(path === '/' ? ctx.base : ctx.base === '/' ? path : ctx.base + path, { noFollow: true }),
+    absolute,
+    target: (path) => fs.resolve(absolute(path)),
+    linkTarget: (path) => fs.resolve(absolute(path), { noFollow: true }),
     writable() {
       if (ctx.readOnly) fail(ERRNO.EROFS);
     },
@@ -76,14 +83,22 @@ function helpers(ctx: OpsContext): Helpers {
 function readOps(h: Helpers): Ops {
   const { reply, target, info, inodes, started } = h;
   const { fs, files } = h.ctx;
+  const { cache } = h.ctx;
   const getattr = async (path: string): Promise<Stat> => {
-    const link = await linkAt(h, path);
-    if (link !== undefined) return statOf('link', Buffer.byteLength(link.text), inodes.of(link.target.targetKey), started);
-    const t = await target(path);
+    const hit = cache.get(path);
+    if (hit !== undefined) {
+      const node = files.node({ targetKey: hit.key, displayPath: path });
+      return node === undefined ? hit.stat : { ...hit.stat, size: node.length, blocks: Math.ceil(node.length / 512) };
+    }
+    const found = await lookup(h, path);
+    if (found.link !== undefined) return statOf('link', Buffer.byteLength(found.link), inodes.of(found.target.targetKey), started);
+    const t = found.target;
     const i = await info(t);
     const node = i.type === 'file' ? files.node(t) : undefined;
     const size = node !== undefined ? node.length : (i.size ?? 0);
-    return statOf(i.type, size, inodes.of(t.targetKey, path === '/'), i.mtimeMs ?? started, i.executable === true);
+    const stat = statOf(i.type, size, inodes.of(t.targetKey, path === '/'), i.mtimeMs ?? started, i.executable === true);
+    if (node === undefined) cache.set(path, t.targetKey, stat);
+    return stat;
   };
   return {
     getattr: (path: string, cb: Cb) => reply('getattr', cb, () => getattr(path)),
@@ -91,10 +106,12 @@ function readOps(h: Helpers): Ops {
     readdir: (path: string, cb: Cb) =>
       reply('readdir', cb, async () => {
         const t = await target(path);
-        const entries = await fs.listDir(t, { stats: false });
+        // With stats, a listing answers the getattr that follows for each name (when caching).
+        const entries = await fs.listDir(t, { stats: cache.enabled });
         const self = statOf('directory', 0, inodes.of(t.targetKey, path === '/'), started);
         const names = ['.', '..', ...entries.map((e) => e.name)];
         const stats = [self, self, ...entries.map((e) => statOf(e.type, e.size ?? 0, inodes.of(e.target.targetKey), e.mtimeMs ?? started, e.executable === true))];
+        if (cache.enabled) remember(h, path, entries, stats.slice(2));
         cb(0, names, stats);
         return SENT;
       }),
@@ -105,12 +122,17 @@ function readOps(h: Helpers): Ops {
 /** Open files: buffered, and published whole on flush, fsync and release. */
 function fileOps(h: Helpers): Ops {
   const { reply, target, writable, info } = h;
-  const { fs, files } = h.ctx;
+  const { fs, files, cache } = h.ctx;
+  const published = (path: string, fd: number, publish: () => Promise<void>) => {
+    const writes = files.writes(fd);
+    return publish().finally(() => writes && cache.forget(path));
+  };
   return {
     open: (path: string, flags: number, cb: Cb) =>
       reply('open', cb, async () => {
         const write = (flags & O_ACCMODE) !== constants.O_RDONLY;
         if (write) writable();
+        if (write) cache.forget(path);
         const t = await target(path);
         const i = await info(t);
         if (i.type === 'directory') return write ? fail(ERRNO.EISDIR) : fail(ERRNO.EACCES);
@@ -123,6 +145,7 @@ function fileOps(h: Helpers): Ops {
     create: (path: string, mode: number, cb: Cb) =>
       reply('create', cb, async () => {
         writable();
+        cache.forget(path);
         const t = await target(path);
         // Published at once, empty, so the name exists (and O_EXCL holds) while the program writes.
         const outcome = await fs.writeBytes(t, new Uint8Array(0), { kind: 'createIfAbsent' }).catch((err: unknown) => {
@@ -137,18 +160,23 @@ function fileOps(h: Helpers): Ops {
     read: (_path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) =>
       reply('read', cb, async () => files.read(fd, buf, len, pos)),
 
-    write: (_path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) =>
-      reply('write', cb, async () => files.write(fd, buf, len, pos)),
+    write: (path: string, fd: number, buf: Buffer, len: number, pos: number, cb: Cb) =>
+      reply('write', cb, async () => {
+        cache.forget(path);
+        return files.write(fd, buf, len, pos);
+      }),
 
-    ftruncate: (_path: string, fd: number, size: number, cb: Cb) =>
+    ftruncate: (path: string, fd: number, size: number, cb: Cb) =>
       reply('ftruncate', cb, async () => {
         writable();
+        cache.forget(path);
         files.truncate(fd, size);
       }),
 
     truncate: (path: string, size: number, cb: Cb) =>
       reply('truncate', cb, async () => {
         writable();
+        cache.forget(path);
         const t = await target(path);
         const fd = await files.open(t, { writable: true, append: false, truncate: false });
         try {
@@ -158,17 +186,21 @@ function fileOps(h: Helpers): Ops {
         }
       }),
 
-    flush: (_path: string, fd: number, cb: Cb) => reply('flush', cb, () => files.flush(fd)),
-    fsync: (_path: string, _datasync: number, fd: number, cb: Cb) => reply('fsync', cb, () => files.flush(fd)),
-    release: (_path: string, fd: number, cb: Cb) => reply('release', cb, () => files.release(fd)),
+    // A publish changes the size and time the provider reports: dropped after it.
+    flush: (path: string, fd: number, cb: Cb) => reply('flush', cb, () => published(path, fd, () => files.flush(fd))),
+    fsync: (path: string, _datasync: number, fd: number, cb: Cb) => reply('fsync', cb, () => published(path, fd, () => files.flush(fd))),
+    release: (path: string, fd: number, cb: Cb) => reply('release', cb, () => published(path, fd, () => files.release(fd))),
 
   };
 }
 
 /** Names: removal, directories, renames. */
 function treeOps(h: Helpers): Ops {
-  const { reply, target, writable, info, inodes } = h;
-  const { fs, files } = h.ctx;
+  const { target, writable, info, inodes } = h;
+  const { fs, files, cache } = h.ctx;
+  // What a change touched is dropped once it is done (a getattr racing it may have cached the old).
+  const reply = (op: string, cb: Cb, fn: () => Promise<unknown>, ...paths: string[]) =>
+    h.reply(op, cb, () => fn().finally(() => paths.forEach((p) => cache.forgetTree(p))));
   return {
     unlink: (path: string, cb: Cb) =>
       reply('unlink', cb, async () => {
@@ -179,7 +211,7 @@ function treeOps(h: Helpers): Ops {
         if ((await info(t)).type === 'directory') return fail(ERRNO.EISDIR);
         await fs.remove(t);
         files.unlinked(t);
-      }),
+      }, path),
 
     mkdir: (path: string, _mode: number, cb: Cb) =>
       reply('mkdir', cb, async () => {
@@ -188,13 +220,13 @@ function treeOps(h: Helpers): Ops {
         // The contract's mkdir accepts an existing directory; mkdir(2) does not.
         if ((await fs.stat(t)) !== undefined) return fail(ERRNO.EEXIST);
         await fs.mkdir(t);
-      }),
+      }, path),
 
     rmdir: (path: string, cb: Cb) =>
       reply('rmdir', cb, async () => {
         writable();
         await fs.rmdir(await target(path));
-      }),
+      }, path),
 
     rename: (src: string, dest: string, cb: Cb) =>
       reply('rename', cb, async () => {
@@ -209,7 +241,7 @@ function treeOps(h: Helpers): Ops {
         await fs.rename(from, to, { replace: true });
         inodes.moved(from.targetKey, to.targetKey);
         await files.movedTree(from, to);
-      }),
+      }, src, dest),
 
   };
 }
@@ -234,7 +266,7 @@ function metaOps(h: Helpers): Ops {
         const fs = h.ctx.fs;
         if (i.type !== 'file' || (bits & ~0o111) !== FILE_MODE || fs.setExecutable === undefined) return fail(ERRNO.EPERM);
         h.writable();
-        await fs.setExecutable(t, (bits & 0o100) !== 0);
+        await fs.setExecutable(t, (bits & 0o100) !== 0).finally(() => h.ctx.cache.forget(path));
       }),
 
     chown: (path: string, uid: number, gid: number, cb: Cb) =>
@@ -260,7 +292,7 @@ function metaOps(h: Helpers): Ops {
         if (fs.symlink === undefined) return fail(ERRNO.EPERM);
         h.writable();
         // The text is kept as written; an absolute one names a path of the store, not of the host.
-        await fs.symlink(await h.linkTarget(dest), src);
+        await fs.symlink(await h.linkTarget(dest), src).finally(() => h.ctx.cache.forget(dest));
       }),
     link: (_src: string, _dest: string, cb: Cb) => cb(-ERRNO.EPERM),
     mknod: (_path: string, _mode: number, _dev: number, cb: Cb) => cb(-ERRNO.EPERM),
@@ -275,16 +307,52 @@ function metaOps(h: Helpers): Ops {
  * that resolves elsewhere when followed is asked for its text.
  */
 async function linkAt(h: Helpers, path: string): Promise<{ target: FsTarget; text: string } | undefined> {
+  const found = await lookup(h, path);
+  return found.link === undefined ? undefined : { target: found.target, text: found.link };
+}
+
+/**
+ * What `path` names: a link (its own target and text) or the target it resolves to. One resolve
+ * answers most paths: a key equal to the path itself (keys of the built-in providers are
+ * canonical paths) means no component was a link. Otherwise the name is resolved without
+ * following its last component too, and a link is a name whose two targets differ.
+ */
+async function lookup(h: Helpers, path: string): Promise<{ target: FsTarget; link?: string }> {
   const fs = h.ctx.fs;
-  if (path === '/' || fs.readlink === undefined) return undefined;
-  const own = await h.linkTarget(path);
-  const followed = await h.target(path).catch(() => undefined);
-  if (followed !== undefined && followed.targetKey === own.targetKey) return undefined;
-  try {
-    return { target: own, text: await fs.readlink(own) };
-  } catch {
-    return undefined;
+  const read = fs.readlink?.bind(fs);
+  const followed = await h.target(path).catch((err: unknown) => ({ failed: err }));
+  if (path === '/' || read === undefined) {
+    if ('failed' in followed) throw followed.failed;
+    return { target: followed };
   }
+  if (!('failed' in followed) && (followed.targetKey as string) === h.absolute(path)) return { target: followed };
+  const own = await h.linkTarget(path);
+  if (!('failed' in followed) && followed.targetKey === own.targetKey) return { target: followed };
+  let text: string | undefined;
+  try {
+    text = await read(own);
+  } catch {
+    // No link: whatever made the followed resolve fail is the answer.
+    if ('failed' in followed) throw followed.failed;
+    return { target: followed };
+  }
+  return { target: own, link: text };
+}
+
+/**
+ * Keeps a listing's attributes for the getattr that follows each name. A name whose target is
+ * not its own path (a link, or a provider with opaque keys) is left to getattr.
+ */
+function remember(h: Helpers, dir: string, entries: readonly FsDirEntry[], stats: readonly Stat[]): void {
+  const prefix = dir === '/' ? '/' : `${dir}/`;
+  const base = h.absolute(dir);
+  const absPrefix = base === '/' ? '/' : `${base}/`;
+  entries.forEach((e, i) => {
+    if ((e.target.targetKey as string) !== absPrefix + e.name || e.type === 'other') return;
+    // Without the listing's size and time, getattr would answer otherwise than the provider's stat.
+    if (e.type === 'file' && (e.size === undefined || e.mtimeMs === undefined)) return;
+    h.ctx.cache.set(prefix + e.name, e.target.targetKey, stats[i]!);
+  });
 }
 
 /** Returned by an op that already answered (it passes more than one value). */

@@ -96,6 +96,17 @@ describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
     expect(usage.stderr).toMatch(/give the command to run after --/);
   });
 
+  it('run --cache: a number of seconds, and a caching mount works like any other', async () => {
+    const p = await project({ 'f.txt': 'x\n' });
+    const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
+    const bad = await runCli(['run', '--root', p.root, '--cache', 'soon', '--', 'true'], { env });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--cache takes a number of seconds from 0 to 3600, got "soon"/);
+    const r = await runCli(['run', '--root', p.root, '--cache', '5', '--', 'sh', '-c', 'echo y >> f.txt; cat f.txt; stat -c %s f.txt'], { env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('x\ny\n4\n');
+  });
+
   it.skipIf(!hasBwrap)('run --jail: the command writes only the sandbox and its private /tmp', async () => {
     const p = await project({ 'f.txt': 'x\n' });
     const env = { XDG_STATE_HOME: join(p.base, 'xdg') };

@@ -1,0 +1,67 @@
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
+import { mountFs, type Mount } from '../../src/mount/index.js';
+import { isFsError } from '../../src/seam/index.js';
+import { cleanUp, fuseUnavailable, sh } from './helpers.js';
+
+const why = await fuseUnavailable();
+if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
+
+describe('cacheSeconds', () => {
+  it('is refused outside 0 to 3600, before anything is mounted', async () => {
+    const err = await mountFs(createMemoryFs(), '/nonexistent-mountpoint', { cacheSeconds: -1, load: { loader: async () => class {} as never } }).catch((e: unknown) => e);
+    expect(isFsError(err) && err.code).toBe('FS_INVALID_ARGUMENT');
+  });
+});
+
+// A long cache, so anything the mount's own changes failed to drop would still be served stale.
+describe.skipIf(why !== undefined)('a caching mount sees its own changes at once', () => {
+  let dir: string;
+  let fs: MemoryFileSystem;
+  let mount: Mount;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-'));
+    fs = createMemoryFs({ files: { '/d/a.txt': 'one\n', '/d/b.txt': 'two\n', '/e/x.txt': 'x\n' } });
+    mount = await mountFs(fs, dir, { cacheSeconds: 600 });
+  });
+  afterAll(async () => {
+    await cleanUp(mount, dir);
+  });
+
+  const run = async (script: string) => {
+    const r = await sh(`cd '${dir}' && ${script}`);
+    expect(r.stderr).toBe('');
+    return r.stdout.trim();
+  };
+
+  it('sizes after a write, an append and a truncate', async () => {
+    expect(await run('ls -l d | wc -l; stat -c %s d/a.txt')).toBe('3\n4');
+    expect(await run('printf "longer text\\n" > d/a.txt; stat -c %s d/a.txt')).toBe('12');
+    expect(await run('printf "more\\n" >> d/a.txt; stat -c %s d/a.txt')).toBe('17');
+    expect(await run('truncate -s 3 d/a.txt; stat -c %s d/a.txt; cat d/a.txt')).toBe('3\nlon');
+  });
+
+  it('names after create, remove and rename, file and directory', async () => {
+    expect(await run('ls d')).toBe('a.txt\nb.txt');
+    expect(await run('echo new > d/c.txt; rm d/b.txt; ls d')).toBe('a.txt\nc.txt');
+    expect(await run('mv d/c.txt d/z.txt; ls d; test -e d/c.txt || echo gone')).toBe('a.txt\nz.txt\ngone');
+    expect(await run('ls e; mv e f; ls f; test -e e/x.txt || echo gone; stat -c %s f/x.txt')).toBe('x.txt\nx.txt\ngone\n2');
+    expect(await run('mkdir g && echo 1 > g/h; rm -r g; test -e g || echo gone')).toBe('gone');
+  });
+
+  it('the executable bit after chmod', async () => {
+    expect(await run('stat -c %a d/a.txt; chmod +x d/a.txt; stat -c %a d/a.txt')).toBe('644\n755');
+  });
+
+  it('the contract got every change', async () => {
+    const text = async (p: string) => Buffer.from((await fs.readBytes(await fs.resolve(p), { maxBytes: 1 << 20 })).bytes).toString();
+    expect(await text('/d/a.txt')).toBe('lon');
+    expect(await text('/f/x.txt')).toBe('x\n');
+    expect(await fs.stat(await fs.resolve('/d/b.txt'))).toBeUndefined();
+    expect(await fs.stat(await fs.resolve('/e'))).toBeUndefined();
+  });
+});
