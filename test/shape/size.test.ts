@@ -20,7 +20,6 @@ const ALLOWED: readonly string[] = [
   'src/tools/read.ts',
   // One long closure each, not yet taken up.
   'src/backends/memory/index.ts',
-  'src/backends/postgres/upper.ts',
 ];
 
 function sourceFiles(dir: string): string[] {
