@@ -30,6 +30,7 @@ import { contentVersion } from '../../seam/version.js';
 import { isExecutableMode, withExecutable } from '../../seam/modes.js';
 import { DirAnchor, Moved, hardenedOpenSupported, openDir as openDirWith, openDirSync, procAnchoringAvailable, type AnchorMode } from './anchor.js';
 import { MAX_BUFFER, hashBounded, readBounded } from './io.js';
+import { localLinkEdits } from './links.js';
 import { VersionCache, isRacilyClean, sameTuple, wallClockNs } from './version-cache.js';
 
 export interface LocalProviderOptions {
@@ -772,6 +773,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
   // ---------------------------------------------------------------------------------------------
 
   const provider: LocalProvider = {
+    ...localLinkEdits({ io: fsp, lock, guard, inParent, forget: (key) => cache.delete(key) }),
     root,
     cwd,
     // The seam refuses these names in every caller's path, so a file of this pattern is always ours.
