@@ -96,3 +96,13 @@ describe('links in the overlay', () => {
     expect(await fork.readlink!(await own(fork, '/l'))).toBe('f.txt');
   });
 });
+
+describe('links in the overlay that lead to their own directory', () => {
+  it('a link to `.` is listed as a directory, and the directory can still be listed and stat\'ed', async () => {
+    const fs = await createOverlayFs({ lower: createMemoryFs({ files: { '/d/f.txt': 'x\n' } }) });
+    await fs.symlink!(await own(fs, '/d/here'), '.');
+    expect((await fs.listDir(await fs.resolve('/d'))).map((e) => `${e.name}:${e.type}`)).toEqual(['f.txt:file', 'here:directory']);
+    expect((await fs.stat(await fs.resolve('/d/here')))?.type).toBe('directory');
+    expect((await fs.readText(await fs.resolve('/d/here/here/f.txt'))).text).toBe('x\n');
+  });
+});

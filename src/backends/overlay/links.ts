@@ -98,8 +98,11 @@ export async function upperLinkEntry(
   const displayPath = posix.join(dir.displayPath, name);
   const own = posix.join(dir.targetKey, name);
   const key = await resolveInView(core, own, signal).catch(() => undefined);
-  const info: FsInfo | undefined = key === undefined || key === own ? undefined : await stat(pathTarget(key), { signal }).catch(() => undefined);
   const target = { targetKey: pathTarget(key ?? own).targetKey, displayPath };
+  const kind = key === undefined || key === own ? 'missing' : (await viewOwn(core, key, signal)).kind;
+  // A directory is not stat'ed: its version lists it, and a link to `.` would list forever.
+  if (kind === 'directory') return { name, type: 'directory', target };
+  const info: FsInfo | undefined = kind === 'file' ? await stat(target, { signal }).catch(() => undefined) : undefined;
   if (info === undefined) return { name, type: 'other', target };
   return { name, type: info.type, target, ...(info.size === undefined ? {} : { size: info.size }), ...(info.executable === undefined ? {} : { executable: info.executable }) };
 }
