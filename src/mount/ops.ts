@@ -1,5 +1,6 @@
+import { posix } from 'node:path';
 import { constants } from 'node:fs';
-import type { FileSystem, FsInfo, FsTarget } from '../seam/index.js';
+import { FsTargetKey, type FileSystem, type FsInfo, type FsTarget } from '../seam/index.js';
 import { FILE_MODE, Inodes, permissionsOf, statOf, type Stat } from './attrs.js';
 import { ERRNO, Errno, fail, toNegativeErrno } from './errno.js';
 import { OpenFiles } from './handles.js';
@@ -94,7 +95,13 @@ function readOps(h: Helpers): Ops {
         const entries = await fs.listDir(t, { stats: false });
         const self = statOf('directory', 0, inodes.of(t.targetKey, path === '/'), started);
         const names = ['.', '..', ...entries.map((e) => e.name)];
-        const stats = [self, self, ...entries.map((e) => statOf(e.type, e.size ?? 0, inodes.of(e.target.targetKey), e.mtimeMs ?? started, e.executable === true))];
+        // An entry whose target is not its own name is a link (listings type it by what it leads
+        // to): shown as a link, so find and ls do not take it for what it leads to.
+        const stats = [self, self, ...entries.map((e) => {
+          const own = posix.join(t.targetKey, e.name);
+          if (e.target.targetKey !== own) return statOf('link', 0, inodes.of(FsTargetKey(own)), started);
+          return statOf(e.type, e.size ?? 0, inodes.of(e.target.targetKey), e.mtimeMs ?? started, e.executable === true);
+        })];
         cb(0, names, stats);
         return SENT;
       }),
