@@ -73,6 +73,9 @@ const chaoticArb: fc.Arbitrary<string> = fc
 
 export const textArb: fc.Arbitrary<string> = fc.oneof(chaoticArb, linesArb().map(joinLines));
 
+/** Two different texts: an old and a new content. */
+export const distinctPairArb: fc.Arbitrary<[string, string]> = fc.tuple(textArb, textArb).filter(([a, b]) => a !== b);
+
 /** Text that reads back as itself: a leading U+FEFF would be taken for a BOM. */
 export const bodyTextArb: fc.Arbitrary<string> = textArb.map((t) => t.replace(/^\uFEFF+/, ''));
 

@@ -1,11 +1,10 @@
 import fc from 'fast-check';
-import { applyEdit, encodeText, textForWrite, type FsExpect, type FsTarget, type FsVersion, type FsWriteIntent } from '../../seam/index.js';
-import { textArb } from '../arbitraries.js';
+import { applyEdit, encodeText, textForWrite, type FsVersion, type FsWriteIntent } from '../../seam/index.js';
+import { distinctPairArb, textArb } from '../arbitraries.js';
 import {
   aliasesOf,
   bytesEqual,
   bytesOf,
-  deepEqual,
   describeSettled,
   equal,
   expectUnchanged,
@@ -19,10 +18,11 @@ import {
   utf8,
   type Rule,
 } from '../harness.js';
+import { atomicityRules } from './atomicity.js';
+import { swapRules } from './swap.js';
 
-const distinctPair = fc.tuple(textArb, textArb).filter(([a, b]) => a !== b);
-
-export const guardRules: Rule[] = [
+/** G1-G4: what a version guard or createIfAbsent refuses, and that a refusal writes nothing. */
+const writeGuardRules: Rule[] = [
   {
     id: 'G1',
     title: 'a stale replaceIfVersion is refused and writes nothing',
@@ -30,7 +30,7 @@ export const guardRules: Rule[] = [
       const { fs } = ctx;
       await ctx.check(
         'every mutation with a superseded version',
-        fc.asyncProperty(distinctPair, textArb, async ([first, second], third) => {
+        fc.asyncProperty(distinctPairArb, textArb, async ([first, second], third) => {
           const { target, version: old } = await seedFile(fs, `${ctx.dir()}/f.txt`, `${first}\n@token@\n`);
           const now = await fs.writeBytes(target, utf8(`${second}\n@token@\n`));
           const state = { bytes: utf8(`${second}\n@token@\n`), version: now.version };
@@ -217,231 +217,6 @@ export const guardRules: Rule[] = [
       );
     },
   },
-  {
-    id: 'G5',
-    title: 'concurrent readers see whole old or whole new content',
-    async run(ctx) {
-      const fs = ctx.concurrentFs;
-      const writerArb = fc.record({
-        bytes: fc.boolean(),
-        size: fc.oneof(fc.integer({ min: 1, max: 64 }), fc.integer({ min: 1, max: 160 * 1024 })),
-        group: fc.nat(3),
-      });
-      const readerArb = fc.record({ kind: fc.constantFrom('text', 'stream', 'bytes'), group: fc.nat(3) });
-      await ctx.example('readers polling while a large write runs', async () => {
-        const big = (letter: string) => `${letter.repeat(1023)}\n`.repeat(192);
-        const { target, version } = await seedFile(fs, `${ctx.dir()}/f.txt`, big('o'));
-        const writing = fs.writeText(target, big('N'));
-        const seen: { text: string; version: string }[] = [];
-        for (let i = 0; i < 8; i++) {
-          // A macrotask between reads, so a write that publishes in steps is caught between them.
-          await new Promise((resolve) => setImmediate(resolve));
-          seen.push(await fs.readText(target));
-        }
-        const written = await writing;
-        for (const [i, read] of seen.entries()) {
-          const state = read.text === big('o') ? version : read.text === big('N') ? written.version : undefined;
-          ok(state !== undefined, `read ${i} during the write saw neither the old nor the new content (${read.text.length} chars)`);
-          equal(read.version as string, state, `read ${i}: the version of the content it saw`);
-        }
-      });
-      await ctx.check(
-        'readers racing unconditional writers',
-        fc.asyncProperty(
-          fc.scheduler(),
-          fc.array(writerArb, { minLength: 1, maxLength: 3 }),
-          fc.array(readerArb, { minLength: 1, maxLength: 4 }),
-          fc.integer({ min: 1, max: 64 * 1024 }),
-          async (s, writers, readers, initialSize) => {
-            // Each state fills with its own letter, so a torn read matches none of them.
-            const fill = (letter: string, size: number) =>
-              Array.from({ length: Math.ceil(size / 64) }, () => `${letter.repeat(63)}\n`).join('').slice(0, size);
-            const initial = fill('o', initialSize);
-            const texts = [initial, ...writers.map((w, i) => fill('ABC'[i]!, w.size))];
-            const { target, version } = await seedFile(fs, `${ctx.dir()}/f.txt`, initial);
-            const versions: (string | undefined)[] = [version, ...writers.map(() => undefined)];
-            const tasks: (() => Promise<{ text: string; version: string } | undefined>)[] = [];
-            const labels: string[] = [];
-            writers.forEach((w, i) => {
-              labels.push(`writer ${i} (${w.size} chars)`);
-              tasks.push(async () => {
-                const out = w.bytes ? await fs.writeBytes(target, utf8(texts[i + 1]!)) : await fs.writeText(target, texts[i + 1]!);
-                versions[i + 1] = out.version;
-                return undefined;
-              });
-            });
-            readers.forEach((r) => {
-              labels.push(`${r.kind} reader`);
-              tasks.push(async () => {
-                if (r.kind === 'text') return fs.readText(target);
-                if (r.kind === 'bytes') {
-                  const got = await fs.readBytes(target, { maxBytes: 1 << 20 });
-                  return { text: Buffer.from(got.bytes).toString('utf8'), version: got.version };
-                }
-                const stream = await fs.streamText(target);
-                let text = '';
-                for await (const chunk of stream.chunks) text += chunk;
-                return { text, version: stream.version };
-              });
-            });
-            const groups = [...writers.map((w) => w.group), ...readers.map((r) => r.group)];
-            const results = await interleave(s, tasks, groups);
-            const summary = describeSettled(results, labels);
-            results.forEach((r, i) => {
-              if (r.status === 'rejected') fail(`${labels[i]} failed (${summary})`);
-              const seen = r.value;
-              if (seen === undefined) return;
-              const state = texts.indexOf(seen.text);
-              ok(state !== -1, `${labels[i]} saw content that is neither the old nor any new content: ${JSON.stringify(seen.text.slice(0, 80))}… (${seen.text.length} chars) (${summary})`);
-              equal(seen.version, versions[state], `${labels[i]} must report the version of the content it saw`);
-            });
-            const final = await fs.readText(target);
-            const state = texts.indexOf(final.text);
-            ok(state > 0, `after the writers the file must hold one writer's content (${summary})`);
-            equal(final.version as string, versions[state], 'version of the final content');
-          },
-        ),
-        0.5,
-      );
-    },
-  },
-  {
-    id: 'G6',
-    title: 'concurrent unguarded read-modify-write calls lose no update',
-    async run(ctx) {
-      const fs = ctx.concurrentFs;
-      const edits = (n: number, eol: string) => ({
-        text: Array.from({ length: n }, (_, i) => `line @${i}@${eol}`).join(''),
-        edit: (i: number) => ({ oldString: `@${i}@`, newString: `#${i}#` }),
-      });
-      const expectAll = async (target: FsTarget, n: number, results: PromiseSettledResult<unknown>[], labels: string[]) => {
-        const summary = describeSettled(results, labels);
-        results.forEach((r, i) => ok(r.status === 'fulfilled', `unguarded ${labels[i]} must succeed (${summary})`));
-        const text = (await fs.readText(target)).text;
-        for (let i = 0; i < n; i++) {
-          ok(text.includes(`#${i}#`) && !text.includes(`@${i}@`), `the change of ${labels[i]} was lost: the file holds ${JSON.stringify(text)} (${summary})`);
-        }
-      };
-      await ctx.example('edits started in the same tick', async () => {
-        const n = 6;
-        const { text, edit } = edits(n, '\n');
-        const { target } = await seedFile(fs, `${ctx.dir()}/f.txt`, text);
-        const results = await Promise.allSettled(Array.from({ length: n }, (_, i) => fs.editText(target, edit(i))));
-        await expectAll(target, n, results, results.map((_, i) => `edit #${i}`));
-      });
-      await ctx.check(
-        'interleaved unguarded edits through every alias',
-        fc.asyncProperty(
-          fc.scheduler(),
-          fc.array(fc.record({ alias: fc.nat(), group: fc.nat(2) }), { minLength: 2, maxLength: 5 }),
-          fc.boolean(),
-          async (s, ops, crlf) => {
-            const dir = ctx.dir();
-            const { text, edit } = edits(ops.length, crlf ? '\r\n' : '\n');
-            const { target } = await seedFile(fs, `${dir}/f.txt`, text);
-            const aliases = await aliasesOf(ctx, dir, 'f.txt');
-            const labels = ops.map((op, i) => `edit #${i} via ${aliases[op.alias % aliases.length]!.label}`);
-            const tasks = ops.map((op, i) => () => fs.editText(aliases[op.alias % aliases.length]!.target, edit(i)));
-            const results = await interleave(s, tasks, ops.map((o) => o.group));
-            await expectAll(target, ops.length, results, labels);
-          },
-        ),
-        0.5,
-      );
-    },
-  },
-  {
-    id: 'G7',
-    title: 'a swap whose expectation no longer holds changes nothing and reports the current state',
-    skipIf: (subject) => (subject.provider === undefined ? 'the subject gives no provider to swap through' : undefined),
-    async run(ctx) {
-      const { fs } = ctx;
-      const provider = ctx.subject.provider!;
-      const expectArb = fc.constantFrom('current', 'stale', 'absent', 'any');
-      await ctx.check(
-        'every expectation against a present and an absent file',
-        fc.asyncProperty(fc.boolean(), expectArb, fc.option(textArb, { nil: null }), textArb, async (present, kind, next, initial) => {
-          const path = `${ctx.dir()}/f.txt`;
-          const target = await fs.resolve(path);
-          const before = present ? await fs.writeBytes(target, utf8(initial)) : undefined;
-          const stale = (await fs.writeBytes(await fs.resolve(`${path}.other`), utf8(`${initial}!`))).version;
-          const expect: FsExpect =
-            kind === 'current'
-              ? before ? { kind: 'present', version: before.version } : { kind: 'absent' }
-              : kind === 'stale' ? { kind: 'present', version: stale } : { kind };
-          const holds = kind === 'any' || kind === 'current' || (kind === 'absent' && !present);
-          const bytes = next === null ? null : utf8(next);
-          const result = await provider.swap(target, { expect, bytes });
-          const label = `swap expecting ${JSON.stringify(expect)} on ${present ? 'a present' : 'an absent'} file`;
-          if (!holds) {
-            deepEqual(result, { ok: false, current: before ? { kind: 'present', version: before.version } : { kind: 'absent' } }, `${label}: the report`);
-            await expectUnchanged(fs, target, { bytes: before && utf8(initial), ...(before ? { version: before.version } : {}) }, label);
-            return;
-          }
-          ok(result.ok, `${label} must succeed, got ${JSON.stringify(result)}`);
-          equal(result.existed, present, `${label}: existed`);
-          const now = await bytesOf(fs, target);
-          if (bytes === null) {
-            ok(now === undefined, `${label} with bytes null must remove the file`);
-            equal(result.version, undefined, `${label}: a removal has no version`);
-            return;
-          }
-          ok(now !== undefined, `${label} must leave the new bytes`);
-          bytesEqual(now, bytes, `${label}: content`);
-          equal(result.version as string | undefined, (await fs.stat(target))?.version, `${label}: the version returned is what stat reports (V3)`);
-        }),
-        0.5,
-      );
-      await ctx.check(
-        'swaps racing from one version have exactly one winner',
-        fc.asyncProperty(fc.scheduler(), fc.array(fc.nat(2), { minLength: 2, maxLength: 5 }), async (s, groups) => {
-          const { target, version } = await seedFile(fs, `${ctx.dir()}/f.txt`, 'base\n');
-          const tasks = groups.map((_, i) => () => provider.swap(target, { expect: { kind: 'present', version }, bytes: utf8(`writer ${i}\n`) }));
-          const results = await interleave(s, tasks, groups);
-          const labels = groups.map((_, i) => `swap #${i}`);
-          const summary = describeSettled(results, labels);
-          const won = results.flatMap((r, i) => (r.status === 'fulfilled' && r.value.ok ? [i] : []));
-          equal(won.length, 1, `exactly one swap must succeed (${summary}: ${JSON.stringify(results.map((r) => (r.status === 'fulfilled' ? r.value : 'rejected')))})`);
-          bytesEqual((await bytesOf(fs, target))!, utf8(`writer ${won[0]}\n`), `the file must hold the winner's bytes (${summary})`);
-        }),
-        0.5,
-      );
-    },
-  },
-  {
-    id: 'F1',
-    title: "a write or removal with durability 'deferred' behaves as any other, and flush of its directories changes nothing",
-    async run(ctx) {
-      const { fs } = ctx;
-      const deferred = { durability: 'deferred' } as const;
-      await ctx.check(
-        'deferred writes, guarded writes and removals, then a flush',
-        fc.asyncProperty(distinctPair, fc.boolean(), async ([first, second], nested) => {
-          const path = nested ? `${ctx.dir()}/new/deeper/f.txt` : `${ctx.dir()}/f.txt`;
-          const target = await fs.resolve(path);
-          const made = await fs.writeBytes(target, utf8(first), { kind: 'createIfAbsent' }, deferred);
-          equal(made.operation, 'create', 'a deferred create');
-          bytesEqual((await bytesOf(fs, target))!, utf8(first), 'a deferred write is visible at once');
-          equal((await fs.stat(target))?.version, made.version, 'stat after a deferred write reports its version (V3)');
-          const stale: FsWriteIntent = { kind: 'replaceIfVersion', version: made.version };
-          const next = await fs.writeBytes(target, utf8(second), stale, deferred);
-          await rejects(fs.remove(target, stale, deferred), 'FS_STALE_VERSION', 'a deferred remove with a superseded version');
-          await expectUnchanged(fs, target, { bytes: utf8(second), version: next.version }, 'after a refused deferred remove');
-          const parent = await fs.resolve(path.slice(0, path.lastIndexOf('/')));
-          if (fs.flush) {
-            await fs.flush([parent, await fs.resolve(`${ctx.dir()}/never-made`)]);
-            await expectUnchanged(fs, target, { bytes: utf8(second), version: next.version }, 'after flush');
-          }
-          await fs.remove(target, { kind: 'replaceIfVersion', version: next.version }, deferred);
-          ok((await bytesOf(fs, target)) === undefined, 'a deferred removal is visible at once');
-          if (fs.flush) await fs.flush([parent]);
-          ok((await bytesOf(fs, target)) === undefined, 'a flush brings nothing back');
-        }),
-        0.5,
-      );
-      if (fs.flush) {
-        await rejects(fs.writeBytes(await fs.resolve(`${ctx.dir()}/x`), utf8('x'), undefined, { durability: 'later' as never }), 'FS_INVALID_ARGUMENT', 'an unknown durability');
-      }
-    },
-  },
 ];
+
+export const guardRules: Rule[] = [...writeGuardRules, ...atomicityRules, ...swapRules];

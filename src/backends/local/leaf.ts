@@ -1,0 +1,157 @@
+import { closeSync, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { posix } from 'node:path';
+import { FsError } from '../../seam/errors.js';
+import { UNVERSIONED, type FsCurrent, type FsVersion } from '../../seam/types.js';
+import { contentVersion } from '../../seam/version.js';
+import { Moved, openDirSync, type DirAnchor } from './anchor.js';
+import { LEAF_READ_FLAGS, O_NOFOLLOW, O_PATH, type LocalContext } from './context.js';
+import { errnoOf, isAbsent, notFound, notRegular, tooLarge } from './errors.js';
+import { hashBounded, readBounded } from './io.js';
+import { sameTuple } from './version-cache.js';
+
+const READ_ATTEMPTS = 3;
+/** A file may grow this much beyond its fstat size while it is hashed before it counts as changing. */
+const HASH_SLACK = 64 * 1024 * 1024;
+/** Files up to this size are read by searches with synchronous calls (a short hold of the event loop). */
+const SYNC_READ_BYTES = 256 * 1024;
+
+/** An open regular file and its stat at opening. */
+export interface Leaf {
+  readonly handle: FileHandle;
+  readonly st: BigIntStats;
+}
+
+/**
+ * A search's read of a small file, with synchronous calls (ten thread-pool round trips per file
+ * were most of grep's time) and the checks of openParent, openLeaf and readLeaf. Undefined: not
+ * small, or it changed while read; the caller then takes the general path.
+ */
+export function readSmallSync(ctx: LocalContext, key: string, maxBytes: number, what: string): Uint8Array | undefined {
+  let parent;
+  try {
+    parent = openDirSync(posix.dirname(key), ctx.root);
+  } catch (err) {
+    if (isAbsent(err)) throw notFound(what);
+    throw err;
+  }
+  let pinned: number | undefined;
+  let fd: number | undefined;
+  try {
+    try {
+      pinned = openSync(parent.child(posix.basename(key)), O_PATH! | O_NOFOLLOW);
+    } catch (err) {
+      if (isAbsent(err)) throw notFound(what);
+      throw err;
+    }
+    const st = fstatSync(pinned, { bigint: true });
+    if (st.isSymbolicLink()) throw new Moved(key);
+    if (!st.isFile()) throw notRegular(what, st);
+    if (st.size > BigInt(Math.min(maxBytes, SYNC_READ_BYTES))) return undefined;
+    // The pinned inode itself is opened, so its stat is the one to compare after the read.
+    fd = openSync(`/proc/self/fd/${pinned}`, LEAF_READ_FLAGS & ~O_NOFOLLOW);
+    const before = st;
+    const size = Number(before.size);
+    // One byte more than the size: a file that grew is read again the general way.
+    const buf = Buffer.allocUnsafe(size + 1);
+    let got = 0;
+    for (let n; got < buf.length && (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) got += n;
+    if (got !== size || !sameTuple(before, fstatSync(fd, { bigint: true }))) return undefined;
+    return new Uint8Array(buf.buffer, buf.byteOffset, size);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
+    if (pinned !== undefined) closeSync(pinned);
+    parent.close();
+  }
+}
+
+/** Opens the regular file `name` in `anchor` without following a link and without blocking. */
+export async function openLeaf(ctx: LocalContext, anchor: DirAnchor, name: string, key: string, what: string): Promise<Leaf | undefined> {
+  const { fsp, mode } = ctx;
+  const path = anchor.child(name);
+  let st: BigIntStats;
+  let pinned: FileHandle | undefined;
+  try {
+    if (mode === 'proc' && O_PATH !== undefined) {
+      // Pin the inode without opening it for I/O (O_PATH opens no device and no FIFO), check
+      // its type on the descriptor, then open that very inode through /proc: a special file
+      // swapped in after a check by name is never opened.
+      pinned = await fsp.open(path, O_PATH | O_NOFOLLOW);
+      st = await pinned.stat({ bigint: true });
+    } else st = await fsp.lstat(path, { bigint: true });
+  } catch (err) {
+    await pinned?.close().catch(() => undefined);
+    if (isAbsent(err)) return undefined;
+    throw err;
+  }
+  let handle: FileHandle;
+  try {
+    if (st.isSymbolicLink()) throw new Moved(key);
+    // Never open anything but a regular file: opening a device or a FIFO can have effects.
+    if (!st.isFile()) throw notRegular(what, st);
+    handle = await fsp.open(pinned ? `/proc/self/fd/${pinned.fd}` : path, LEAF_READ_FLAGS & (pinned ? ~O_NOFOLLOW : ~0));
+  } catch (err) {
+    const code = errnoOf(err);
+    if (code === 'ENOENT') return undefined;
+    if (code === 'ELOOP') throw new Moved(key);
+    if (code === 'ENXIO' || code === 'EISDIR') throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);
+    throw err;
+  } finally {
+    await pinned?.close().catch(() => undefined);
+  }
+  return verifyLeaf(ctx, anchor, path, handle, key, what);
+}
+
+/** The opened file is still a regular file, and (without /proc) still the one the name names. */
+async function verifyLeaf(ctx: LocalContext, anchor: DirAnchor, path: string, handle: FileHandle, key: string, what: string): Promise<Leaf> {
+  try {
+    const opened = await handle.stat({ bigint: true });
+    if (!opened.isFile()) throw notRegular(what, opened);
+    if (ctx.mode === 'inode') {
+      // Without /proc the name was opened by full path: prove it still names this inode, in a
+      // directory that is still where it was verified.
+      const named = await ctx.fsp.lstat(path, { bigint: true });
+      const dirNow = await ctx.fsp.realpath(anchor.path);
+      if (dirNow !== anchor.path || named.dev !== opened.dev || named.ino !== opened.ino) throw new Moved(key);
+    }
+    return { handle, st: opened };
+  } catch (err) {
+    await handle.close().catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Reads a whole leaf, retrying while it changes underneath; the version is of exactly these bytes. */
+export async function readLeaf(leaf: Leaf, maxBytes: number, what: string, versioned = true): Promise<FsCurrent & { st: BigIntStats }> {
+  let before = leaf.st;
+  for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+    if (attempt > 0) before = await leaf.handle.stat({ bigint: true });
+    if (before.size > BigInt(maxBytes)) throw tooLarge(what, before.size, maxBytes);
+    const bytes = await readBounded(leaf.handle, maxBytes, Number(before.size));
+    if (bytes === undefined) throw tooLarge(what, undefined, maxBytes);
+    const after = await leaf.handle.stat({ bigint: true });
+    if (sameTuple(before, after)) return { bytes, version: versioned ? contentVersion(bytes) : UNVERSIONED, st: after };
+  }
+  throw new FsError('FS_IO_ERROR', `${what}: the file kept changing while it was read`);
+}
+
+export async function hashLeaf(leaf: Leaf, what: string): Promise<{ version: FsVersion; st: BigIntStats }> {
+  let before = leaf.st;
+  for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
+    if (attempt > 0) before = await leaf.handle.stat({ bigint: true });
+    const hashed = await hashBounded(leaf.handle, Number(before.size) + HASH_SLACK);
+    const after = await leaf.handle.stat({ bigint: true });
+    if (hashed !== undefined && sameTuple(before, after)) return { version: hashed.version, st: after };
+  }
+  throw new FsError('FS_IO_ERROR', `${what}: the file kept changing while it was read`);
+}
+
+/** The version of an open leaf: from the stat-keyed cache, else hashed without holding the file in memory. */
+export async function leafVersion(ctx: LocalContext, leaf: Leaf, key: string, what: string): Promise<FsVersion> {
+  const cached = ctx.cache.lookup(key, leaf.st);
+  if (cached !== undefined) return cached;
+  const { version, st } = await hashLeaf(leaf, what);
+  ctx.cache.record(key, st, version);
+  return version;
+}
+

@@ -1,0 +1,54 @@
+import { FsError } from '../../seam/errors.js';
+import { isWithin } from '../../seam/path.js';
+import { resolveLinks, type LinkReader, type NodeKind } from '../../seam/resolve.js';
+import { Moved } from './anchor.js';
+import type { LocalContext } from './context.js';
+import { isAbsent } from './errors.js';
+
+const MAX_REDIRECTS = 4;
+
+/** Resolution (P2, P3): every symlink hop is checked; the real path is the target key. */
+export async function resolveKey(ctx: LocalContext, path: string): Promise<string> {
+  const { root, fsp } = ctx;
+  const outside = (where: string) =>
+    new FsError('FS_OUTSIDE_ROOT', `"${path}" leads through a symbolic link to "${where}", which is outside the root "${root}"`);
+  const reader: LinkReader = {
+    async kind(p: string): Promise<NodeKind> {
+      // The root was canonicalised at construction: its ancestors are directories, and nothing
+      // else outside it is ever looked at.
+      if (p !== root && isWithin(p, root)) return 'directory';
+      if (!isWithin(root, p)) throw outside(p);
+      try {
+        const st = await fsp.lstat(p);
+        if (st.isSymbolicLink()) return 'link';
+        if (st.isDirectory()) return 'directory';
+        return st.isFile() ? 'file' : 'other';
+      } catch (err) {
+        if (isAbsent(err)) return 'missing';
+        throw err;
+      }
+    },
+    readlink: (p: string) => fsp.readlink(p),
+  };
+  const key = await resolveLinks(path, reader, (resolved) => {
+    if (!isWithin(root, resolved) && !isWithin(resolved, root)) throw outside(resolved);
+  });
+  if (!isWithin(root, key)) throw outside(key);
+  return key;
+}
+
+/** Runs `fn` on the key; when the tree changed under it, resolves the key again and retries. */
+export async function withRedirects<T>(ctx: LocalContext, key: string, what: string, fn: (key: string) => Promise<T>): Promise<T> {
+  let current = key;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await fn(current);
+    } catch (err) {
+      if (!(err instanceof Moved)) throw err;
+      if (attempt >= MAX_REDIRECTS) {
+        throw new FsError('FS_IO_ERROR', `${what}: the path kept changing (symbolic links or directories were swapped) while in use`);
+      }
+      current = await resolveKey(ctx, current);
+    }
+  }
+}

@@ -1,0 +1,159 @@
+import type {
+  FsDirEntry,
+  FsEditOutcome,
+  FsEditRequest,
+  FsInfo,
+  FsListOptions,
+  FsObservation,
+  FsOpOptions,
+  FsTarget,
+  FsVersion,
+  FsWalkEntry,
+  FsWalkOptions,
+} from './model.js';
+
+// ---------------------------------------------------------------------------------------------
+// Provider SPI v2: what a backend implements. Storage only: the seam owns locking, intents,
+// retries and every text rule.
+// ---------------------------------------------------------------------------------------------
+
+export interface FsProviderReadOptions extends FsOpOptions {
+  readonly maxBytes: number;
+  /** A hint: the seam will not use the version, so the provider may return any (skip the digest). */
+  readonly unversioned?: boolean;
+}
+
+/** A file's bytes and the version of exactly those bytes. */
+export interface FsCurrent {
+  readonly bytes: Uint8Array;
+  readonly version: FsVersion;
+}
+
+/** What a swap requires the target to hold: a file at a version, nothing, or anything. */
+export type FsExpect = FsObservation | { readonly kind: 'any' };
+
+export interface FsSwapRequest extends FsOpOptions {
+  readonly expect: FsExpect;
+  /** The new content, or null to remove the file. */
+  readonly bytes: Uint8Array | null;
+  /** See FsWriteOptions: the directory entry may stay unflushed until `flush`. */
+  readonly durability?: 'immediate' | 'deferred';
+}
+
+export type FsSwapResult =
+  | {
+      readonly ok: true;
+      /** Whether a file was there before: false means the swap created it (or removed nothing). */
+      readonly existed: boolean;
+      /** The version of the bytes now published; undefined after a removal. */
+      readonly version?: FsVersion;
+    }
+  /** `expect` did not hold: nothing changed, and this is what the target holds now. */
+  | { readonly ok: false; readonly current: FsObservation };
+
+export interface FsModifyRequest extends FsOpOptions {
+  /** As for `read`: a larger existing file is FS_TOO_LARGE, checked before its content is read. */
+  readonly maxBytes: number;
+}
+
+export interface FsProviderRename extends FsOpOptions {
+  readonly expect?: FsVersion;
+  readonly replace: boolean | FsVersion;
+}
+
+export interface FsProvider {
+  /** Absolute directory the provider is confined to; the seam rejects paths lexically outside it. */
+  readonly root?: string;
+  /** Default cwd for relative paths (default: `root`, else `/`). */
+  readonly cwd?: string;
+  /**
+   * Names the provider keeps for files of its own (e.g. temp files it may later remove). The seam
+   * refuses, with FS_INVALID_ARGUMENT, any path with a segment below `root` that matches, and any
+   * target whose key (then read as an absolute path) has one; the provider leaves such entries out
+   * of listings, walks and directory versions.
+   */
+  readonly reservedNames?: RegExp;
+  /**
+   * Map a canonical absolute POSIX path (already validated by the seam: absolute, normalised,
+   * no NUL) to a target. Aliases must give one targetKey. Throws FS_OUTSIDE_ROOT when the path
+   * resolves (e.g. through a symlink) outside the provider's root.
+   */
+  resolve(path: string, options: FsOpOptions): Promise<FsTarget>;
+  /** Optional; the default treats targetKeys as absolute POSIX paths. */
+  contains?(parent: FsTarget, child: FsTarget): boolean;
+  /** Follows links (P4); undefined when absent. A file's version is derived from its bytes. */
+  stat(target: FsTarget, options: FsOpOptions): Promise<FsInfo | undefined>;
+  /**
+   * Read a whole regular file. FS_NOT_FOUND when absent, FS_NOT_REGULAR_FILE for anything that
+   * is not a regular file (never blocks), FS_TOO_LARGE when it exceeds maxBytes (checked before
+   * reading; never truncates).
+   */
+  read(target: FsTarget, options: FsProviderReadOptions): Promise<FsCurrent>;
+  /**
+   * G7: the one mutating file primitive, an atomic compare-and-swap. When `expect` holds, publish
+   * `bytes` (creating missing parent directories) or remove the file (`bytes: null`) and return
+   * `ok: true`; otherwise change nothing and return what the target holds. Throws
+   * FS_NOT_REGULAR_FILE for a directory or special file, FS_NOT_DIRECTORY when a parent is a file.
+   */
+  swap(target: FsTarget, request: FsSwapRequest): Promise<FsSwapResult>;
+  /**
+   * Optional: a read-modify-write under an exclusive lock the store gives (a database row lock),
+   * for stores where many writers make optimistic retries slow. Read the file as `read` would
+   * (undefined when it is absent), call `change` with it, and publish the bytes it returns as
+   * `swap` would, with no other writer able to change the file in between. `change` holds the
+   * seam's rules: when it throws, nothing is published and the error is passed on. When another
+   * writer got in first all the same (the file was absent, and was created meanwhile), change
+   * nothing and return `ok: false` with what is there: the seam calls again after a pause. Without
+   * `modify` the seam reads, then swaps with `expect` set to what it read, and retries when the swap loses.
+   */
+  modify?(target: FsTarget, request: FsModifyRequest, change: (current: FsCurrent | undefined) => Uint8Array): Promise<FsSwapResult>;
+  /**
+   * Optional (F1): make durable every `durability: 'deferred'` swap published in these directories
+   * (e.g. fsync each directory once). A directory that no longer exists is skipped. Absent: the
+   * provider treats deferred swaps as immediate.
+   */
+  flush?(directories: readonly FsTarget[], options: FsOpOptions): Promise<void>;
+  /** Direct children, sorted by name in code-point order; links are followed for the type (P4). */
+  listDir(target: FsTarget, options: FsListOptions): Promise<FsDirEntry[]>;
+  /** Optional bulk listing (D4); the seam walks with listDir when it is absent. */
+  walk?(target: FsTarget, options: FsWalkOptions): AsyncIterable<FsWalkEntry>;
+  /** D1: create the directory and its missing parents; existing directory: no error. */
+  mkdir(target: FsTarget, options: FsOpOptions): Promise<void>;
+  /** D2: remove a directory; non-empty without `recursive`: FS_NOT_EMPTY, nothing removed. */
+  rmdir(target: FsTarget, options: FsOpOptions & { readonly recursive: boolean }): Promise<void>;
+  /** D3: atomic move of a file or directory, with the guards of FsRenameOptions; creates missing parents of `to`. */
+  rename(from: FsTarget, to: FsTarget, options: FsProviderRename): Promise<void>;
+  /**
+   * Optional native edit (e.g. a remote compare-and-edit). When present the seam delegates to it
+   * after validating arguments, inside its per-target lock; the conformance suite holds it to the
+   * same rules as the seam's. `editBytes` gives the seam's edit of a file's bytes.
+   */
+  /**
+   * Optional (X1): set or clear the executable bit of the regular file at `target` (FS_NOT_FOUND
+   * when absent, FS_NOT_REGULAR_FILE for anything else). A swap that replaces a file keeps its
+   * bit. Absent: the seam answers FS_UNSUPPORTED.
+   */
+  setExecutable?(target: FsTarget, executable: boolean, options: FsOpOptions): Promise<void>;
+  /**
+   * Optional (K1): create a link at `target` (a key the seam derived without following the last
+   * component) holding `linkText`; FS_ALREADY_EXISTS when any entry is there, FS_NOT_FOUND when
+   * the parent is missing. Absent: the seam answers FS_UNSUPPORTED.
+   */
+  symlink?(target: FsTarget, linkText: string, options: FsOpOptions): Promise<void>;
+  /** Optional (K1): the text of the link at `target`; FS_NOT_FOUND when absent, FS_INVALID_ARGUMENT when not a link. */
+  readlink?(target: FsTarget, options: FsOpOptions): Promise<string>;
+  /** Optional (K2): remove the link at `target`; FS_NOT_FOUND when absent, FS_INVALID_ARGUMENT when not a link. */
+  removeLink?(target: FsTarget, options: FsOpOptions): Promise<void>;
+  /**
+   * Optional (K2): move the link at `from` to `to`, its text unchanged, atomically where the store
+   * can. As `FileSystem.renameLink`: the parent of `to` must exist; `replace` replaces a file or
+   * link there, never a directory.
+   */
+  renameLink?(from: FsTarget, to: FsTarget, options: FsOpOptions & { readonly replace: boolean }): Promise<void>;
+  editText?(
+    target: FsTarget,
+    edit: Required<FsEditRequest>,
+    guard: { readonly version: FsVersion } | undefined,
+    options: FsOpOptions,
+  ): Promise<FsEditOutcome>;
+}

@@ -1,0 +1,268 @@
+import { FsError, canonicalPath, splitLines, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
+import { grepFiles, type FileItem, type FileSource } from './grep-files.js';
+import { comparePaths } from './paths.js';
+import { compileSearchPattern, cutUtf8, includeMatcher, patternQuote, statelessRegExp } from './pattern.js';
+import { DEFAULT_MATCH_TIMEOUT_MS, LineMatcher } from './regex-worker.js';
+import { DEFAULT_CONCURRENCY, MAX_RECORDED_SKIPS, checkPattern, positiveInteger, type SearchSkip, type SkipCounts } from './shared.js';
+
+export const DEFAULT_GREP_MAX_MATCHES = 10_000;
+export const DEFAULT_GREP_MAX_LINE_BYTES = 4096;
+export const DEFAULT_GREP_MAX_FILE_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_GREP_MAX_FILES = 1_000_000;
+
+export interface GrepOptions {
+  /** File or directory to search (default: `cwd`). Relative values resolve against `cwd`. */
+  readonly path?: string;
+  /** Base for a relative `path` (default `fs.cwd`). */
+  readonly cwd?: string;
+  /**
+   * One glob selecting files: without `/` it matches the file name at any depth, with `/` the
+   * path relative to the searched directory. Not applied when `path` is a file.
+   */
+  readonly include?: string;
+  readonly signal?: AbortSignal;
+  /** Skip what `.gitignore` files exclude (default true). */
+  readonly gitignore?: boolean;
+  /** Search names starting with a dot (default false). VCS directories are never searched. */
+  readonly hidden?: boolean;
+  /** Stop after this many matches; `truncated` tells (default 10,000). */
+  readonly maxMatches?: number;
+  /** UTF-8 bytes of a matched line kept in the result, cut on a character boundary (default 4096). */
+  readonly maxLineBytes?: number;
+  /** Files larger than this are skipped, not read (default 32 MiB). */
+  readonly maxFileBytes?: number;
+  /** Stop after reading this many files (default 1,000,000). */
+  readonly maxFiles?: number;
+  /** Files read at once (default 8); results keep their order regardless. */
+  readonly concurrency?: number;
+  /**
+   * Matching runs in a worker thread; when it makes no progress on one batch of lines (a chunk
+   * of a file) for this long, the search stops with FS_TIMEOUT (default 10,000 ms).
+   */
+  readonly matchTimeoutMs?: number;
+}
+
+export interface GrepMatch {
+  /** Absolute path of the file. */
+  readonly path: string;
+  readonly target: FsTarget;
+  /** 1-based line number. */
+  readonly line: number;
+  /** The line without its line ending (and without a BOM), cut to `maxLineBytes`. */
+  readonly text: string;
+  /** The line was longer than `maxLineBytes` and `text` is its start. */
+  readonly lineTruncated: boolean;
+}
+
+export interface GrepResult {
+  /** The file or directory searched (absolute). */
+  readonly path: string;
+  /** By path (tree order), then line. */
+  readonly matches: GrepMatch[];
+  /** Why the search stopped early, if it did: more matches exist, or the file budget ran out. */
+  readonly truncated: false | 'matches' | 'files';
+  readonly filesSearched: number;
+  readonly skippedCounts: SkipCounts;
+  /** The first few skipped files and directories. */
+  readonly skipped: SearchSkip[];
+}
+
+interface FileScan {
+  readonly matches: GrepMatch[];
+  readonly skip?: SearchSkip;
+}
+
+/** What the parts of one grep share. */
+interface GrepContext extends FileSource {
+  readonly matcher: LineMatcher;
+  readonly maxMatches: number;
+  readonly maxLineBytes: number;
+  readonly maxFileBytes: number;
+  /** Stops reads still going on (the search has what it needs, or failed). */
+  stop(): void;
+}
+
+/**
+ * Lines matching `regex` in the text files under `path`, read through the contract
+ * (`streamText`), in tree order then line order. Binary files (FS_NOT_TEXT) and files over
+ * `maxFileBytes` are skipped and counted; `.gitignore` rules and hidden names are honoured as
+ * ripgrep does by default. Lines split at LF; a CR before the LF is not part of the line.
+ */
+export async function grep(fs: FileSystem, regex: RegExp | string, options: GrepOptions = {}): Promise<GrepResult> {
+  const re = typeof regex === 'string' ? compileSearchPattern(regex) : statelessRegExp(regex);
+  const maxMatches = positiveInteger(options.maxMatches, DEFAULT_GREP_MAX_MATCHES, 'maxMatches');
+  const maxLineBytes = positiveInteger(options.maxLineBytes, DEFAULT_GREP_MAX_LINE_BYTES, 'maxLineBytes');
+  const maxFileBytes = positiveInteger(options.maxFileBytes, DEFAULT_GREP_MAX_FILE_BYTES, 'maxFileBytes');
+  const maxFiles = positiveInteger(options.maxFiles, DEFAULT_GREP_MAX_FILES, 'maxFiles');
+  const concurrency = positiveInteger(options.concurrency, DEFAULT_CONCURRENCY, 'concurrency');
+  const matchTimeoutMs = positiveInteger(options.matchTimeoutMs, DEFAULT_MATCH_TIMEOUT_MS, 'matchTimeoutMs');
+  if (options.include !== undefined) checkPattern(options.include, 'include');
+  const include = options.include === undefined ? undefined : includeMatcher(options.include);
+  const userSignal = options.signal;
+
+  const base = canonicalPath(options.cwd ?? fs.cwd, fs.cwd);
+  const rootPath = canonicalPath(options.path ?? base, base);
+  const what = `cannot grep in "${rootPath}"`;
+  throwIfAborted(userSignal, what);
+  const rootTarget = await fs.resolve(rootPath, { ...(userSignal ? { signal: userSignal } : {}) });
+  const rootInfo = await fs.stat(rootTarget, { ...(userSignal ? { signal: userSignal } : {}) });
+  if (rootInfo === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+
+  // One signal for the user's abort and our own early stop.
+  const internal = new AbortController();
+  const onAbort = () => internal.abort();
+  const matcher = new LineMatcher(re, matchTimeoutMs, patternQuote(re));
+  // An abort also stops a match in progress (the worker is terminated).
+  internal.signal.addEventListener('abort', () => matcher.cancel(new FsError('FS_ABORTED', `${what}: aborted`)), { once: true });
+  userSignal?.addEventListener('abort', onAbort, { once: true });
+
+  const counts = { binary: 0, tooLarge: 0, unreadable: 0, loops: 0 };
+  const skipped: SearchSkip[] = [];
+  const record = (entry: SearchSkip) => {
+    if (entry.reason === 'binary') counts.binary++;
+    else if (entry.reason === 'too-large') counts.tooLarge++;
+    else if (entry.reason === 'loop') counts.loops++;
+    else counts.unreadable++;
+    if (skipped.length < MAX_RECORDED_SKIPS) skipped.push(entry);
+  };
+  const ctx: GrepContext = {
+    fs,
+    what,
+    rootPath,
+    rootTarget,
+    rootInfo,
+    signal: internal.signal,
+    matcher,
+    maxMatches,
+    maxLineBytes,
+    maxFileBytes,
+    useGitignore: options.gitignore ?? true,
+    hidden: options.hidden ?? false,
+    include,
+    record,
+    stop: () => internal.abort(),
+  };
+  let found: { matches: GrepMatch[]; truncated: GrepResult['truncated']; filesSearched: number };
+  try {
+    found = await scanAll(ctx, concurrency, maxFiles);
+  } catch (err) {
+    if (userSignal?.aborted) throw new FsError('FS_ABORTED', `${what}: aborted`, { cause: err });
+    throw toFsError(err, what);
+  } finally {
+    matcher.release();
+    userSignal?.removeEventListener('abort', onAbort);
+  }
+  throwIfAborted(userSignal, what);
+  const { matches, truncated, filesSearched } = found;
+  matches.sort((a, b) => comparePaths(a.path, b.path) || a.line - b.line);
+  skipped.sort((a, b) => comparePaths(a.path, b.path));
+  return { path: rootPath, matches, truncated, filesSearched, skippedCounts: counts, skipped };
+}
+
+/** Reads up to `concurrency` files at once, taking their results in order, until a budget runs out. */
+async function scanAll(
+  ctx: GrepContext,
+  concurrency: number,
+  maxFiles: number,
+): Promise<{ matches: GrepMatch[]; truncated: GrepResult['truncated']; filesSearched: number }> {
+  const matches: GrepMatch[] = [];
+  let truncated: GrepResult['truncated'] = false;
+  let filesSearched = 0;
+  const iterator = grepFiles(ctx);
+  const window: Promise<FileScan>[] = [];
+  const settle = (p: Promise<FileScan>) => {
+    p.catch(() => undefined);
+    return p;
+  };
+  try {
+    let exhausted = false;
+    while (true) {
+      while (!exhausted && window.length < concurrency) {
+        if (filesSearched >= maxFiles) {
+          const more = await iterator.next();
+          if (!more.done) truncated = 'files';
+          exhausted = true;
+          break;
+        }
+        const next = await iterator.next();
+        if (next.done) {
+          exhausted = true;
+          break;
+        }
+        filesSearched++;
+        window.push(settle(scanFile(ctx, next.value)));
+      }
+      const head = window.shift();
+      if (head === undefined) break;
+      const result = await head;
+      if (result.skip) ctx.record(result.skip);
+      for (const m of result.matches) matches.push(m);
+      if (matches.length > ctx.maxMatches) {
+        matches.length = ctx.maxMatches;
+        truncated = 'matches';
+        break;
+      }
+    }
+  } finally {
+    // Stops files still being read once the cap is reached; their results are discarded.
+    ctx.stop();
+    // And waits for them: no read of this search goes on after it returned.
+    await Promise.allSettled(window);
+    await iterator.return(undefined).catch(() => undefined);
+  }
+  if (truncated === 'matches') filesSearched -= window.length;
+  return { matches, truncated, filesSearched };
+}
+
+/** The matching lines of one file, or why it was skipped. */
+async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
+  const { maxFileBytes, maxMatches } = ctx;
+  if (file.size !== undefined && file.size > maxFileBytes) {
+    return { matches: [], skip: { path: file.path, reason: 'too-large', message: `${file.size} bytes` } };
+  }
+  const matches: GrepMatch[] = [];
+  let lineNo = 0;
+  // Whole lines go to the matcher (a worker) a chunk at a time; only the lines it names are
+  // split out here.
+  const batch = async (text: string, brokenAfter: boolean) => {
+    const first = lineNo + 1;
+    const { hits, lines } = await ctx.matcher.match(text, `"${file.path}" (from line ${first})`, brokenAfter);
+    lineNo += lines;
+    if (hits.length === 0) return;
+    // The seam's one line splitter, as the worker used it.
+    const all = splitLines(text, brokenAfter);
+    for (const i of hits) {
+      if (matches.length > maxMatches) break;
+      const { text: kept, cut } = cutUtf8(all[i]!, ctx.maxLineBytes);
+      matches.push({ path: file.path, target: file.target, line: first + i, text: kept, lineTruncated: cut });
+    }
+  };
+  try {
+    // No version is minted: search never guards a write with what it read.
+    const stream = await ctx.fs.streamText(file.target, { signal: ctx.signal, unversioned: true });
+    if (stream.size > maxFileBytes) {
+      return { matches: [], skip: { path: file.path, reason: 'too-large', message: `${stream.size} bytes` } };
+    }
+    const parts: string[] = [];
+    for await (const chunk of stream.chunks) {
+      const nl = chunk.lastIndexOf('\n');
+      if (nl === -1) {
+        parts.push(chunk);
+        continue;
+      }
+      parts.push(chunk.slice(0, nl));
+      await batch(parts.join(''), true);
+      parts.length = 0;
+      if (matches.length > maxMatches) return { matches };
+      if (nl + 1 < chunk.length) parts.push(chunk.slice(nl + 1));
+    }
+    if (parts.length > 0) await batch(parts.join(''), false);
+    return { matches };
+  } catch (err) {
+    const error = toFsError(err, `cannot read "${file.path}"`);
+    if (error.code === 'FS_ABORTED' || error.code === 'FS_TIMEOUT') throw error;
+    if (error.code === 'FS_NOT_TEXT') return { matches: [], skip: { path: file.path, reason: 'binary', code: error.code } };
+    if (error.code === 'FS_TOO_LARGE') return { matches: [], skip: { path: file.path, reason: 'too-large', code: error.code } };
+    return { matches: [], skip: { path: file.path, reason: 'unreadable', code: error.code, message: error.message } };
+  }
+}
