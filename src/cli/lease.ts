@@ -80,6 +80,7 @@ export function leasedFs(workspace: Workspace, current: FileSystem): FileSystem 
     }
   };
 
+  const OPTIONAL = ['setExecutable', 'symlink', 'readlink', 'removeLink', 'renameLink'] as const;
   const through =
     <K extends keyof FileSystem>(name: K) =>
     (...args: unknown[]) =>
@@ -101,6 +102,8 @@ export function leasedFs(workspace: Workspace, current: FileSystem): FileSystem 
     mkdir: through('mkdir'),
     rmdir: through('rmdir'),
     rename: through('rename'),
+    // The optional operations, where the sandbox has them (a mount asks for them by presence).
+    ...Object.fromEntries(OPTIONAL.filter((name) => current[name] !== undefined).map((name) => [name, through(name)])),
     async *walk(target, options) {
       yield* await run(async (fs) => {
         const all: FsWalkEntry[] = [];

@@ -106,6 +106,7 @@ function changeJson(root: string, c: OverlayChange) {
     ...(c.from === undefined ? {} : { from: display(root, c.from) }),
     ...(c.type === undefined ? {} : { type: c.type }),
     ...(c.size === undefined ? {} : { size: c.size }),
+    ...(c.linkText === undefined ? {} : { linkText: c.linkText }),
   };
 }
 
@@ -155,7 +156,9 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
   for (const change of changes) {
     const from = change.from === undefined ? '' : `${display(located.root, change.from)} -> `;
     const dir = change.type === 'directory' ? '/' : '';
-    io.stdout.write(`${paint[change.kind](LETTER[change.kind])} ${from}${display(located.root, change.path)}${dir}\n`);
+    // A link shows what it holds, as `ls -l` does.
+    const text = change.linkText === undefined ? '' : ` -> ${change.linkText}`;
+    io.stdout.write(`${paint[change.kind](LETTER[change.kind])} ${from}${display(located.root, change.path)}${dir}${text}\n`);
   }
   return EXIT_OK;
 }

@@ -25,7 +25,7 @@ export interface SetupHooks {
 export interface ConformanceCapabilities {
   /** The provider supports symlinks (via `setup.symlink`): the link cases of P2, P3, P4, D4 and R2 run. */
   readonly symlinks?: boolean;
-  /** `symlink` and `readlink` create and read links (K1 runs). */
+  /** `symlink`, `readlink`, `removeLink` and `renameLink` create, read, remove and move links (K1 and K2 run). */
   readonly linkCreation?: boolean;
   /** The store keeps an executable bit (`setExecutable`, `executable` in stat and listings): X1 runs. */
   readonly executable?: boolean;

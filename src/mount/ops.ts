@@ -1,5 +1,6 @@
+import { posix } from 'node:path';
 import { constants } from 'node:fs';
-import type { FileSystem, FsDirEntry, FsInfo, FsTarget } from '../seam/index.js';
+import { FsTargetKey, type FileSystem, type FsDirEntry, type FsInfo, type FsTarget } from '../seam/index.js';
 import { FILE_MODE, Inodes, permissionsOf, statOf, type Stat } from './attrs.js';
 import type { AttrCache } from './cache.js';
 import { ERRNO, Errno, fail, toNegativeErrno } from './errno.js';
@@ -110,7 +111,13 @@ function readOps(h: Helpers): Ops {
         const entries = await fs.listDir(t, { stats: cache.enabled });
         const self = statOf('directory', 0, inodes.of(t.targetKey, path === '/'), started);
         const names = ['.', '..', ...entries.map((e) => e.name)];
-        const stats = [self, self, ...entries.map((e) => statOf(e.type, e.size ?? 0, inodes.of(e.target.targetKey), e.mtimeMs ?? started, e.executable === true))];
+        // An entry whose target is not its own name is a link (listings type it by what it leads
+        // to): shown as a link, so find and ls do not take it for what it leads to.
+        const stats = [self, self, ...entries.map((e) => {
+          const own = posix.join(t.targetKey, e.name);
+          if (e.target.targetKey !== own) return statOf('link', 0, inodes.of(FsTargetKey(own)), started);
+          return statOf(e.type, e.size ?? 0, inodes.of(e.target.targetKey), e.mtimeMs ?? started, e.executable === true);
+        })];
         if (cache.enabled) remember(h, path, entries, stats.slice(2));
         cb(0, names, stats);
         return SENT;
@@ -205,8 +212,9 @@ function treeOps(h: Helpers): Ops {
     unlink: (path: string, cb: Cb) =>
       reply('unlink', cb, async () => {
         writable();
-        // The contract removes what a link leads to, never the link: refused rather than that.
-        if ((await linkAt(h, path)) !== undefined) return fail(ERRNO.EPERM);
+        // A link's own name goes, never what it leads to.
+        const link = await linkAt(h, path);
+        if (link !== undefined) return h.ctx.fs.removeLink === undefined ? fail(ERRNO.EPERM) : h.ctx.fs.removeLink(link.target);
         const t = await target(path);
         if ((await info(t)).type === 'directory') return fail(ERRNO.EISDIR);
         await fs.remove(t);
@@ -231,8 +239,9 @@ function treeOps(h: Helpers): Ops {
     rename: (src: string, dest: string, cb: Cb) =>
       reply('rename', cb, async () => {
         writable();
-        // As for unlink: a move of a link's name would move what it leads to.
-        if ((await linkAt(h, src)) !== undefined || (await linkAt(h, dest)) !== undefined) return fail(ERRNO.EPERM);
+        // rename(2) follows neither name: a link moves, or is replaced, as itself.
+        const [srcLink, destLink] = await Promise.all([linkAt(h, src), linkAt(h, dest)]);
+        if (srcLink !== undefined || destLink !== undefined) return renameWithLinks(h, src, dest, srcLink, destLink);
         const [from, to] = await Promise.all([target(src), target(dest)]);
         if (from.targetKey === to.targetKey) return;
         // Unpublished bytes of the source go first, so the name moves with what was written.
@@ -302,11 +311,40 @@ function metaOps(h: Helpers): Ops {
   };
 }
 
+type Link = { target: FsTarget; text: string };
+
+/**
+ * A rename where either name is a link. A moved link replaces what is at `dest` in one step; a
+ * file or directory moved onto a link first removes the link (a moment shows neither at `dest`).
+ */
+async function renameWithLinks(h: Helpers, src: string, dest: string, srcLink: Link | undefined, destLink: Link | undefined): Promise<void> {
+  const { fs, files } = h.ctx;
+  if (fs.removeLink === undefined || fs.renameLink === undefined) return fail(ERRNO.EPERM);
+  const to = await h.linkTarget(dest);
+  if (srcLink !== undefined) {
+    if (srcLink.target.targetKey === to.targetKey) return;
+    const replaced = destLink === undefined ? await fs.stat(to) : undefined;
+    if (replaced?.type === 'directory') return fail(ERRNO.EISDIR);
+    await fs.renameLink(srcLink.target, to, { replace: true });
+    if (replaced !== undefined) files.unlinked(to);
+    h.inodes.moved(srcLink.target.targetKey, to.targetKey);
+    return;
+  }
+  const from = await h.target(src);
+  if ((await h.info(from)).type === 'directory') return fail(ERRNO.ENOTDIR);
+  const node = files.node(from);
+  if (node !== undefined) await files.publish(node);
+  await fs.removeLink(destLink!.target);
+  await fs.rename(from, to, { replace: true });
+  h.inodes.moved(from.targetKey, to.targetKey);
+  await files.movedTree(from, to);
+}
+
 /**
  * The link at `path` and its text, or undefined when its last component is no link: only a name
  * that resolves elsewhere when followed is asked for its text.
  */
-async function linkAt(h: Helpers, path: string): Promise<{ target: FsTarget; text: string } | undefined> {
+async function linkAt(h: Helpers, path: string): Promise<Link | undefined> {
   const found = await lookup(h, path);
   return found.link === undefined ? undefined : { target: found.target, text: found.link };
 }

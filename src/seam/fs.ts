@@ -30,6 +30,7 @@ import type {
   FsWriteOptions,
   FsProvider,
   FsRenameOptions,
+  FsLinkRenameOptions,
   FsResolveOptions,
   FsRmdirOptions,
   FsTarget,
@@ -321,6 +322,20 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     async readlink(target: FsTarget, opts?: FsOpOptions): Promise<string> {
       checkTarget(target);
       return links.readlink(target, opts);
+    },
+
+    async removeLink(target: FsTarget, opts?: FsOpOptions): Promise<void> {
+      checkTarget(target);
+      await call(`cannot remove the link "${target.displayPath}"`, opts?.signal, () => rootGuard.refuse(`cannot remove the link "${target.displayPath}"`, 'it is the root', target));
+      return links.removeLink(target, opts);
+    },
+
+    async renameLink(from: FsTarget, to: FsTarget, opts?: FsLinkRenameOptions): Promise<void> {
+      checkTarget(from);
+      checkTarget(to);
+      const what = `cannot move the link "${from.displayPath}" to "${to.displayPath}"`;
+      await call(what, opts?.signal, () => rootGuard.refuse(what, 'the root cannot be moved or replaced', from, to));
+      return links.renameLink(from, to, opts);
     },
   };
 

@@ -2,7 +2,7 @@ import { posix } from 'node:path';
 import { FsError, throwIfAborted, toFsError } from './errors.js';
 import type { KeyedMutex } from './lock.js';
 import { describeType } from './path.js';
-import { FsTargetKey, type FsOpOptions, type FsProvider, type FsTarget } from './types.js';
+import { FsTargetKey, type FsLinkRenameOptions, type FsOpOptions, type FsProvider, type FsTarget } from './types.js';
 
 /** Longest link text accepted (Linux's PATH_MAX less the NUL). */
 const MAX_LINK_TEXT = 4095;
@@ -20,7 +20,7 @@ export async function resolveNoFollow(provider: FsProvider, abs: string, signal:
   return { targetKey: FsTargetKey(posix.join(key, posix.basename(abs))), displayPath: abs };
 }
 
-/** K1 over a provider: the link text checked, the target's lock held, a store without links refused. */
+/** K1 and K2 over a provider: the link text checked, the names' locks held, a store without links refused. */
 export function createLinkOps(provider: FsProvider, locks: KeyedMutex) {
   return {
     async symlink(target: FsTarget, linkText: string, options?: FsOpOptions): Promise<void> {
@@ -49,6 +49,36 @@ export function createLinkOps(provider: FsProvider, locks: KeyedMutex) {
         const text = await read(target, { signal: options?.signal });
         if (typeof text !== 'string') throw new FsError('FS_IO_ERROR', `${what}: the provider returned no text`);
         return text;
+      } catch (err) {
+        throw toFsError(err, what);
+      }
+    },
+
+    async removeLink(target: FsTarget, options?: FsOpOptions): Promise<void> {
+      const what = `cannot remove the link "${target.displayPath}"`;
+      throwIfAborted(options?.signal, what);
+      const remove = provider.removeLink?.bind(provider);
+      if (remove === undefined) throw new FsError('FS_UNSUPPORTED', `${what}: this filesystem has no symbolic links`);
+      try {
+        await locks.run(target.targetKey, () => remove(target, { signal: options?.signal }));
+      } catch (err) {
+        throw toFsError(err, what);
+      }
+    },
+
+    async renameLink(from: FsTarget, to: FsTarget, options?: FsLinkRenameOptions): Promise<void> {
+      const what = `cannot move the link "${from.displayPath}" to "${to.displayPath}"`;
+      const signal = options?.signal;
+      const replace = options?.replace ?? false;
+      if (typeof replace !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `${what}: replace must be a boolean, got ${describeType(replace)}`);
+      throwIfAborted(signal, what);
+      const move = provider.renameLink?.bind(provider);
+      if (move === undefined) throw new FsError('FS_UNSUPPORTED', `${what}: this filesystem has no symbolic links`);
+      // Both names held in one order, as rename does.
+      const [first, second] = [from.targetKey, to.targetKey].sort();
+      const run = () => move(from, to, { replace, signal });
+      try {
+        await (first === second ? locks.run(first!, run) : locks.run(first!, () => locks.run(second!, run)));
       } catch (err) {
         throw toFsError(err, what);
       }

@@ -142,6 +142,14 @@ export interface FsProvider {
   symlink?(target: FsTarget, linkText: string, options: FsOpOptions): Promise<void>;
   /** Optional (K1): the text of the link at `target`; FS_NOT_FOUND when absent, FS_INVALID_ARGUMENT when not a link. */
   readlink?(target: FsTarget, options: FsOpOptions): Promise<string>;
+  /** Optional (K2): remove the link at `target`; FS_NOT_FOUND when absent, FS_INVALID_ARGUMENT when not a link. */
+  removeLink?(target: FsTarget, options: FsOpOptions): Promise<void>;
+  /**
+   * Optional (K2): move the link at `from` to `to`, its text unchanged, atomically where the store
+   * can. As `FileSystem.renameLink`: the parent of `to` must exist; `replace` replaces a file or
+   * link there, never a directory.
+   */
+  renameLink?(from: FsTarget, to: FsTarget, options: FsOpOptions & { readonly replace: boolean }): Promise<void>;
   editText?(
     target: FsTarget,
     edit: Required<FsEditRequest>,

@@ -94,6 +94,25 @@ export interface FileSystem {
   symlink?(target: FsTarget, linkText: string, options?: FsOpOptions): Promise<void>;
   /** K1: the text of the link at `target` (resolved with `noFollow`); FS_INVALID_ARGUMENT for anything that is not a link. */
   readlink?(target: FsTarget, options?: FsOpOptions): Promise<string>;
+  /**
+   * K2: removes the link at `target` (resolved with `noFollow`) itself; what it leads to is
+   * untouched. FS_NOT_FOUND when nothing is there, FS_INVALID_ARGUMENT for anything that is not a
+   * link (`remove` and `rmdir` remove those). Optional as `symlink`.
+   */
+  removeLink?(target: FsTarget, options?: FsOpOptions): Promise<void>;
+  /**
+   * K2: moves the link at `from` (resolved with `noFollow`) to `to` (likewise) with its text
+   * unchanged; what it leads to stays where it is. FS_ALREADY_EXISTS when `to` holds anything,
+   * unless `replace`, which replaces a file or link there (never a directory: FS_NOT_REGULAR_FILE);
+   * FS_NOT_FOUND when the parent of `to` is missing. Optional as `symlink`.
+   */
+  renameLink?(from: FsTarget, to: FsTarget, options?: FsLinkRenameOptions): Promise<void>;
+}
+
+/** Options of `renameLink`. */
+export interface FsLinkRenameOptions extends FsOpOptions {
+  /** Replace a file or link at the destination (default false: FS_ALREADY_EXISTS). */
+  readonly replace?: boolean;
 }
 
 export type { FsError };

@@ -511,6 +511,20 @@ export const mutants: readonly Mutant[] = [
         symlink: (target, linkText, options) => base.symlink!(target, posix.normalize(linkText), options),
       })),
   },
+  {
+    name: 'renameLink copies the link: the old name keeps a link too',
+    rule: 'K2',
+    only: true,
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async renameLink(from, to, options) {
+          const text = String(base.volume.readlinkSync(from.targetKey));
+          await base.renameLink!(from, to, options);
+          base.volume.symlinkSync(text, from.targetKey);
+        },
+      })),
+  },
   ...dirMutants,
 ];
 

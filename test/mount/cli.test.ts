@@ -1,4 +1,4 @@
-import { mkdir, readFile, stat } from 'node:fs/promises';
+import { lstat, mkdir, readFile, readlink, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
@@ -59,6 +59,30 @@ describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
     const js = `const fs = require('fs'); fs.mkdirSync('out'); const fd = fs.openSync('out/n.txt', 'w'); for (let i = 0; i < 100; i++) fs.writeSync(fd, i + ' '); fs.closeSync(fd); fs.renameSync('src/a.js', 'src/moved.js'); fs.unlinkSync('keep.txt');`;
     const root = await throughRun(`node -e "${js}"`, 'D keep.txt\nA out/n.txt\nR src/a.js -> src/moved.js\n');
     expect(await readFile(join(root, 'out/n.txt'), 'utf8')).toBe(Array.from({ length: 100 }, (_, i) => `${i} `).join(''));
+  });
+
+  it('run ln -s, mv and rm of links: status and diff show the links, commit makes them real links', async () => {
+    const root = await throughRun(
+      'ln -s keep.txt link && ln -s b.txt tmp && mv tmp src/b-link && ln -s x gone && rm gone && cat src/b-link',
+      'A link -> keep.txt\nA src/b-link -> b.txt\n',
+    );
+    expect(await readlink(join(root, 'link'))).toBe('keep.txt');
+    expect(await readlink(join(root, 'src/b-link'))).toBe('b.txt');
+    expect(await readFile(join(root, 'keep.txt'), 'utf8')).toBe('keep\n');
+    await expect(lstat(join(root, 'tmp'))).rejects.toThrow();
+  });
+
+  it('status and diff of a link removed and one moved in the sandbox, before commit', async () => {
+    const p = await project({ 'f.txt': 'f\n' });
+    await symlink('f.txt', join(p.root, 'old'));
+    const env = { XDG_STATE_HOME: join(p.base, 'xdg'), HOME: p.base };
+    const r = await runCli(['run', '--root', p.root, '--', 'sh', '-c', 'mv old new && readlink new'], { env });
+    expect(r.stdout, r.stderr).toBe('f.txt\n');
+    expect((await runCli(['status', '--root', p.root], { env })).stdout).toBe('A new -> f.txt\nD old\n');
+    const diff = (await runCli(['diff', '--root', p.root, '--color', 'never'], { env })).stdout;
+    expect(diff).toContain('diff --git a/new b/new\nnew file mode 120000\n');
+    expect(diff).toContain('diff --git a/old b/old\ndeleted file mode 120000\n');
+    expect(await readlink(join(p.root, 'old'))).toBe('f.txt');
   });
 
   it('run mkdir -p: nested directories, empty ones listed as such', async () => {

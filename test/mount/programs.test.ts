@@ -164,12 +164,26 @@ describe.skipIf(why !== undefined)('programs on a mounted memory filesystem', ()
     expect(await fs.readlink!(await fs.resolve('/link.txt', { noFollow: true }))).toBe('a.txt');
     const plain = await inMount('readlink a.txt || echo no-link');
     expect(plain.stdout).toBe('no-link\n');
-    // Removing or moving a link is not in the contract: refused, and what it leads to stays.
-    const rm = await inMount('rm link.txt; mv link.txt moved.txt; cat a.txt; readlink link.txt');
-    expect(rm.stderr).toMatch(/rm: cannot remove 'link\.txt': Operation not permitted/);
-    expect(rm.stderr).toMatch(/mv: cannot move 'link\.txt' to 'moved\.txt': Operation not permitted/);
-    expect(rm.stdout).toBe('hello\na.txt\n');
-    expect(await text('/a.txt')).toBe('hello\n');
+  });
+
+  it('rm and mv act on a link itself: what it leads to stays', async () => {
+    const own = async (path: string) => fs.resolve(path, { noFollow: true });
+    const r = await inMount(
+      [
+        'mkdir lk && cd lk && echo target > t.txt && ln -s t.txt l1 && ln -s t.txt l2 && ln -s missing l3',
+        'rm l1 && (test -e l1 || test -L l1 || echo l1-gone)',
+        'mv l2 moved && readlink moved && cat moved',
+        'echo plain > f.txt && mv moved f.txt && readlink f.txt',
+        'echo over > o.txt && mv o.txt l3 && (test -L l3 || cat l3)',
+        'ls && cat t.txt',
+      ].join(' && '),
+    );
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('l1-gone\nt.txt\ntarget\nt.txt\nover\nf.txt\nl3\nt.txt\ntarget\n');
+    expect(await fs.readlink!(await own('/lk/f.txt'))).toBe('t.txt');
+    expect(await text('/lk/t.txt')).toBe('target\n');
+    expect(await text('/lk/l3')).toBe('over\n');
+    expect(await type('/lk/missing')).toBeUndefined();
   });
 
   it.skipIf(!hasGit)('git records an executable file as mode 100755', async () => {

@@ -81,14 +81,14 @@ describeConformance('overlay over memory', async (): Promise<ConformanceSubject>
   const lower = createMemoryFs({ files: { '/work': null } });
   const fs = await createOverlayFs({ lower });
   const hooks = volumeHooks(lower.provider.volume);
-  return { fs, provider: fs.provider, lower, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true, executable: true } };
+  return { fs, provider: fs.provider, lower, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true, executable: true, linkCreation: true } };
 });
 
 describeConformance('overlay over memory, upper saved in a filesystem', async (): Promise<ConformanceSubject> => {
   const lower = createMemoryFs({ files: { '/work': null } });
   const fs = await createOverlayFs({ lower, upper: createMemoryFs() });
   const hooks = volumeHooks(lower.provider.volume);
-  return { fs, provider: fs.provider, lower, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true, executable: true } };
+  return { fs, provider: fs.provider, lower, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true, executable: true, linkCreation: true } };
 });
 
 describeConformance('overlay over local', async (): Promise<ConformanceSubject> => {
@@ -108,7 +108,7 @@ describeConformance('overlay over local', async (): Promise<ConformanceSubject> 
     outsideDir,
     outOfBand: overlayHooks(fs, hostHooks.outOfBand),
     setup,
-    capabilities: { symlinks: true, executable: true },
+    capabilities: { symlinks: true, executable: true, linkCreation: true },
     cleanup: () => rm(area, { recursive: true, force: true }),
   };
 });
@@ -124,5 +124,5 @@ describeConformance('overlay fork, two levels deep (over memory)', async (): Pro
   await root.writeText(await root.resolve('/work/from-root.txt'), 'root\n');
   await child.mkdir(await child.resolve('/work/from-child'));
   const hooks = volumeHooks(lower.provider.volume);
-  return { fs, provider: fs.provider, lower, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true, executable: true } };
+  return { fs, provider: fs.provider, lower, base: '/work', outOfBand: overlayHooks(fs, hooks.outOfBand), setup: hooks.setup, capabilities: { symlinks: true, executable: true, linkCreation: true } };
 });

@@ -3,7 +3,7 @@ import type { AnchorMode } from './anchor.js';
 import { createContext, type LocalProviderOptions } from './context.js';
 import { flush, mkdir, rmdir } from './dirs.js';
 import { guard } from './errors.js';
-import { readlink, symlink } from './links.js';
+import { readlink, removeLink, renameLink, symlink } from './links.js';
 import { listDir } from './list.js';
 import { setExecutable } from './modes.js';
 import { read, stat } from './read.js';
@@ -58,6 +58,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     setExecutable: (target, executable) => setExecutable(ctx, target, executable),
     symlink: (target, linkText) => symlink(ctx, target, linkText),
     readlink: (target) => readlink(ctx, target),
+    removeLink: (target) => removeLink(ctx, target),
+    renameLink: (from, to, { replace }) => renameLink(ctx, from, to, replace),
     flush: (directories, { signal }) => flush(ctx, directories, signal),
     mkdir: (target) => mkdir(ctx, target),
     rmdir: (target, { recursive }) => rmdir(ctx, target, recursive),

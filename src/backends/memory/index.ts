@@ -296,6 +296,34 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       return String(vol.readlinkSync(target.targetKey));
     },
 
+    async removeLink(target) {
+      const what = `cannot remove the link "${target.displayPath}"`;
+      const st = lstat(target.targetKey);
+      if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+      if (!st.isSymbolicLink()) throw new FsError('FS_INVALID_ARGUMENT', `${what}: not a symbolic link`);
+      vol.unlinkSync(target.targetKey);
+    },
+
+    async renameLink(from, to, { replace }) {
+      const what = `cannot move the link "${from.displayPath}" to "${to.displayPath}"`;
+      const st = lstat(from.targetKey);
+      if (!st) throw new FsError('FS_NOT_FOUND', `${what}: the source does not exist`);
+      if (!st.isSymbolicLink()) throw new FsError('FS_INVALID_ARGUMENT', `${what}: the source is not a symbolic link`);
+      if (from.targetKey === to.targetKey) return;
+      const parent = follow(posix.dirname(to.targetKey));
+      if (!parent) throw new FsError('FS_NOT_FOUND', `${what}: the destination's directory does not exist`);
+      if (!parent.isDirectory()) throw new FsError('FS_NOT_DIRECTORY', `${what}: the destination's parent is not a directory`);
+      const there = lstat(to.targetKey);
+      if (there && !replace) throw new FsError('FS_ALREADY_EXISTS', `${what}: the destination exists`);
+      if (there?.isDirectory()) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: the destination is a directory`);
+      // Made anew rather than renamed (memfs follows a looping link in a rename); synchronous, so
+      // atomic for every other caller.
+      const text = String(vol.readlinkSync(from.targetKey));
+      if (there) vol.unlinkSync(to.targetKey);
+      vol.unlinkSync(from.targetKey);
+      vol.symlinkSync(text, to.targetKey);
+    },
+
     async mkdir(target) {
       mkdirs(target.targetKey, `cannot create directory "${target.displayPath}"`);
     },

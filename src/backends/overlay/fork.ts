@@ -4,6 +4,7 @@ import { settleAll } from '../../seam/settle.js';
 import { PMap, PSet } from './pmap.js';
 import { lowerFile, lowerStat, pathTarget, type OverlayCore } from './provider.js';
 import { fileDiff, type OverlayChange } from './review.js';
+import { isLinkVersion, linkVersion } from './links.js';
 import type { UpperEntry, UpperSnapshot } from './state.js';
 
 /**
@@ -23,16 +24,16 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
   /** What a layer's view shows at `key`: an upper file, nothing, or the lower (undefined side = read the lower). */
   async function sideVersion(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<FsVersion | undefined> {
     const e = layer.entries.get(key);
-    if (e) return e.kind === 'file' ? e.version : undefined;
+    if (e) return e.kind === 'file' ? e.version : e.kind === 'link' ? linkVersion(e.text) : undefined;
     if (hiddenIn(layer.opaque, key)) return undefined;
     const info = await lowerStat(lower, pathTarget(key), signal);
     return info?.type === 'file' ? info.version : undefined;
   }
 
   /** A layer's executable bit at `key`, where its view has a file there. */
-  async function sideMode(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<boolean | undefined> {
+  async function sideMode(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<boolean | 'link' | undefined> {
     const e = layer.entries.get(key);
-    if (e) return e.kind === 'file' ? e.executable === true : undefined;
+    if (e) return e.kind === 'file' ? e.executable === true : e.kind === 'link' ? 'link' : undefined;
     if (hiddenIn(layer.opaque, key)) return undefined;
     const info = await lowerStat(lower, pathTarget(key), signal);
     return info?.type === 'file' ? info.executable === true : undefined;
@@ -40,7 +41,7 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
 
   async function sideBytes(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<Uint8Array | undefined> {
     const e = layer.entries.get(key);
-    if (e) return e.kind === 'file' ? e.bytes : undefined;
+    if (e) return e.kind === 'file' ? e.bytes : e.kind === 'link' ? Buffer.from(e.text) : undefined;
     if (hiddenIn(layer.opaque, key)) return undefined;
     try {
       return (await lowerFile(lower, pathTarget(key), `cannot diff "${key}"`, signal))?.bytes;
@@ -62,13 +63,15 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
       if (!within(key)) continue;
       const was = await sideVersion(base, key, signal);
       const is = await sideVersion(now, key, signal);
-      const executable = is === undefined ? undefined : await sideMode(now, key, signal);
-      if (was === is && (is === undefined || (await sideMode(base, key, signal)) === executable)) continue;
+      const mode = is === undefined ? undefined : await sideMode(now, key, signal);
+      const executable = mode === true ? true : undefined;
+      if (was === is && (is === undefined || (await sideMode(base, key, signal)) === mode)) continue;
       const baseVersion = before?.base ?? after?.base;
       const size = after?.kind === 'file' ? after.bytes.byteLength : undefined;
       const kind = was === undefined ? 'added' : is === undefined ? 'deleted' : 'modified';
       const shown = { ...(is === undefined ? {} : { version: is }), ...(size === undefined ? {} : { size }), ...(executable ? { executable } : {}) };
-      out.push({ path: key, kind, type: 'file', baseVersion, ...shown });
+      const link = after?.kind === 'link' ? { linkText: after.text } : {};
+      out.push({ path: key, kind, type: isLinkVersion(is ?? was) ? 'link' : 'file', baseVersion, ...shown, ...link });
     }
     // Directories: a lower one removed in this attempt, and an empty one made in it.
     for (const [key, side] of PSet.differences(base.opaque, now.opaque)) {

@@ -25,6 +25,7 @@ import {
 } from '../../seam/index.js';
 import type { UpperChange, UpperEntry, UpperFile, UpperOrigin, UpperState } from './state.js';
 import { createOverlaySetExecutable } from './modes.js';
+import { createOverlayLinks, resolveInView, upperLinkEntry } from './links.js';
 
 /** Held (after the target's own lock) by anything that adds files or directories to the tree. */
 export const TREE_LOCK = '';
@@ -120,6 +121,8 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     const entries = state.entries;
     const out: FsDirEntry[] = [];
     const seen = new Set<string>();
+    // Upper links, typed by what they lead to once the scans are done.
+    const links: string[] = [];
     const entryFor = (name: string, childKey: string, file: UpperFile | undefined): FsDirEntry => ({
       name,
       type: file ? 'file' : 'directory',
@@ -132,6 +135,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       const childKey = posix.join(key, e.name);
       const child = entries.get(childKey);
       if (child?.kind === 'file') out.push(entryFor(e.name, childKey, child));
+      else if (child?.kind === 'link') links.push(e.name);
       else if (state.dirs.has(childKey)) out.push(entryFor(e.name, childKey, undefined));
       else if (child || state.opaque.has(childKey)) continue; // whited out, or a removed directory
       else if (e.target.targetKey !== childKey) {
@@ -152,13 +156,15 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     const prefix = key === '/' ? '/' : `${key}/`;
     // forEach: a whole-map scan, faster than iterating the persistent map.
     entries.forEach((child, childKey) => {
-      if (child.kind !== 'file' || !isChild(prefix, childKey)) return;
+      if (child.kind === 'whiteout' || !isChild(prefix, childKey)) return;
       const name = childKey.slice(prefix.length);
       if (!seen.has(name)) {
         seen.add(name);
-        out.push(entryFor(name, childKey, child));
+        if (child.kind === 'link') links.push(name);
+        else out.push(entryFor(name, childKey, child));
       }
     });
+    for (const name of links) out.push(await upperLinkEntry(core, provider.stat, target, name, signal));
     for (const dir of state.dirs) {
       if (!isChild(prefix, dir)) continue;
       const name = dir.slice(prefix.length);
@@ -300,7 +306,10 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     ...(lower.root === undefined ? {} : { root: lower.root }),
     cwd: lower.cwd,
 
-    resolve: (path, { signal }) => lower.resolve(path, { signal }),
+    async resolve(path, { signal }) {
+      if (!state.hasLinks) return lower.resolve(path, { signal });
+      return { targetKey: FsTargetKey(await resolveInView(core, path, signal)), displayPath: path };
+    },
 
     contains: (parent, child) => lower.contains(parent, child),
 
@@ -308,6 +317,11 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
       const key = target.targetKey;
       const entry = state.entries.get(key);
       if (entry?.kind === 'file') return { type: 'file', version: entry.version, size: entry.bytes.byteLength, mtimeMs: entry.mtimeMs, executable: entry.executable === true };
+      if (entry?.kind === 'link') {
+        // Named by itself (resolved with noFollow): what it leads to, as stat follows links (P4).
+        const to = await resolveInView(core, key, signal).catch(() => undefined);
+        return to === undefined || to === key ? undefined : provider.stat(pathTarget(to), { signal });
+      }
       if (state.dirs.has(key)) return { type: 'directory', version: await mergedDirVersion(target, signal) };
       if (entry) return undefined;
       const info = await visibleLowerStat(target, signal);
@@ -418,9 +432,11 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
         };
         for (const file of tree.files) change.entries.push([file, await leavingEntry(file, signal)]);
         for (const dir of tree.dirs) await leaveDirectory(dir, change, signal);
+        // Links made in the overlay go with it.
+        for (const key of tree.other) if (state.entries.get(key)?.kind === 'link') change.entries.push([key, undefined]);
         throwIfAborted(signal, what);
         // A lower symlink or special file below stays in the lower, hidden (commit then finds the
-        // directory not empty: the contract cannot remove links).
+        // directory not empty).
         await state.apply(change);
       });
     },
@@ -468,6 +484,8 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     listDir: (target, { signal }) => listMerged(target, signal),
 
     setExecutable: createOverlaySetExecutable(core),
+
+    ...createOverlayLinks(core),
 
   };
   return provider;

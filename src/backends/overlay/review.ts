@@ -19,6 +19,8 @@ import { forEachBounded, settleAll } from '../../seam/settle.js';
 import { TREE_LOCK, bytesEqual, hasUpperDescendant, isHidden, lowerFile, lowerIfSame, lowerStat, pathTarget, type OverlayCore } from './provider.js';
 import type { UpperEntry } from './state.js';
 import { publishMode } from './modes.js';
+import { isLinkVersion } from './links.js';
+import { commitLink, linkDiff } from './link-review.js';
 
 export type OverlayChangeKind = 'added' | 'modified' | 'deleted' | 'renamed';
 
@@ -31,7 +33,8 @@ export interface OverlayChange {
    * removed), modified (a lower directory removed and made again: its lower contents go).
    */
   readonly kind: OverlayChangeKind;
-  readonly type?: 'file' | 'directory';
+  /** `link`: a symbolic link made, replaced or removed in the overlay (K1, K2). */
+  readonly type?: 'file' | 'directory' | 'link';
   /** For `renamed`: the path the file was moved from (in the lower). */
   readonly from?: string;
   /**
@@ -44,6 +47,8 @@ export interface OverlayChange {
   readonly size?: number;
   /** Files the overlay holds (added, modified, renamed): true when the file is executable (X1). */
   readonly executable?: boolean;
+  /** Links the overlay holds (added, modified): the link's text. */
+  readonly linkText?: string;
 }
 
 export interface OverlayCommitProblem {
@@ -137,7 +142,11 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     const out: OverlayChange[] = [];
     for (const [key, e] of entries) {
       if (e.kind === 'whiteout') {
-        if (!claimed.has(key)) out.push({ path: key, kind: 'deleted', type: 'file', baseVersion: e.base });
+        if (!claimed.has(key)) out.push({ path: key, kind: 'deleted', type: isLinkVersion(e.base) ? 'link' : 'file', baseVersion: e.base });
+        continue;
+      }
+      if (e.kind === 'link') {
+        out.push({ path: key, kind: e.base === undefined ? 'added' : 'modified', type: 'link', baseVersion: e.base, linkText: e.text });
         continue;
       }
       const renamed = e.origin !== undefined && claimed.get(e.origin.path) === key;
@@ -160,7 +169,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
         if (d === '/') break;
       }
     };
-    for (const [key, e] of entries) if (e.kind === 'file') hold(key);
+    for (const [key, e] of entries) if (e.kind !== 'whiteout') hold(key);
     for (const dir of state.dirs) hold(dir);
     for (const dir of state.dirs) {
       if (!state.opaque.has(dir) && !holders.has(dir)) out.push({ path: dir, kind: 'added', type: 'directory', baseVersion: undefined });
@@ -195,6 +204,10 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       if (change.type === 'directory') continue;
       const entry = state.entries.get(change.path);
       if (!entry) continue;
+      if (change.type === 'link' || isLinkVersion(entry.base)) {
+        out += await linkDiff(core, displayName(rootKey, change.path), change.path, entry, signal);
+        continue;
+      }
       const after = entry.kind === 'file' ? entry.bytes : undefined;
       if (change.kind === 'renamed') {
         // A file the move replaced at the new name goes first, as its own removal.
@@ -223,6 +236,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
       return [step(1, 'rmdir', c.path), step(2, 'mkdir', c.path)];
     }
     if (c.kind === 'deleted') return [step(1, 'remove', c.path)];
+    if (c.type === 'link') return [step(2, 'write', c.path)];
     const entry = state.entries.get(c.path);
     if (entry?.kind !== 'file') return [];
     const steps: Step[] = [];
@@ -304,6 +318,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
     const path = change.path;
     const entry = state.entries.get(step.key);
     if (!entry) return 'committed';
+    if (entry.kind === 'link' || isLinkVersion(entry.base)) return commitLink(core, step.key, entry, what, signal, force);
     // A move published as a removal and a write: the source goes only if the new name can still
     // take the file, so a conflict there leaves the move whole (nothing half-written).
     if (step.op === 'remove' && change.from === step.key && !force) {
@@ -484,7 +499,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
   }
 
   async function lowerHolds(target: FsTarget, entry: UpperEntry, signal: AbortSignal | undefined): Promise<boolean> {
-    if (entry.kind === 'whiteout') return (await lowerStat(lower, target, signal)) === undefined;
+    if (entry.kind !== 'file') return (await lowerStat(lower, target, signal)) === undefined;
     const now = await lowerIfSame(lower, target, entry.bytes, signal);
     return now !== undefined && bytesEqual(now.bytes, entry.bytes);
   }
@@ -819,13 +834,14 @@ export function renameDiff(
 const keepBom = new TextDecoder('utf-8', { ignoreBOM: true });
 
 /** The executable bits of a file before and after a change, where known. */
+/** A side's executable bit, or `link` for a symbolic link (git's mode 120000). */
 export interface FileModes {
-  readonly before?: boolean;
-  readonly after?: boolean;
+  readonly before?: boolean | 'link';
+  readonly after?: boolean | 'link';
 }
 
-function gitMode(executable: boolean | undefined): string {
-  return executable === true ? '100755' : '100644';
+function gitMode(mode: boolean | 'link' | undefined): string {
+  return mode === 'link' ? '120000' : mode === true ? '100755' : '100644';
 }
 
 /** git's lines for a mode change, or nothing. */

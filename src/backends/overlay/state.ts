@@ -35,7 +35,17 @@ export interface UpperWhiteout {
   readonly base: FsVersion | undefined;
 }
 
-export type UpperEntry = UpperFile | UpperWhiteout;
+/**
+ * A symbolic link made in the overlay (K1), holding its text. `base` as for a whiteout: what the
+ * lower had at this path (a link's version comes from its text, see `linkVersion`).
+ */
+export interface UpperLink {
+  readonly kind: 'link';
+  readonly text: string;
+  readonly base: FsVersion | undefined;
+}
+
+export type UpperEntry = UpperFile | UpperWhiteout | UpperLink;
 
 /** One atomic change of the upper layer. */
 export interface UpperChange {
@@ -85,6 +95,8 @@ interface DocEntry {
   readonly origin?: { readonly path: string; readonly version?: string };
   /** Set (true) for an executable file; older documents have none. */
   readonly executable?: true;
+  /** A link's text (then `blob` is null); older documents have none. */
+  readonly link?: string;
 }
 
 interface StateDocument {
@@ -150,6 +162,8 @@ export class UpperState {
   #below = PMap.empty<number>();
   /** For each key: how many upper files lie strictly below it. */
   #filesBelow = PMap.empty<number>();
+  /** How many links the upper holds: resolution looks at the upper only when there are some. */
+  #links = 0;
   /** For each directory key: how many entries, made and removed directories are directly in it. */
   #children = PMap.empty<number>();
   /**
@@ -287,6 +301,7 @@ export class UpperState {
     if (indexed === undefined) return;
     this.#below = indexed.#below;
     this.#filesBelow = indexed.#filesBelow;
+    this.#links = indexed.#links;
     this.#children = indexed.#children;
     this.#contents = indexed.#contents;
   }
@@ -296,7 +311,12 @@ export class UpperState {
     return this.#below.has(key);
   }
 
-  /** True when the upper holds a file strictly below `key` (constant time). */
+  /** True when the upper holds a link anywhere (constant time). */
+  get hasLinks(): boolean {
+    return this.#links > 0;
+  }
+
+  /** True when the upper holds a file (or a link) strictly below `key` (constant time). */
   hasFileBelow(key: string): boolean {
     return this.#filesBelow.has(key);
   }
@@ -514,6 +534,13 @@ export class UpperState {
           this.#refs.set(id, (this.#refs.get(id) ?? 0) + 1);
         }
       }
+      // A link holds its directory as a file does.
+      for (const [e, delta] of [[old, -1], [entry, 1]] as const) {
+        if (e?.kind !== 'link') continue;
+        this.#links += delta;
+        this.#count(key, delta);
+        this.#count(key, delta, true);
+      }
       this.#entries = entry ? this.#entries.set(key, entry) : this.#entries.delete(key);
     }
     for (const d of change.addDirs ?? []) {
@@ -575,11 +602,16 @@ export class UpperState {
       if (key !== '/') children.set(posix.dirname(key), (children.get(posix.dirname(key)) ?? 0) + 1);
     };
     this.#contents = PMap.empty();
+    this.#links = 0;
     for (const [key, e] of this.#entries) {
       child(key);
-      if (e.kind !== 'file') continue;
+      if (e.kind === 'whiteout') continue;
       count(below, key);
       count(filesBelow, key);
+      if (e.kind === 'link') {
+        this.#links++;
+        continue;
+      }
       const shared = this.#intern(e);
       if (shared !== e) this.#entries = this.#entries.set(key, shared);
     }
@@ -617,6 +649,7 @@ export class UpperState {
         ? { origin: { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: e.origin.version }) } }
         : {}),
       ...(e.kind === 'file' && e.executable ? { executable: true as const } : {}),
+      ...(e.kind === 'link' ? { link: e.text } : {}),
     };
   }
 
@@ -721,7 +754,7 @@ export class UpperState {
       for (const e of docs.values()) {
         const base = e.base === null ? undefined : FsVersion(e.base);
         if (e.blob === null) {
-          entries.set(e.path, { kind: 'whiteout', base });
+          entries.set(e.path, typeof e.link === 'string' ? { kind: 'link', text: e.link, base } : { kind: 'whiteout', base });
           continue;
         }
         // A content several entries share is read (and held) once.

@@ -30,3 +30,28 @@ export async function readLink(q: Q, ws: string, key: string, what: string): Pro
   if (row.kind !== 'symlink' || row.link === null) throw new FsError('FS_INVALID_ARGUMENT', `${what}: not a symbolic link`);
   return row.link;
 }
+
+/** Deletes the link row at `key` (K2); anything else there is left and refused. */
+export async function deleteLink(q: Q, ws: string, key: string, what: string): Promise<void> {
+  const rows = await q(`DELETE FROM ${ENTRIES} WHERE workspace = $1 AND path = $2 AND kind = 'symlink' RETURNING 1`, [ws, key]);
+  if (rows.length === 1) return;
+  await readLink(q, ws, key, what); // says why: absent, or not a link
+}
+
+/**
+ * Moves the link row at `from` to `to` in the caller's transaction (K2): the rows are locked, a
+ * file or link at `to` is deleted when `replace` allows, and the link is inserted there again.
+ */
+export async function moveLink(q: Q, ws: string, from: string, to: string, replace: boolean, what: string): Promise<void> {
+  const rows = await q(`SELECT path, kind, link FROM ${ENTRIES} WHERE workspace = $1 AND path IN ($2, $3) FOR UPDATE`, [ws, from, to]);
+  const row = (path: string) => (rows as { path: string; kind: string; link: string | null }[]).find((r) => r.path === path);
+  const src = row(from);
+  if (src === undefined) throw new FsError('FS_NOT_FOUND', `${what}: the source does not exist`);
+  if (src.kind !== 'symlink' || src.link === null) throw new FsError('FS_INVALID_ARGUMENT', `${what}: the source is not a symbolic link`);
+  if (from === to) return;
+  const dst = row(to);
+  if (dst !== undefined && !replace) throw new FsError('FS_ALREADY_EXISTS', `${what}: the destination exists`);
+  if (dst?.kind === 'directory') throw new FsError('FS_NOT_REGULAR_FILE', `${what}: the destination is a directory`);
+  await q(`DELETE FROM ${ENTRIES} WHERE workspace = $1 AND path IN ($2, $3)`, [ws, from, to]);
+  await insertLink(q, ws, to, src.link, what);
+}

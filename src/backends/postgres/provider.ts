@@ -33,7 +33,7 @@ import { Db, MAX_ATTEMPTS, abortable, RETRYABLE, sqlState, type PgQueryable, typ
 import { ENTRIES, ensureSchema } from './schema.js';
 import { modifyAt } from './modify.js';
 import { setExecutableAt } from './modes.js';
-import { insertLink, readLink } from './links.js';
+import { deleteLink, insertLink, moveLink, readLink } from './links.js';
 import { COLUMNS, ENSURE_DIRS, dirsBetween, insertFile, notDirectory, parentOf, selfAndAncestors, strictAncestors, subtree, toBuffer, toUint8, type Row } from './rows.js';
 
 /** Default largest file stored: 64 MiB (one bytea value; PostgreSQL's own limit is 1 GiB). */
@@ -308,6 +308,18 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
       await ready(signal);
       const what = `cannot read the link "${target.displayPath}"`;
       return db.session(what, signal, (q) => readLink(q, ws, target.targetKey, what));
+    },
+
+    async removeLink(target, { signal }) {
+      await ready(signal);
+      const what = `cannot remove the link "${target.displayPath}"`;
+      await db.session(what, signal, (q) => deleteLink(q, ws, target.targetKey, what));
+    },
+
+    async renameLink(from, to, { replace, signal }) {
+      await ready(signal);
+      const what = `cannot move the link "${from.displayPath}" to "${to.displayPath}"`;
+      await db.transaction(what, signal, (q) => moveLink(q, ws, from.targetKey, to.targetKey, replace, what));
     },
 
     async mkdir(target, { signal }) {
