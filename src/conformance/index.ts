@@ -2,9 +2,9 @@
  * The conformance suite: any `FileSystem` built on the seam, run against every rule of the
  * contract (DESIGN §4), with fast-check properties, interleavings and a model-based check.
  */
-export { describeConformance, DEFAULT_RULE_TIMEOUT } from './vitest.js';
+export { describeConformance } from './vitest.js';
 export { runConformance, RULES } from './run.js';
-export { DEFAULT_NUM_RUNS, FS_CALLS, seamPerCall } from './harness.js';
+export { seamPerCall } from './harness.js';
 export type {
   ConformanceCapabilities,
   ConformanceFactory,
