@@ -1,13 +1,6 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-  type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createHarness, errorResult, type HarnessContext, type HarnessPlugin, type Owner, type ToolListing, type ToolResult } from '../harness/index.js';
+import { requirePeer } from '../peers.js';
 import { createObservationPolicy } from '../policy/index.js';
 import type { FileSystem } from '../seam/index.js';
 import { fsTools, searchTools } from '../tools/index.js';
@@ -43,9 +36,17 @@ export interface CreateMcpServerOptions {
  * any transport (`await server.connect(transport)`). Tools carry a title, annotations and an
  * outputSchema that their `structuredContent` follows; an unknown tool is a JSON-RPC error.
  * The server owns `tools/list` and `tools/call`: add tools as harness plugins (`tools`), not
- * with `server.registerTool`.
+ * with `server.registerTool`. Needs the optional peer `@modelcontextprotocol/sdk`; without it,
+ * an FsError (`FS_UNSUPPORTED`) names the package and the command that installs it.
  */
 export function createMcpServer(options: CreateMcpServerOptions): McpServer {
+  // The SDK is an optional peer, loaded on first use (its CommonJS build, so this stays synchronous).
+  const { McpServer } = requirePeer<typeof import('@modelcontextprotocol/sdk/server/mcp.js')>('@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/server/mcp.js', 'dsh-fs/mcp');
+  const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = requirePeer<typeof import('@modelcontextprotocol/sdk/types.js')>(
+    '@modelcontextprotocol/sdk',
+    '@modelcontextprotocol/sdk/types.js',
+    'dsh-fs/mcp',
+  );
   const policy = options.policy ?? createObservationPolicy();
   const plugins = options.tools ?? [fsTools(), searchTools()];
   const log = options.log ?? (() => {});
