@@ -19,7 +19,8 @@ import {
 } from './args.js';
 import { demo } from './demo.js';
 import { mountCommand, runCommand } from './mount.js';
-import { commit, diff, discard, fork, status, type Io } from './review.js';
+import type { Io } from './io.js';
+import { commit, diff, discard, fork, status } from './review.js';
 import type { TransportEnd } from './stdio-transport.js';
 import { importPeer } from '../peers.js';
 import { fsTools, moveDeleteTools, patchTools, searchTools, textEditorTool } from '../tools/index.js';

@@ -1,6 +1,6 @@
 import { FsError, KeyedMutex, createFs, throwIfAborted, type CreateFsOptions, type FileSystem, type FsOpOptions } from '../../seam/index.js';
 import { createForkReview } from './fork.js';
-import type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions } from './index.js';
+import type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions } from './types.js';
 import { createOverlayProvider } from './provider.js';
 import { createReview } from './review.js';
 import { UpperState, type UpperTuning } from './state.js';
