@@ -1,6 +1,6 @@
 import type { CallToolResult, Tool as McpTool } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolListing, ToolResult } from '../harness/index.js';
-import { isImageValue } from '../tools/read.js';
+import { isImageValue } from '../harness/image.js';
 
 /** A registry listing as MCP describes a tool. */
 export function mcpTool(listing: ToolListing, destructive = true): McpTool {

@@ -11,7 +11,8 @@ import {
 } from './schemas.js';
 import { withRemedy } from './errors.js';
 import { readImageOutputSchema, readOutputSchema } from './outputs.js';
-import { looksLikeTextImage, sniffImage, type ImageMediaType } from './image.js';
+import { isImageValue, type ImageMediaType, type ReadImageValue } from '../harness/image.js';
+import { looksLikeTextImage, sniffImage } from './image.js';
 import { z } from 'zod';
 import type { ToolCall } from '../harness/index.js';
 
@@ -40,29 +41,10 @@ export interface ReadValue {
   readonly cappedAtBytes?: number;
 }
 
-/** What read returns for a PNG, JPEG, GIF or WebP file (recognised by content, not name). */
-export interface ReadImageValue {
-  readonly type: 'image';
-  readonly path: string;
-  /** Version of exactly the bytes returned. */
-  readonly version: FsVersion;
-  readonly mediaType: ImageMediaType;
-  /** The file's bytes, base64. */
-  readonly data: string;
-  /** Bytes in the file. */
-  readonly size: number;
-  /** Pixels, from the header. */
-  readonly width: number;
-  readonly height: number;
-  /** Never set: an image has no lines, so `value.totalLines` reads on either kind (undefined here). */
-  readonly totalLines?: undefined;
-}
+export { isImageValue, type ReadImageValue };
 
 /** The value of a read: lines of text, or an image (`type: 'image'`). */
 export type ReadResultValue = ReadValue | ReadImageValue;
-
-export const isImageValue = (value: unknown): value is ReadImageValue =>
-  typeof value === 'object' && value !== null && (value as { type?: unknown }).type === 'image' && typeof (value as { data?: unknown }).data === 'string';
 
 export interface WindowOptions {
   readonly offset: number;
