@@ -49,6 +49,7 @@ export {
   FsTargetKey,
   type FsTextRead,
   type FsTextStream,
+  type FsTextWriteOptions,
   FsVersion,
   type FsWalkEntry,
   type FsWalkOptions,

@@ -122,6 +122,10 @@ export interface FsWriteOutcome {
   readonly operation: 'create' | 'update';
   readonly version: FsVersion;
   readonly size: number;
+  /** With `withBytes` (writeText): the bytes the write replaced, null when it created the file. */
+  readonly replaced?: Uint8Array | null;
+  /** With `withBytes` (writeText): the bytes it published. */
+  readonly published?: Uint8Array;
 }
 
 /** A 1-based inclusive line range in the file after the edit. */
@@ -135,6 +139,20 @@ export interface FsEditOutcome {
   readonly replacements: number;
   /** Where each replacement landed, in the edited file. */
   readonly lines: readonly FsLineRange[];
+  /** With `withBytes`: the bytes the edit replaced. */
+  readonly replaced?: Uint8Array;
+  /** With `withBytes`: the bytes it published. */
+  readonly published?: Uint8Array;
+}
+
+/** Options of writeText and editText. */
+export interface FsTextWriteOptions extends FsOpOptions {
+  /**
+   * Return the bytes replaced and published (`replaced`, `published`), e.g. to show a diff
+   * without reading the file again. The edit then always runs through the seam's own read and
+   * swap, not a provider's native editText.
+   */
+  readonly withBytes?: boolean;
 }
 
 /** The `ctx.fs` contract. Every method rejects only with FsError. */
@@ -155,7 +173,7 @@ export interface FileSystem {
     target: FsTarget,
     content: string,
     intent?: FsWriteIntent,
-    options?: FsOpOptions,
+    options?: FsTextWriteOptions,
   ): Promise<FsWriteOutcome>;
   /**
    * Publish exact bytes, with no text rules applied (for copying, overlay commit, restores).
@@ -171,7 +189,7 @@ export interface FileSystem {
     target: FsTarget,
     edit: FsEditRequest,
     guard?: { readonly version: FsVersion },
-    options?: FsOpOptions,
+    options?: FsTextWriteOptions,
   ): Promise<FsEditOutcome>;
   remove(target: FsTarget, intent?: FsWriteIntent, options?: FsWriteOptions): Promise<void>;
   /**
@@ -372,11 +390,6 @@ export interface FsProvider {
   /** D3: atomic move of a file or directory, with the guards of FsRenameOptions; creates missing parents of `to`. */
   rename(from: FsTarget, to: FsTarget, options: FsProviderRename): Promise<void>;
   /**
-   * Optional native edit (e.g. a remote compare-and-edit). When present the seam delegates to it
-   * after validating arguments, inside its per-target lock; the conformance suite holds it to the
-   * same rules as the seam's. `editBytes` gives the seam's edit of a file's bytes.
-   */
-  /**
    * Optional (X1): set or clear the executable bit of the regular file at `target` (FS_NOT_FOUND
    * when absent, FS_NOT_REGULAR_FILE for anything else). A swap that replaces a file keeps its
    * bit. Absent: the seam answers FS_UNSUPPORTED.
@@ -390,6 +403,11 @@ export interface FsProvider {
   symlink?(target: FsTarget, linkText: string, options: FsOpOptions): Promise<void>;
   /** Optional (K1): the text of the link at `target`; FS_NOT_FOUND when absent, FS_INVALID_ARGUMENT when not a link. */
   readlink?(target: FsTarget, options: FsOpOptions): Promise<string>;
+  /**
+   * Optional native edit (e.g. a remote compare-and-edit). When present the seam delegates to it
+   * after validating arguments, inside its per-target lock; the conformance suite holds it to the
+   * same rules as the seam's. `editBytes` gives the seam's edit of a file's bytes.
+   */
   editText?(
     target: FsTarget,
     edit: Required<FsEditRequest>,
