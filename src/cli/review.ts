@@ -5,7 +5,7 @@ import { UsageError, type Command, type Parsed, EXIT_FAILURE, EXIT_OK, oneOf, op
 import { colorDiff, colorsFor, type ColorMode } from './color.js';
 import { deadHolder, withStateLock, type StateLockOptions } from './lock.js';
 import type { Io } from './io.js';
-import { relativeInside } from './paths.js';
+import { relativeInside } from '../seam/path.js';
 import { hasSandboxState, mkdirState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
 import { postgresSandbox, postgresTarget, type PostgresSandbox } from './postgres.js';
 
@@ -41,7 +41,8 @@ async function locate(command: Command, parsed: Parsed, io: Io): Promise<Located
  */
 export function rootRelative(path: string, givenRoot: string, root: string, cwd: string, command: Command): string {
   const roots = [root, resolve(cwd, givenRoot)];
-  const inside = relativeInside;
+  // Canonical paths on both sides: relativeInside compares them lexically.
+  const inside = (base: string, path: string) => relativeInside(resolve(base), resolve(path));
   const realCwd = safeRealpath(cwd);
   const cwdInside = roots.some((r) => inside(r, cwd) !== undefined || inside(r, realCwd) !== undefined);
   const candidates = isAbsolute(path) ? [path] : cwdInside ? [resolve(cwd, path), resolve(realCwd, path)] : [resolve(root, path)];

@@ -2,11 +2,11 @@ import { setImmediate } from 'node:timers';
 import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { editBytes } from './edit.js';
 import { KeyedMutex } from './lock.js';
-import { createMutate, safeJson, type SwapDone } from './mutate.js';
+import { createMutate, type SwapDone } from './mutate.js';
 import { createSetExecutable } from './modes.js';
 import { createLinkOps, resolveNoFollow } from './links.js';
 import { RootGuard } from './root.js';
-import { canonicalPath, describeType, isWithin } from './path.js';
+import { canonicalPath, describeType, isWithin, safeJson } from './path.js';
 import { reservedNameCheck } from './reserved.js';
 import { UNVERSIONED } from './types.js';
 import {
