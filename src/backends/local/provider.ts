@@ -2,8 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { closeSync, constants, fstatSync, lstatSync, openSync, readSync, readdirSync, realpathSync, statSync, promises as nodeFsp, type BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix, resolve as resolveNative } from 'node:path';
-// Individual seam modules rather than its index: the index also loads search (and fast-glob),
-// which a provider does not need and which dominates start-up time.
+// Individual seam modules rather than its index: a provider needs only these few.
 import { FsError, throwIfAborted, toFsError } from '../../seam/errors.js';
 import { canonicalPath, isWithin } from '../../seam/path.js';
 import { KeyedMutex } from '../../seam/lock.js';
