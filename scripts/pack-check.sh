@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Packs the package as npm would publish it and uses it the way a consumer does, in a scratch
-# directory: install the tarball, import every export (ESM), type-check a TypeScript consumer with
+# directory: install the tarball without the optional peers (fewer than half the packages it once
+# pulled in), import what needs none and see each other entry refuse clearly, install the peers,
+# import every export (ESM), type-check a TypeScript consumer with
 # moduleResolution nodenext and bundler, and run the bin. Registry packages come from npm's cache
 # when they are there (--prefer-offline); the toolchain (tsc) is this checkout's.
 set -euo pipefail
@@ -38,15 +40,54 @@ for (const [sub, target] of Object.entries(pkg.exports)) {
 }
 JS
 
-echo "pack-check: installing into a scratch consumer"
+echo "pack-check: installing into a scratch consumer, without the optional peers"
 consumer="$work/consumer"
 mkdir -p "$consumer"
 cd "$consumer"
 cat > package.json <<JSON
 { "name": "consumer", "version": "0.0.0", "private": true, "type": "module" }
 JSON
+npm install --prefer-offline --no-audit --no-fund --loglevel=error "$tarball" > install.log 2>&1 || { cat install.log; exit 1; }
+# Before the peers became optional and fast-glob and pg left the dependencies, the tarball
+# installed 171 packages (measured on 0.1.0 with npm 11); a consumer now gets fewer than half.
+installed="$(node -p "Object.keys(require('./node_modules/.package-lock.json').packages).filter((k) => k.startsWith('node_modules/')).length")"
+echo "pack-check: $installed packages installed"
+[ "$installed" -lt $((171 / 2)) ] || { echo "pack-check: the tarball installs $installed packages, not fewer than half of 171"; exit 1; }
+for peer in @modelcontextprotocol/sdk fast-check pg fuse-native ai vitest; do
+  [ ! -e "node_modules/$peer" ] || { echo "pack-check: the optional peer $peer was installed"; exit 1; }
+done
+
+echo "pack-check: importing the entry points that need no peer, and each peer's clear refusal"
+node --input-type=module - <<'JS'
+const fail = (m) => { console.error(`pack-check: ${m}`); process.exit(1); };
+for (const name of ['dsh-fs', 'dsh-fs/memory', 'dsh-fs/local', 'dsh-fs/overlay', 'dsh-fs/postgres', 'dsh-fs/observation-policy', 'dsh-fs/tools', 'dsh-fs/search', 'dsh-fs/mcp', 'dsh-fs/mount']) {
+  const mod = await import(name);
+  if (Object.keys(mod).length === 0) fail(`${name} exports nothing`);
+}
+// A peer's absence is one FsError naming the package and the command that installs it.
+const refusal = (what, err, peer) => {
+  if (err?.code !== 'FS_UNSUPPORTED' || !err.message.includes(`npm install ${peer}@`)) fail(`${what} without ${peer}: ${err?.stack ?? err}`);
+};
+const { createMemoryFs } = await import('dsh-fs/memory');
+const fs = createMemoryFs();
+await import('dsh-fs/conformance').then(() => fail('dsh-fs/conformance loaded without fast-check'), (err) => refusal('dsh-fs/conformance', err, 'fast-check'));
+const { createMcpServer } = await import('dsh-fs/mcp');
+try { createMcpServer({ fs }); fail('createMcpServer ran without the MCP SDK'); } catch (err) { refusal('createMcpServer', err, '@modelcontextprotocol/sdk'); }
+const { mountFs } = await import('dsh-fs/mount');
+await mountFs(fs, '/nonexistent-mountpoint').then(() => fail('mountFs ran without fuse-native'), (err) => {
+  if (!/the fuse-native package: install it with: npm install fuse-native@/.test(err?.message)) fail(`mountFs without fuse-native: ${err?.stack ?? err}`);
+});
+JS
+for args in "serve --root ." "status --postgres postgres://127.0.0.1:1/x --workspace w"; do
+  peer=$([ "${args%% *}" = serve ] && echo @modelcontextprotocol/sdk || echo pg)
+  if out="$(npx --no-install dsh-fs $args 2>&1 </dev/null)"; then echo "pack-check: dsh-fs $args ran without $peer"; exit 1; fi
+  grep -q "needs the package $peer, which is not installed; install it with: npm install $peer@" <<<"$out" || { echo "pack-check: dsh-fs $args without $peer said:"; echo "$out"; exit 1; }
+done
+
+echo "pack-check: installing the peers"
 npm install --prefer-offline --no-audit --no-fund --loglevel=error \
-  "$tarball" "ai@$(version ai)" "@types/node@$(version @types/node)" > install.log 2>&1 || { cat install.log; exit 1; }
+  "ai@$(version ai)" "@types/node@$(version @types/node)" "@modelcontextprotocol/sdk@$(version @modelcontextprotocol/sdk)" \
+  "fast-check@$(version fast-check)" "pg@$(version pg)" > install-peers.log 2>&1 || { cat install-peers.log; exit 1; }
 
 echo "pack-check: importing every export"
 node --input-type=module - <<'JS'
@@ -59,6 +100,9 @@ for (const sub of Object.keys(pkg.exports)) {
   const mod = await import(name);
   if (Object.keys(mod).length === 0) throw new Error(`${name} exports nothing`);
 }
+const { createMcpServer } = await import('dsh-fs/mcp');
+const { createMemoryFs } = await import('dsh-fs/memory');
+createMcpServer({ fs: createMemoryFs() });
 // require() loads every other entry (Node loads ES modules that way since 20.19)...
 const require = createRequire(import.meta.url);
 for (const sub of Object.keys(pkg.exports)) {

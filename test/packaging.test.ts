@@ -2,6 +2,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { PEERS } from '../src/peers.js';
 
 const REPO = fileURLToPath(new URL('..', import.meta.url));
 const read = (path: string) => readFileSync(join(REPO, path), 'utf8');
@@ -50,23 +51,34 @@ describe('package.json and the files it ships', () => {
     }
   });
 
-  it('keeps ai an optional peer, pinned exactly for development, and every other version exact', () => {
-    expect(pkg.peerDependenciesMeta.ai?.optional).toBe(true);
-    expect(pkg.devDependencies.ai).toMatch(/^7\.\d+\.\d+$/);
-    for (const [name, version] of Object.entries({ ...pkg.dependencies, ...pkg.devDependencies })) expect(version, name).toMatch(/^\d+\.\d+\.\d+$/);
+  it('takes version ranges for dependencies and peers, and pins devDependencies exactly', () => {
+    for (const [name, version] of Object.entries(pkg.dependencies)) expect(version, name).toMatch(/^\^\d+\.\d+\.\d+$/);
+    for (const [name, version] of Object.entries(pkg.peerDependencies)) expect(version, name).toMatch(/^(\^|>=)\d+\.\d+\.\d+$/);
+    for (const [name, version] of Object.entries(pkg.devDependencies)) expect(version, name).toMatch(/^\d+\.\d+\.\d+$/);
+    expect(pkg).not.toHaveProperty('optionalDependencies');
+    // Only what src imports at run time is a dependency.
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['braces', 'diff', 'ignore', 'memfs', 'picomatch', 'zod']);
+  });
+
+  it('makes every peer optional, keeps each as a pinned devDependency, and names the same ranges in its errors', () => {
+    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['@modelcontextprotocol/sdk', 'ai', 'fast-check', 'fuse-native', 'pg', 'vitest']);
+    for (const name of Object.keys(pkg.peerDependencies)) {
+      expect(pkg.peerDependenciesMeta[name]?.optional, name).toBe(true);
+      expect(pkg.devDependencies[name], name).toMatch(/^\d+\.\d+\.\d+$/);
+      expect(pkg.dependencies[name], name).toBeUndefined();
+    }
+    for (const [name, range] of Object.entries(PEERS)) expect(pkg.peerDependencies[name], name).toBe(range);
     expect(Object.keys(pkg.exports)).toEqual(expect.arrayContaining(['./mcp', './ai-sdk']));
   });
 
-  it('takes the MCP SDK as a required peer with a 1.x range (one copy beside the host), pinned for development', () => {
-    expect(pkg.dependencies['@modelcontextprotocol/sdk']).toBeUndefined();
-    expect(pkg.peerDependencies['@modelcontextprotocol/sdk']).toMatch(/^\^1\.\d+\.\d+$/);
-    expect(pkg.peerDependenciesMeta['@modelcontextprotocol/sdk']?.optional).not.toBe(true);
-    // The tests run on the pin; scripts/pack-check.sh serves with the range's lower bound too.
-    const [min, pin] = [pkg.peerDependencies['@modelcontextprotocol/sdk']!.slice(1), pkg.devDependencies['@modelcontextprotocol/sdk']!];
+  it('takes each peer with a range that admits its development pin', () => {
     const parts = (v: string) => v.split('.').map(Number) as [number, number, number];
-    const [a, b] = [parts(min), parts(pin)];
-    expect(b[0]).toBe(1);
-    expect(b[1] > a[1] || (b[1] === a[1] && b[2] >= a[2]), `${pin} within ^${min}`).toBe(true);
+    for (const [name, range] of Object.entries(pkg.peerDependencies)) {
+      if (!range.startsWith('^')) continue;
+      const [min, pin] = [parts(range.slice(1)), parts(pkg.devDependencies[name]!)];
+      expect(pin[0], name).toBe(min[0]);
+      expect(pin[1] > min[1] || (pin[1] === min[1] && pin[2] >= min[2]), `${name} ${pkg.devDependencies[name]} within ${range}`).toBe(true);
+    }
   });
 
   it('package-lock.json agrees with package.json at the root (so npm install leaves it unchanged)', () => {
@@ -75,6 +87,7 @@ describe('package.json and the files it ships', () => {
     expect(root.dependencies).toEqual(pkg.dependencies);
     expect(root.devDependencies).toEqual(pkg.devDependencies);
     expect(root.peerDependencies).toEqual(pkg.peerDependencies);
+    expect(root.peerDependenciesMeta).toEqual(pkg.peerDependenciesMeta);
     expect(root.license).toBe(pkg.license);
   });
 });

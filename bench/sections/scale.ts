@@ -1,7 +1,8 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createLocalFs } from '../../src/backends/local/index.js';
-import { createMemoryFs, createMemoryProvider } from '../../src/backends/memory/index.js';
+import { createMemoryFs } from '../../src/backends/memory/index.js';
+import { createMemoryProvider } from '../../src/backends/memory/provider.js';
 import { interleave, reps, row, tempDir, usedBytes, type BenchRow } from '../lib.js';
 
 const SECTION = 'scale';

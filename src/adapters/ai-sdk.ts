@@ -1,6 +1,6 @@
 import { jsonSchema, tool, type JSONSchema7, type Tool as AiTool, type ToolExecutionOptions, type ToolSet } from 'ai';
 import type { HarnessContext, Owner, ToolInputOf, ToolResult, ToolValueOf, ToolValues } from '../harness/index.js';
-import { isImageValue } from '../tools/read.js';
+import { isImageValue } from '../harness/image.js';
 
 export interface AiSdkToolsOptions {
   /** The agent session the policy tracks (default: a new session for this tool set). */

@@ -1,6 +1,6 @@
 import type { JsonSchema, ToolListing, ToolResult } from '../harness/index.js';
-import { isImageValue } from '../tools/read.js';
-import type { ImageMediaType } from '../tools/image.js';
+import { isImageValue } from '../harness/image.js';
+import type { ImageMediaType } from '../harness/image.js';
 import { FsError } from '../seam/index.js';
 
 /** The LLM API a definition list is shaped for. */

@@ -7,7 +7,7 @@ import type { FsErrorCode } from '../seam/index.js';
 import { fsTools, searchTools } from '../tools/index.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError } from './args.js';
 import { colorDiff, colorsFor } from './color.js';
-import type { Io } from './review.js';
+import type { Io } from './io.js';
 import { openLower, openSandbox } from './workspace.js';
 
 const UTIL_JS = `export function first(items) {

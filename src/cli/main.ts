@@ -19,9 +19,10 @@ import {
 } from './args.js';
 import { demo } from './demo.js';
 import { mountCommand, runCommand } from './mount.js';
-import { commit, diff, discard, fork, status, type Io } from './review.js';
-import { createDshFsMcpServer } from './serve.js';
-import { BoundedStdioTransport, maxRequestBytes, type TransportEnd } from './stdio-transport.js';
+import type { Io } from './io.js';
+import { commit, diff, discard, fork, status } from './review.js';
+import type { TransportEnd } from './stdio-transport.js';
+import { importPeer } from '../peers.js';
 import { fsTools, moveDeleteTools, patchTools, searchTools, textEditorTool } from '../tools/index.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode } from './workspace.js';
 import { closePools, openPostgresWorkspace, postgresTarget, transfer } from './postgres.js';
@@ -124,6 +125,11 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   const extra = parseToolList(optionalString(parsed, 'tools'), 'serve');
   // A patch can delete and move files, so it follows the same rule as move and delete.
   if (extra.includes('patch') && !moveDelete) throw new UsageError('--tools patch can delete and move files: in --mode direct, add --allow-delete', 'serve');
+
+  // The MCP SDK is an optional peer: checked before anything is opened, loaded only to serve.
+  await importPeer('@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/types.js', 'dsh-fs serve');
+  const { createDshFsMcpServer } = await import('./serve.js');
+  const { BoundedStdioTransport, maxRequestBytes } = await import('./stdio-transport.js');
 
   // stdout carries MCP messages only: anything a library prints goes to stderr instead.
   const toStderr = (...args: unknown[]) => console.error(...args);

@@ -9,7 +9,8 @@ import { FsError, type FileSystem } from '../seam/index.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, oneOf, optionalString, requireString, type Command, type Parsed } from './args.js';
 import { Writable } from 'node:stream';
 import { leasedFs } from './lease.js';
-import { fork, type Io } from './review.js';
+import type { Io } from './io.js';
+import { fork } from './review.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode, type Workspace } from './workspace.js';
 import { openPostgresWorkspace, postgresTarget } from './postgres.js';
 

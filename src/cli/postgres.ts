@@ -3,13 +3,14 @@
  * through a sandbox whose upper layer lives in the same database (named by `--sandbox`, default
  * the workspace's name), so the review commands work from any machine that reaches the database.
  */
-import pg from 'pg';
+import type pg from 'pg';
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
 import { createPostgresFs, createPostgresUpperStore, exportTree, importTree, type PostgresUpperStore, type TransferReport } from '../backends/postgres/index.js';
+import { requirePeer } from '../peers.js';
 import { KeyedMutex, type FileSystem } from '../seam/index.js';
 import { EXIT_OK, UsageError, optionalString, requireString, type Command, type Parsed } from './args.js';
 import type { StateLockOptions } from './lock.js';
-import type { Io } from './review.js';
+import type { Io } from './io.js';
 import type { Mode, Workspace } from './workspace.js';
 
 export interface PostgresTarget {
@@ -42,7 +43,9 @@ const pools = new Set<pg.Pool>();
 
 /** One pool per command; `closePools` ends them so the process can exit. */
 export function poolFor(url: string): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max: 4, application_name: 'dsh-fs' });
+  // pg is an optional peer, loaded by the commands that reach a database.
+  const { Pool } = requirePeer<typeof pg>('pg', 'pg', '--postgres');
+  const pool = new Pool({ connectionString: url, max: 4, application_name: 'dsh-fs' });
   // An idle connection the server closed: the next statement gets another one.
   pool.on('error', () => {});
   pools.add(pool);

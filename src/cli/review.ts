@@ -4,17 +4,10 @@ import type { OverlayChange, OverlayChangeKind, OverlayCommitProgress, OverlayFi
 import { UsageError, type Command, type Parsed, EXIT_FAILURE, EXIT_OK, oneOf, optionalString, requireString } from './args.js';
 import { colorDiff, colorsFor, type ColorMode } from './color.js';
 import { deadHolder, withStateLock, type StateLockOptions } from './lock.js';
-import { relativeInside } from './paths.js';
+import type { Io } from './io.js';
+import { relativeInside } from '../seam/path.js';
 import { hasSandboxState, mkdirState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
 import { postgresSandbox, postgresTarget, type PostgresSandbox } from './postgres.js';
-
-/** Where the command's output goes; the CLI passes the process streams, tests may pass others. */
-export interface Io {
-  readonly stdout: NodeJS.WritableStream & { readonly isTTY?: boolean };
-  readonly stderr: NodeJS.WritableStream & { readonly isTTY?: boolean };
-  readonly env: NodeJS.ProcessEnv;
-  readonly cwd: string;
-}
 
 interface Located {
   readonly root: string;
@@ -48,7 +41,8 @@ async function locate(command: Command, parsed: Parsed, io: Io): Promise<Located
  */
 export function rootRelative(path: string, givenRoot: string, root: string, cwd: string, command: Command): string {
   const roots = [root, resolve(cwd, givenRoot)];
-  const inside = relativeInside;
+  // Canonical paths on both sides: relativeInside compares them lexically.
+  const inside = (base: string, path: string) => relativeInside(resolve(base), resolve(path));
   const realCwd = safeRealpath(cwd);
   const cwdInside = roots.some((r) => inside(r, cwd) !== undefined || inside(r, realCwd) !== undefined);
   const candidates = isAbsolute(path) ? [path] : cwdInside ? [resolve(cwd, path), resolve(realCwd, path)] : [resolve(root, path)];

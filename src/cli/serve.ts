@@ -5,8 +5,6 @@ import { createMcpServer } from '../mcp/index.js';
 import { fsTools, searchTools } from '../tools/index.js';
 import type { Workspace } from './workspace.js';
 
-export { toCallToolResult } from '../mcp/index.js';
-
 export interface McpServerOptions {
   readonly version: string;
   /** One line of diagnostics (the CLI sends them to stderr; stdout carries only MCP). */

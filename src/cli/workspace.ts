@@ -7,7 +7,7 @@ import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/ind
 import { KeyedMutex, toFsError, type FileSystem } from '../seam/index.js';
 import { withStateLock, type StateLockOptions } from './lock.js';
 import { UsageError } from './args.js';
-import { relativeInside } from './paths.js';
+import { relativeInside } from '../seam/path.js';
 
 export type Mode = 'sandbox' | 'direct';
 

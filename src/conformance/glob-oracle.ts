@@ -2,7 +2,7 @@
  * An independent glob and .gitignore matcher, written from the specs, kept as the conformance
  * kit's oracle for search (S1): search itself matches with picomatch and the \`ignore\` package.
  */
-import { relativeInside } from '../search/paths.js';
+import { relativeInside } from '../seam/path.js';
 
 /**
  * Glob matching on `/`-separated relative paths, used where fast-glob cannot be (a `.gitignore`
@@ -233,7 +233,7 @@ export function isIgnored(rules: readonly IgnoreRule[], path: string, isDirector
   for (const rule of rules) {
     if (rule.dirOnly && !isDirectory) continue;
     const rel = relativeInside(rule.base, path);
-    if (rel === undefined) continue;
+    if (rel === undefined || rel === '') continue;
     if (rule.regex.test(rel)) ignored = !rule.negate;
   }
   return ignored;

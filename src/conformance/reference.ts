@@ -1,6 +1,7 @@
 /**
  * Small, independent re-statements of the text rules, so the suite does not only compare the
- * seam with itself. E7 is the one rule that compares against the seam's own `applyEdit`.
+ * seam with itself. E7 holds the seam's own `applyEdit` to them; elsewhere (the model-based check,
+ * the guard rules) the suite computes expected content with the seam's `applyEdit` and `textForWrite`.
  */
 
 export interface Span {

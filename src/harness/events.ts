@@ -1,4 +1,5 @@
 import { FsError, toFsError } from '../seam/index.js';
+import { safeJson as describe } from '../seam/path.js';
 import type { FsObservation, FsTarget, FsVersion, FsWriteIntent } from '../seam/index.js';
 
 /**
@@ -213,12 +214,4 @@ function defaultListenerError(error: unknown, info: { event: string; target: FsT
 
 function isThenable(value: unknown): value is PromiseLike<unknown> {
   return typeof value === 'object' && value !== null && typeof (value as { then?: unknown }).then === 'function';
-}
-
-function describe(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

@@ -1,16 +1,10 @@
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import {
-  CallToolRequestSchema,
-  ErrorCode,
-  ListToolsRequestSchema,
-  McpError,
-  type CallToolResult,
-  type Tool as McpTool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { createHarness, errorResult, type HarnessContext, type HarnessPlugin, type Owner, type ToolListing, type ToolResult } from '../harness/index.js';
+import { requirePeer } from '../peers.js';
 import { createObservationPolicy } from '../policy/index.js';
 import type { FileSystem } from '../seam/index.js';
-import { fsTools, isImageValue, searchTools } from '../tools/index.js';
+import { fsTools, searchTools } from '../tools/index.js';
+import { mcpTool, toCallToolResult } from './result.js';
 
 export interface CreateMcpServerOptions {
   /** The filesystem the tools work on. */
@@ -42,9 +36,17 @@ export interface CreateMcpServerOptions {
  * any transport (`await server.connect(transport)`). Tools carry a title, annotations and an
  * outputSchema that their `structuredContent` follows; an unknown tool is a JSON-RPC error.
  * The server owns `tools/list` and `tools/call`: add tools as harness plugins (`tools`), not
- * with `server.registerTool`.
+ * with `server.registerTool`. Needs the optional peer `@modelcontextprotocol/sdk`; without it,
+ * an FsError (`FS_UNSUPPORTED`) names the package and the command that installs it.
  */
 export function createMcpServer(options: CreateMcpServerOptions): McpServer {
+  // The SDK is an optional peer, loaded on first use (its CommonJS build, so this stays synchronous).
+  const { McpServer } = requirePeer<typeof import('@modelcontextprotocol/sdk/server/mcp.js')>('@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/server/mcp.js', 'dsh-fs/mcp');
+  const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = requirePeer<typeof import('@modelcontextprotocol/sdk/types.js')>(
+    '@modelcontextprotocol/sdk',
+    '@modelcontextprotocol/sdk/types.js',
+    'dsh-fs/mcp',
+  );
   const policy = options.policy ?? createObservationPolicy();
   const plugins = options.tools ?? [fsTools(), searchTools()];
   const log = options.log ?? (() => {});
@@ -96,43 +98,4 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
     return toCallToolResult(result);
   });
   return server;
-}
-
-/** A registry listing as MCP describes a tool. */
-export function mcpTool(listing: ToolListing, destructive = true): McpTool {
-  const hints = listing.hints ?? {};
-  const readOnly = hints.readOnlyHint === true;
-  return {
-    name: listing.name,
-    ...(listing.title === undefined ? {} : { title: listing.title }),
-    description: listing.description,
-    inputSchema: listing.inputSchema as McpTool['inputSchema'],
-    ...(listing.outputSchema === undefined ? {} : { outputSchema: listing.outputSchema as McpTool['outputSchema'] }),
-    annotations: {
-      ...(listing.title === undefined ? {} : { title: listing.title }),
-      readOnlyHint: readOnly,
-      ...(readOnly ? {} : { destructiveHint: destructive && hints.destructiveHint !== false }),
-      idempotentHint: hints.idempotentHint === true,
-      // The tools touch only the given filesystem.
-      openWorldHint: false,
-    },
-  };
-}
-
-/** MCP's shape of a registry result: the rendered text, plus the structured value on success. */
-export function toCallToolResult(result: ToolResult): CallToolResult {
-  const content: CallToolResult['content'] = [{ type: 'text' as const, text: result.text }];
-  if (result.isError) {
-    // The code travels in _meta, so clients that show structuredContent still show the model the text and its remedy.
-    return { isError: true, content, _meta: { 'dsh-fs/error': { ...result.error } } };
-  }
-  // An image read: the model gets the picture itself, after the text that names it.
-  if (isImageValue(result.value)) content.push({ type: 'image', data: result.value.data, mimeType: result.value.mediaType });
-  return { content, structuredContent: toStructured(result.value) };
-}
-
-function toStructured(value: unknown): Record<string, unknown> {
-  // Through JSON, so the client receives exactly what the protocol can carry (no undefined, no class instances).
-  const plain: unknown = value === undefined ? {} : JSON.parse(JSON.stringify(value));
-  return typeof plain === 'object' && plain !== null && !Array.isArray(plain) ? (plain as Record<string, unknown>) : { value: plain };
 }

@@ -8,7 +8,7 @@ import { loadFuse, type FuseInstance, type LoadOptions } from './load.js';
 import { createOps } from './ops.js';
 
 export { ERRNO_OF_CODE } from './errno.js';
-export { loadFuse, type FuseLoader, type LoadOptions } from './load.js';
+export { type FuseLoader, type LoadOptions } from './load.js';
 
 export interface MountOptions {
   /** Every mutation is refused with EROFS. */

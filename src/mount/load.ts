@@ -1,6 +1,7 @@
 import { constants } from 'node:fs';
 import { access, stat } from 'node:fs/promises';
 import { delimiter, join } from 'node:path';
+import { installCommand } from '../peers.js';
 import { FsError } from '../seam/index.js';
 
 /** The part of fuse-native's class the mount uses (the package ships no types). */
@@ -22,7 +23,7 @@ export interface LoadOptions {
 }
 
 const INSTALL_SYSTEM = 'install it with "apt-get install -y libfuse2 fuse" (Debian/Ubuntu, as root)';
-const INSTALL_PACKAGE = 'install it with "npm install fuse-native@2.2.6" (an optional dependency of dsh-fs)';
+const INSTALL_PACKAGE = `install it with: ${installCommand('fuse-native')} (an optional peer dependency of dsh-fs)`;
 
 const defaultLoader: FuseLoader = async () => {
   // A variable specifier, so bundlers and tsc leave the optional package alone.

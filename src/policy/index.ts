@@ -51,7 +51,7 @@ export interface ObservationPolicy extends HarnessPluginObject {
 type Ledger = Map<string, FsObservation>;
 
 /**
- * The observation policy (DESIGN §5). Per owner and target it knows unseen, absent, or present at
+ * The observation policy. Per owner and target it knows unseen, absent, or present at
  * a version, and turns that into the guard of each mutation. It does no I/O and owns no storage:
  * the provider does the compare-and-swap under its own lock.
  */

@@ -2,11 +2,11 @@ import { setImmediate } from 'node:timers';
 import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { editBytes } from './edit.js';
 import { KeyedMutex } from './lock.js';
-import { createMutate, safeJson, type SwapDone } from './mutate.js';
+import { createMutate, type SwapDone } from './mutate.js';
 import { createSetExecutable } from './modes.js';
 import { createLinkOps, resolveNoFollow } from './links.js';
 import { RootGuard } from './root.js';
-import { canonicalPath, describeType, isWithin } from './path.js';
+import { canonicalPath, describeType, isWithin, safeJson } from './path.js';
 import { reservedNameCheck } from './reserved.js';
 import { UNVERSIONED } from './types.js';
 import {
@@ -40,6 +40,7 @@ import type {
   FsWalkEntry,
   FsWalkOptions,
   FsStreamOptions,
+  FsTextWriteOptions,
   FsWriteIntent,
   FsWriteOutcome,
 } from './types.js';
@@ -172,21 +173,23 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       return entries;
     },
 
-    async writeText(target: FsTarget, content: string, intent?: FsWriteIntent, opts?: FsOpOptions): Promise<FsWriteOutcome> {
+    async writeText(target: FsTarget, content: string, intent?: FsWriteIntent, opts?: FsTextWriteOptions): Promise<FsWriteOutcome> {
       checkTarget(target);
       assertWritableText(content, 'content');
       checkIntent(intent, true);
       const what = `cannot write "${target.displayPath}"`;
-      let size = 0;
+      let replaced: Uint8Array | null = null;
+      let published: Uint8Array = new Uint8Array();
       // L4/L5 need the existing file's BOM and line-ending style, so this write reads it first.
       const done = await call(what, opts?.signal, () =>
         mutate(target, what, opts?.signal, intent, (current) => {
-          const bytes = textForWrite(content, current?.bytes);
-          size = bytes.byteLength;
-          return bytes;
+          replaced = current?.bytes ?? null;
+          published = textForWrite(content, current?.bytes);
+          return published;
         }),
       );
-      return { operation: done.existed ? 'update' : 'create', version: writtenVersion(done, what), size };
+      const outcome = { operation: done.existed ? 'update' : 'create', version: writtenVersion(done, what), size: published.byteLength } as const;
+      return withBytes(opts) ? { ...outcome, replaced, published } : outcome;
     },
 
     async writeBytes(target: FsTarget, bytes: Uint8Array, intent?: FsWriteIntent, opts?: FsWriteOptions): Promise<FsWriteOutcome> {
@@ -207,14 +210,16 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       target: FsTarget,
       edit: FsEditRequest,
       guard?: { readonly version: FsVersion },
-      opts?: FsOpOptions,
+      opts?: FsTextWriteOptions,
     ): Promise<FsEditOutcome> {
       checkTarget(target);
       const request = checkEdit(edit);
       if (guard !== undefined) checkIntent({ kind: 'replaceIfVersion', version: guard?.version }, false);
       const what = `cannot edit "${target.displayPath}"`;
       const signal = opts?.signal;
-      if (provider.editText) {
+      const bytesWanted = withBytes(opts);
+      // A native edit does not hand back the bytes; asked for them, the seam edits itself.
+      if (provider.editText && !bytesWanted) {
         const native = provider.editText.bind(provider);
         return call(what, signal, () => locks.run(target.targetKey, () => native(target, request, guard, { signal })));
       }
@@ -224,7 +229,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
         mutate(target, what, signal, intent, (current) => {
           if (current === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
           const edited = editBytes(current.bytes, request, what);
-          outcome = { replacements: edited.replacements, lines: edited.lines };
+          outcome = { replacements: edited.replacements, lines: edited.lines, ...(bytesWanted ? { replaced: current.bytes, published: edited.bytes } : {}) };
           return edited.bytes;
         }),
       );
@@ -346,6 +351,12 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   }
 
   return fs;
+}
+
+function withBytes(opts: FsTextWriteOptions | undefined): boolean {
+  const asked = opts?.withBytes;
+  if (asked !== undefined && typeof asked !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `withBytes must be a boolean, got ${JSON.stringify(asked)}`);
+  return asked === true;
 }
 
 function durabilityOf(opts: FsWriteOptions | undefined): 'deferred' | undefined {

@@ -128,6 +128,10 @@ export interface FsWriteOutcome {
   readonly operation: 'create' | 'update';
   readonly version: FsVersion;
   readonly size: number;
+  /** With `withBytes` (writeText): the bytes the write replaced, null when it created the file. */
+  readonly replaced?: Uint8Array | null;
+  /** With `withBytes` (writeText): the bytes it published. */
+  readonly published?: Uint8Array;
 }
 
 /** A 1-based inclusive line range in the file after the edit. */
@@ -141,6 +145,20 @@ export interface FsEditOutcome {
   readonly replacements: number;
   /** Where each replacement landed, in the edited file. */
   readonly lines: readonly FsLineRange[];
+  /** With `withBytes`: the bytes the edit replaced. */
+  readonly replaced?: Uint8Array;
+  /** With `withBytes`: the bytes it published. */
+  readonly published?: Uint8Array;
+}
+
+/** Options of writeText and editText. */
+export interface FsTextWriteOptions extends FsOpOptions {
+  /**
+   * Return the bytes replaced and published (`replaced`, `published`), e.g. to show a diff
+   * without reading the file again. The edit then always runs through the seam's own read and
+   * swap, not a provider's native editText.
+   */
+  readonly withBytes?: boolean;
 }
 
 /** Options of `walk`: both hooks let a caller (search) steer one walk instead of listing by hand. */

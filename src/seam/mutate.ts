@@ -1,5 +1,6 @@
 import { FsError, isFsError, throwIfAborted } from './errors.js';
 import type { KeyedMutex } from './lock.js';
+import { safeJson } from './path.js';
 import { checkWriteIntent } from './resolve.js';
 import { pauseBeforeRetry } from './retry.js';
 import type { FsCurrent, FsExpect, FsProvider, FsSwapResult, FsTarget, FsWriteIntent } from './types.js';
@@ -84,12 +85,4 @@ export function createMutate(provider: FsProvider, locks: KeyedMutex, maxTextByt
 function expectOf(intent: FsWriteIntent | undefined): FsExpect {
   if (intent === undefined) return { kind: 'any' };
   return intent.kind === 'createIfAbsent' ? { kind: 'absent' } : { kind: 'present', version: intent.version };
-}
-
-export function safeJson(value: unknown): string {
-  try {
-    return JSON.stringify(value) ?? String(value);
-  } catch {
-    return String(value);
-  }
 }

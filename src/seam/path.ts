@@ -60,6 +60,25 @@ export function isWithin(parent: string, child: string): boolean {
   return child.startsWith(prefix);
 }
 
+/**
+ * `child` relative to `parent` when it lies inside it (`''` for `parent` itself), else undefined.
+ * Lexical, on canonical absolute paths; whole segments compare, so `..foo` is a name inside.
+ */
+export function relativeInside(parent: string, child: string): string | undefined {
+  if (child === parent) return '';
+  if (parent === '/') return child.startsWith('/') ? child.slice(1) : undefined;
+  return child.startsWith(`${parent}/`) ? child.slice(parent.length + 1) : undefined;
+}
+
+/** A value as JSON for an error message, or as a string when it has no JSON form (a cycle, a BigInt). */
+export function safeJson(value: unknown): string {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+}
+
 export function describeType(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'array';

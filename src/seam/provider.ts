@@ -124,11 +124,6 @@ export interface FsProvider {
   /** D3: atomic move of a file or directory, with the guards of FsRenameOptions; creates missing parents of `to`. */
   rename(from: FsTarget, to: FsTarget, options: FsProviderRename): Promise<void>;
   /**
-   * Optional native edit (e.g. a remote compare-and-edit). When present the seam delegates to it
-   * after validating arguments, inside its per-target lock; the conformance suite holds it to the
-   * same rules as the seam's. `editBytes` gives the seam's edit of a file's bytes.
-   */
-  /**
    * Optional (X1): set or clear the executable bit of the regular file at `target` (FS_NOT_FOUND
    * when absent, FS_NOT_REGULAR_FILE for anything else). A swap that replaces a file keeps its
    * bit. Absent: the seam answers FS_UNSUPPORTED.
@@ -150,6 +145,11 @@ export interface FsProvider {
    * link there, never a directory.
    */
   renameLink?(from: FsTarget, to: FsTarget, options: FsOpOptions & { readonly replace: boolean }): Promise<void>;
+  /**
+   * Optional native edit (e.g. a remote compare-and-edit). When present the seam delegates to it
+   * after validating arguments, inside its per-target lock; the conformance suite holds it to the
+   * same rules as the seam's. `editBytes` gives the seam's edit of a file's bytes.
+   */
   editText?(
     target: FsTarget,
     edit: Required<FsEditRequest>,

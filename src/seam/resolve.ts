@@ -74,7 +74,7 @@ export function checkWriteIntent(intent: FsWriteIntent | undefined, current: { r
   if (intent === undefined) return;
   if (intent.kind === 'createIfAbsent') {
     if (current !== undefined) {
-      throw new FsError('FS_NOT_OBSERVED', `${what}: the file already exists and has not been read; read it first`);
+      throw new FsError('FS_NOT_OBSERVED', `${what}: the file already exists, and the intent (createIfAbsent) allows only a create`);
     }
     return;
   }

@@ -14,6 +14,7 @@ import type {
   FsTarget,
   FsTextRead,
   FsTextStream,
+  FsTextWriteOptions,
   FsVersion,
   FsWalkEntry,
   FsWalkOptions,
@@ -43,7 +44,7 @@ export interface FileSystem {
     target: FsTarget,
     content: string,
     intent?: FsWriteIntent,
-    options?: FsOpOptions,
+    options?: FsTextWriteOptions,
   ): Promise<FsWriteOutcome>;
   /**
    * Publish exact bytes, with no text rules applied (for copying, overlay commit, restores).
@@ -59,7 +60,7 @@ export interface FileSystem {
     target: FsTarget,
     edit: FsEditRequest,
     guard?: { readonly version: FsVersion },
-    options?: FsOpOptions,
+    options?: FsTextWriteOptions,
   ): Promise<FsEditOutcome>;
   remove(target: FsTarget, intent?: FsWriteIntent, options?: FsWriteOptions): Promise<void>;
   /**

@@ -2,7 +2,7 @@ import ignore, { type Ignore } from 'ignore';
 import braces from 'braces';
 import picomatch from 'picomatch';
 import { FsError } from '../seam/errors.js';
-import { relativeInside } from './paths.js';
+import { relativeInside } from '../seam/path.js';
 
 /*
  * The one glob dialect of search: picomatch, with the options fast-glob gives it (`posix`,
@@ -157,7 +157,8 @@ export function decide(rules: readonly IgnoreRule[], path: string, isDirectory: 
   for (let i = rules.length - 1; i >= 0; i--) {
     const rule = rules[i]!;
     const rel = relativeInside(rule.base, path);
-    if (rel === undefined) continue;
+    // A rule file speaks of what lies below its directory, not of the directory itself.
+    if (rel === undefined || rel === '') continue;
     const result = rule.matcher.test(single(isDirectory ? `${rel}/` : rel));
     if (result.ignored) return true;
     if (result.unignored) return false;

@@ -1,4 +1,5 @@
 import { posix } from 'node:path';
+import { relativeInside } from '../seam/path.js';
 import { compareNames } from '../seam/resolve.js';
 
 /**
@@ -22,11 +23,4 @@ export function relativeTo(dir: string, path: string): string | undefined {
   if (path === dir) return '.';
   const rel = relativeInside(dir, path);
   return rel === undefined ? undefined : posix.normalize(rel);
-}
-
-/** `path` below `base`, lexically (both absolute and canonical), else undefined. */
-export function relativeInside(base: string, path: string): string | undefined {
-  if (base === '/') return path.length > 1 ? path.slice(1) : undefined;
-  if (!path.startsWith(`${base}/`)) return undefined;
-  return path.slice(base.length + 1);
 }

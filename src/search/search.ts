@@ -1,6 +1,6 @@
 /*
  * Search over the `FileSystem` contract. These are free functions, not methods: they need
- * nothing but `resolve`, `stat`, `listDir` and `streamText`, so every provider (a third-party one
+ * nothing but `resolve`, `contains`, `stat`, `walk`, `readText` and `streamText`, so every provider (a third-party one
  * included) gets them without writing search code, and the contract stays small. Because every
  * access goes through the contract, an overlay's view is what is searched (whiteouts hidden,
  * upper files included) and a rooted provider's confinement applies to every path.

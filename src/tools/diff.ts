@@ -1,12 +1,10 @@
 import { OMIT_HEADERS, formatPatch, structuredPatch } from 'diff';
-import { isFsError, textProblem, type FsTarget, type FsVersion } from '../seam/index.js';
-import type { ToolCall } from '../harness/index.js';
+import { textProblem } from '../seam/index.js';
 
-// The unified diff that write and edit put in their structured values for a UI to show. The
-// model text does not include it. Under the policy a diff is given only when both sides are known exactly: the
-// "before" bytes are read ahead of the change and must be at the version the change is guarded
-// by, and the "after" bytes are derived from them by the seam's own rules (textForWrite,
-// editBytes), so no second read can race with another writer.
+// The unified diff that write and edit put in their structured values for a UI to show; the
+// model's text does not include it. Both sides come from the seam (writeText and editText with
+// `withBytes`): the bytes the change replaced and those it published, so the diff is exactly
+// the change, with no read of its own that another writer could race.
 
 /** Largest diff text kept in a value (UTF-8 bytes); longer ones are cut at a line and flagged. */
 export const MAX_DIFF_BYTES = 64 * 1024;
@@ -18,20 +16,6 @@ export interface DiffFields {
   readonly diff?: string;
   /** The diff was cut at MAX_DIFF_BYTES. */
   readonly diffTruncated?: boolean;
-}
-
-/** What the file held before the change: its bytes at a version, absent, or unknown. */
-export type Before = { readonly bytes: Uint8Array; readonly version: FsVersion } | 'absent' | undefined;
-
-/** Reads the file ahead of a change, for the diff only: never fails the call. */
-export async function readBefore(call: ToolCall, target: FsTarget): Promise<Before> {
-  try {
-    const read = await call.fs.readBytes(target, { maxBytes: MAX_DIFF_INPUT_BYTES, ...(call.signal ? { signal: call.signal } : {}) });
-    return { bytes: read.bytes, version: read.version };
-  } catch (err) {
-    if (isFsError(err, 'FS_ABORTED')) throw err;
-    return isFsError(err, 'FS_NOT_FOUND') ? 'absent' : undefined;
-  }
 }
 
 const keepBom = new TextDecoder('utf-8', { ignoreBOM: true });

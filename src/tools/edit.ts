@@ -1,5 +1,5 @@
-import { FsError, crlfToLf, editBytes, type FsLineRange, type FsVersion } from '../seam/index.js';
-import { diffFields, readBefore, type DiffFields } from './diff.js';
+import { FsError, crlfToLf, type FsLineRange, type FsVersion } from '../seam/index.js';
+import { diffFields, type DiffFields } from './diff.js';
 import type { Tool } from '../harness/index.js';
 import { shownPath } from '../harness/tools.js';
 import { EDIT_DESCRIPTION, createEditSchema, type EditArgs } from './schemas.js';
@@ -66,9 +66,9 @@ export function createEditTool(): Tool<EditArgs, EditValue> {
         const { signal } = call;
         const target = await call.fs.resolve(args.file_path, { cwd: call.cwd, ...(signal ? { signal } : {}) });
         const guard = await call.events.editIntent(target, call.owner);
-        const before = await readBefore(call, target);
         const request = { oldString: pair.old_string, newString: pair.new_string, replaceAll: args.replace_all === true };
-        const outcome = await call.fs.editText(target, request, guard, signal ? { signal } : {});
+        // The seam hands back the bytes it replaced and published: the diff needs no read of its own.
+        const outcome = await call.fs.editText(target, request, guard, { withBytes: true, ...(signal ? { signal } : {}) });
         call.events.observed(target, { kind: 'present', version: outcome.version }, call.owner);
         return {
           path: target.displayPath,
@@ -76,23 +76,11 @@ export function createEditTool(): Tool<EditArgs, EditValue> {
           replacements: outcome.replacements,
           replaceAll: args.replace_all === true,
           lines: outcome.lines,
-          ...editDiff(target.displayPath, before, guard?.version, request),
+          ...(outcome.replaced && outcome.published ? diffFields(target.displayPath, outcome.replaced, outcome.published) : {}),
         };
       } catch (err) {
         throw withRemedy(err, `cannot edit "${args.file_path}"`);
       }
     },
   };
-}
-
-/** The diff of an edit, when the bytes it was applied to are known exactly (read at the guard's version). */
-function editDiff(path: string, before: Awaited<ReturnType<typeof readBefore>>, guard: FsVersion | undefined, request: { oldString: string; newString: string; replaceAll: boolean }): DiffFields {
-  if (before === undefined || before === 'absent') return {};
-  if (guard !== undefined && before.version !== guard) return {};
-  try {
-    // The seam's own edit of those bytes: what the provider published.
-    return diffFields(path, before.bytes, editBytes(before.bytes, request, path).bytes);
-  } catch {
-    return {}; // unguarded, and the file changed between the read and the edit
-  }
 }

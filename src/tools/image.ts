@@ -2,7 +2,9 @@
 // and reading their pixel size from the header. No decoding: only the few header bytes each
 // format puts the size in.
 
-export type ImageMediaType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+import type { ImageMediaType } from '../harness/image.js';
+
+export type { ImageMediaType };
 
 export type ImageSniff =
   | { readonly mediaType: ImageMediaType; readonly width: number; readonly height: number }

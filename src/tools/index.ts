@@ -77,7 +77,7 @@ export function moveDeleteTools(): HarnessPluginObject {
 }
 
 /** A tool definition in Anthropic's shape (`input_schema`); see `toolDefinitions({ format })` for others. */
-export type ToolDefinition = AnthropicToolDefinition;
+type ToolDefinition = AnthropicToolDefinition;
 
 export interface ToolDefinitionsOptions<F extends ToolFormat = ToolFormat> extends FsToolsOptions, SearchToolsOptions {
   /** The API's shape (default `anthropic`). */
@@ -124,69 +124,39 @@ export function toolDefinitions<F extends ToolFormat = 'anthropic'>(options: Too
 }
 
 export {
-  DEFAULT_TOOL_LIMITS,
-  EDIT_DESCRIPTION,
-  WRITE_DESCRIPTION,
-  createEditSchema,
   createReadSchema,
-  createWriteSchema,
   editSchema,
-  readDescription,
   readSchema,
-  toolLimits,
   writeSchema,
-  type EditArgs,
   type FsToolLimits,
   type FsToolsOptions,
-  type ReadArgs,
-  type WriteArgs,
 } from './schemas.js';
 export {
-  createReadTool,
   isImageValue,
-  readFooter,
-  readWindow,
   renderRead,
-  renderReadLine,
   type ReadImageValue,
   type ReadLine,
   type ReadResultValue,
   type ReadValue,
-  type TextWindow,
-  type WindowOptions,
 } from './read.js';
-export { imageType, sniffImage, type ImageMediaType, type ImageSniff } from './image.js';
-export { createWriteTool, renderWrite, type WriteValue } from './write.js';
-export { createEditTool, renderEdit, type EditValue } from './edit.js';
+export { type ImageMediaType } from './image.js';
+export { renderWrite, type WriteValue } from './write.js';
+export { renderEdit, type EditValue } from './edit.js';
 export {
-  DEFAULT_LIST_LIMITS,
-  createListSchema,
-  createListTool,
-  listDescription,
   listSchema,
   renderList,
-  type ListArgs,
   type ListEntry,
-  type ListToolLimits,
   type ListValue,
 } from './list.js';
 export {
-  DELETE_DESCRIPTION,
-  MOVE_DESCRIPTION,
-  createDeleteSchema,
-  createDeleteTool,
-  createMoveSchema,
-  createMoveTool,
   deleteSchema,
   moveSchema,
   renderDelete,
   renderMove,
-  type DeleteArgs,
   type DeleteValue,
-  type MoveArgs,
   type MoveValue,
 } from './manage.js';
-export { REMEDIES, withRemedy } from './errors.js';
+
 export {
   deleteOutputSchema,
   editOutputSchema,
@@ -199,7 +169,6 @@ export {
   writeOutputSchema,
 } from './outputs.js';
 export {
-  TOOL_FORMATS,
   formatTools,
   toOpenAIStrictSchema,
   toolResultContent,
@@ -244,56 +213,33 @@ declare module '../harness/tools.js' {
   }
 }
 export {
-  DEFAULT_SEARCH_LIMITS,
-  compareNewestFirst,
-  createGlobSchema,
   createGlobTool,
-  createGrepSchema,
   createGrepTool,
-  createSearchTools,
-  globDescription,
-  globSchema,
-  grepDescription,
-  grepSchema,
-  includeProblem,
   renderGlob,
   renderGrep,
   searchToolDefinitions,
-  searchToolLimits,
   searchTools,
   type GlobArgs,
   type GlobValue,
   type GrepArgs,
   type GrepLine,
   type GrepValue,
-  type SearchToolLimits,
-  type SearchToolSuite,
   type SearchToolsOptions,
 } from './search.js';
 export {
-  PATCH_DESCRIPTION,
-  createPatchSchema,
   createPatchTool,
   patchOutputSchema,
   patchTools,
-  renderPatch,
-  runPatch,
   type PatchArgs,
   type PatchFileChange,
   type PatchValue,
 } from './patch/tool.js';
-export { parsePatch, parseOperationBody, formatPatch, type PatchHunk, type PatchLine, type PatchOperation } from './patch/parse.js';
-export { applyHunks, type AppliedHunks, type LoosenedHunk } from './patch/apply.js';
-export { MATCH_LEVELS, asciiPunctuation, type MatchLevel } from './patch/match.js';
+export { parsePatch, formatPatch, type PatchHunk, type PatchLine, type PatchOperation } from './patch/parse.js';
+export { type LoosenedHunk } from './patch/apply.js';
+export { type MatchLevel } from './patch/match.js';
 export {
-  TEXT_EDITOR_DESCRIPTION,
-  TEXT_EDITOR_NAME,
-  TEXT_EDITOR_TYPE,
-  createTextEditorSchema,
-  createTextEditorTool,
   textEditorOutputSchema,
   textEditorTool,
-  type TextEditorArgs,
   type TextEditorOptions,
   type TextEditorValue,
 } from './text-editor.js';

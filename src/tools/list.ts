@@ -1,7 +1,8 @@
 import { posix } from 'node:path';
 import { z } from 'zod';
 import { FsError, canonicalPath, compareNames, isRealSubdirectory, type FsEntryType, type FsTarget } from '../seam/index.js';
-import { VCS_DIRECTORIES, gitignoreRulesAbove, globToRegExp, isIgnored, readIgnoreFile, type IgnoreRule } from '../search/index.js';
+import { VCS_DIRECTORIES, globToRegExp, isIgnored, type IgnoreRule } from '../search/index.js';
+import { gitignoreRulesAbove, readIgnoreFile } from '../search/search.js';
 import type { Tool } from '../harness/index.js';
 import { shownPath } from '../harness/tools.js';
 import { DEFAULT_TOOL_LIMITS, NOT_BLANK } from './schemas.js';

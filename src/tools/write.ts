@@ -1,5 +1,5 @@
-import { FsError, isFsError, textForWrite, type FsVersion, type FsWriteIntent } from '../seam/index.js';
-import { diffFields, readBefore, type Before, type DiffFields } from './diff.js';
+import { FsError, isFsError, type FsVersion } from '../seam/index.js';
+import { diffFields, type DiffFields } from './diff.js';
 import type { Tool } from '../harness/index.js';
 import { shownPath } from '../harness/tools.js';
 import { WRITE_DESCRIPTION, createWriteSchema, type WriteArgs } from './schemas.js';
@@ -35,11 +35,10 @@ export function createWriteTool(): Tool<WriteArgs, WriteValue> {
         const { signal } = call;
         const target = await call.fs.resolve(args.file_path, { cwd: call.cwd, ...(signal ? { signal } : {}) });
         const intent = await call.events.writeIntent(target, call.owner);
-        // For the diff: a guarded create has nothing before it; otherwise the bytes being replaced.
-        const before: Before = intent?.kind === 'createIfAbsent' ? 'absent' : await readBefore(call, target);
         let outcome;
         try {
-          outcome = await call.fs.writeText(target, args.content, intent, signal ? { signal } : {});
+          // The seam hands back the bytes it replaced and published: the diff needs no read of its own.
+          outcome = await call.fs.writeText(target, args.content, intent, { withBytes: true, ...(signal ? { signal } : {}) });
         } catch (err) {
           // A guarded create found a file: say so in terms of this session.
           if (isFsError(err, 'FS_NOT_OBSERVED') && intent?.kind === 'createIfAbsent') {
@@ -53,22 +52,11 @@ export function createWriteTool(): Tool<WriteArgs, WriteValue> {
           operation: outcome.operation,
           version: outcome.version,
           bytes: outcome.size,
-          ...writeDiff(target.displayPath, before, intent, outcome.operation, args.content),
+          ...(outcome.published ? diffFields(target.displayPath, outcome.replaced ?? undefined, outcome.published) : {}),
         };
       } catch (err) {
         throw withRemedy(err, `cannot write "${args.file_path}"`);
       }
     },
   };
-}
-
-/** The diff of a write, when what it replaced is known exactly (the bytes at the guard's version, or nothing). */
-function writeDiff(path: string, before: Before, intent: FsWriteIntent | undefined, operation: 'create' | 'update', content: string): DiffFields {
-  // A create found nothing there, so it wrote the content as given.
-  if (operation === 'create') return diffFields(path, undefined, textForWrite(content, undefined));
-  if (before === undefined || before === 'absent') return {};
-  // Guarded, the write succeeded only if the file was at the guard's version: the bytes read are
-  // those exactly when their version is it. Unguarded (no policy), the read is the best known.
-  if (intent?.kind === 'replaceIfVersion' && before.version !== intent.version) return {};
-  return diffFields(path, before.bytes, textForWrite(content, before.bytes));
 }

@@ -7,8 +7,6 @@ import { createObservationPolicy } from '../../src/policy/index.js';
 import {
   editSchema,
   fsTools,
-  globSchema,
-  grepSchema,
   readSchema,
   searchTools,
   toOpenAIStrictSchema,
@@ -18,6 +16,8 @@ import {
   type ReadResultValue,
   type ReadValue,
 } from '../../src/tools/index.js';
+import { grepSchema } from '../../src/tools/search.js';
+import { globSchema } from '../../src/tools/search.js';
 
 type Json = Record<string, unknown>;
 

@@ -5,7 +5,7 @@ import { createLocalFs } from '../../src/backends/local/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import { LOCK_FILE } from '../../src/cli/lock.js';
 import { main } from '../../src/cli/main.js';
-import type { Io } from '../../src/cli/review.js';
+import type { Io } from '../../src/cli/io.js';
 import { REPO, ensureBuilt, project, removeTemps, serve, textOf } from './helpers.js';
 
 afterAll(removeTemps);

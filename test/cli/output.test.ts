@@ -7,7 +7,7 @@ import { createLocalFs } from '../../src/backends/local/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import { HELP, MAIN_HELP } from '../../src/cli/args.js';
 import { SERVE_TTY_HINT, main } from '../../src/cli/main.js';
-import type { Io } from '../../src/cli/review.js';
+import type { Io } from '../../src/cli/io.js';
 import { MAIN_JS, REPO, ensureBuilt, project, removeTemps, runCli, tempDir } from './helpers.js';
 
 beforeAll(ensureBuilt, 600_000);

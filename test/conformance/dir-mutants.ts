@@ -1,4 +1,5 @@
-import { createMemoryProvider, type MemoryProvider } from '../../src/backends/memory/index.js';
+import { type MemoryProvider } from '../../src/backends/memory/index.js';
+import { createMemoryProvider } from '../../src/backends/memory/provider.js';
 import type { ConformanceSubject } from '../../src/conformance/index.js';
 import {
   FsError,

@@ -1,5 +1,6 @@
 import { posix } from 'node:path';
-import { createMemoryProvider, type MemoryProvider } from '../../src/backends/memory/index.js';
+import { type MemoryProvider } from '../../src/backends/memory/index.js';
+import { createMemoryProvider } from '../../src/backends/memory/provider.js';
 import type { FsProvider } from '../../src/seam/index.js';
 
 /**

@@ -1,7 +1,8 @@
 import { posix } from 'node:path';
 import { Volume } from 'memfs';
 import { Union } from 'unionfs';
-import { createMemoryProvider, type MemoryProvider } from '../../src/backends/memory/index.js';
+import { type MemoryProvider } from '../../src/backends/memory/index.js';
+import { createMemoryProvider } from '../../src/backends/memory/provider.js';
 import type { ConformanceSubject } from '../../src/conformance/index.js';
 import {
   FsError,

@@ -2,7 +2,7 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createLocalFs, type LocalFileSystem } from '../../src/backends/local/index.js';
-import { isFsError } from '../../src/index.js';
+import { isFsError } from '../../src/seam/errors.js';
 import { FaultyIo } from '../reliability/faulty-io.js';
 import { makeArea } from './helpers.js';
 

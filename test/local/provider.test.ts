@@ -8,9 +8,9 @@ import {
   TEMP_NAME_PATTERN,
   createLocalFs,
   createLocalProvider,
-  isTempName,
   type LocalFileSystem,
 } from '../../src/backends/local/index.js';
+import { isTempName } from '../../src/backends/local/provider.js';
 import { tempName } from '../../src/backends/local/provider.js';
 import { FsTargetKey, contentVersion, createFs, type FsTarget } from '../../src/seam/index.js';
 import { ageAtimes, buildForChildren, findTemps, makeArea, treeDigest, writeOutOfBand, type Area } from './helpers.js';

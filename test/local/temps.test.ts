@@ -2,7 +2,8 @@ import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
-import { createLocalFs, isTempName, type LocalFileSystem } from '../../src/backends/local/index.js';
+import { createLocalFs, type LocalFileSystem } from '../../src/backends/local/index.js';
+import { isTempName } from '../../src/backends/local/provider.js';
 import { codeOf } from '../support/code-of.js';
 import { makeArea, type Area } from './helpers.js';
 

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { FsVersion, contentHasher, contentVersion } from '../../src/seam/index.js';
-import { VersionCache, isRacilyClean, type StatTuple } from '../../src/backends/local/index.js';
+import { isRacilyClean, type StatTuple } from '../../src/backends/local/index.js';
+import { VersionCache } from '../../src/backends/local/version-cache.js';
 
 const SEC = 1_000_000_000n;
 const MS = 1_000_000n;

@@ -3,7 +3,8 @@ import { hash } from 'node:crypto';
 import { access, constants, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { lazyUnmount, loadFuse, type Mount } from '../../src/mount/index.js';
+import { lazyUnmount, type Mount } from '../../src/mount/index.js';
+import { loadFuse } from '../../src/mount/load.js';
 import { MAIN_JS } from '../cli/helpers.js';
 
 /**

@@ -3,7 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
-import { composeOverlay, createOverlayFs, STATE_FORMAT } from '../../src/backends/overlay/index.js';
+import { createOverlayFs } from '../../src/backends/overlay/index.js';
+import { STATE_FORMAT } from '../../src/backends/overlay/state.js';
+import { composeOverlay } from '../../src/backends/overlay/compose.js';
 import { viewOf } from './helpers.js';
 import { crashingStore, effectiveDoc, memoryDisk } from './stores.js';
 

@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
-import { composeOverlay, createOverlayFs, type OverlayChange } from '../../src/backends/overlay/index.js';
+import { createOverlayFs, type OverlayChange } from '../../src/backends/overlay/index.js';
+import { composeOverlay } from '../../src/backends/overlay/compose.js';
 import type { FileSystem } from '../../src/seam/index.js';
 import { FILES, RUNS, filesOf, lowerTreeArb, opsArb, runOp, utf8, viewOf, type ViewEntry } from './helpers.js';
 import { crashingStore, memoryDisk } from './stores.js';

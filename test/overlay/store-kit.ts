@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
-import { composeOverlay, createOverlayFs, type UpperStore } from '../../src/backends/overlay/index.js';
+import { createOverlayFs, type UpperStore } from '../../src/backends/overlay/index.js';
+import { composeOverlay } from '../../src/backends/overlay/compose.js';
 import { FsError } from '../../src/seam/index.js';
 import { RUNS, lowerTreeArb, opsArb, runOp, viewOf } from './helpers.js';
 

@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createPostgresFs, createPostgresProvider, SCHEMA_VERSION, type PgQueryable } from '../../src/backends/postgres/index.js';
+import { createPostgresFs, createPostgresProvider, type PgQueryable } from '../../src/backends/postgres/index.js';
+import { SCHEMA_VERSION } from '../../src/backends/postgres/schema.js';
 import { contentVersion, createFs, isFsError, type FileSystem, type FsErrorCode } from '../../src/seam/index.js';
 import { SERVER, blockedBy, closeShared, newWorkspace, processId, rowHooks, sharedPglite, sharedPool } from './helpers.js';
 import { codeOf } from '../support/code-of.js';

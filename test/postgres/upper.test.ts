@@ -5,13 +5,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import {
-  SCHEMA_VERSION,
   createPostgresFs,
   createPostgresUpperStore,
-  sandboxLockKey,
   type PgQueryable,
   type PostgresUpperStore,
 } from '../../src/backends/postgres/index.js';
+import { SCHEMA_VERSION } from '../../src/backends/postgres/schema.js';
+import { sandboxLockKey } from '../../src/backends/postgres/upper.js';
 import { codeOf } from '../support/code-of.js';
 import { RUNS } from '../overlay/helpers.js';
 import { crashAfter, describeUpperStoreKit, type StoreBacking } from '../overlay/store-kit.js';

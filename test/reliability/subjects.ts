@@ -1,7 +1,8 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FS_CALLS, seamPerCall as kitSeamPerCall } from '../../src/conformance/index.js';
+import { seamPerCall as kitSeamPerCall } from '../../src/conformance/index.js';
+import { FS_CALLS } from '../../src/conformance/harness.js';
 import { createFs, createHarness, type FileSystem, type FsProvider, type HarnessContext, type HarnessPlugin } from '../../src/index.js';
 import { createObservationPolicy } from '../../src/policy/index.js';
 import { fsTools } from '../../src/tools/index.js';

@@ -1,5 +1,5 @@
 import { expect, test } from 'vitest';
-import { createMemoryProvider } from '../../src/backends/memory/index.js';
+import { createMemoryProvider } from '../../src/backends/memory/provider.js';
 import { createFs, withExecutable } from '../../src/seam/index.js';
 
 test('a provider without setExecutable: the seam answers FS_UNSUPPORTED and changes nothing', async () => {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createMemoryProvider } from '../../src/backends/memory/index.js';
+import { createMemoryProvider } from '../../src/backends/memory/provider.js';
 import { FsTargetKey, createFs, type FsProvider } from '../../src/seam/index.js';
 import { codeOf } from '../support/code-of.js';
 

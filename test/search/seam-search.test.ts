@@ -1,11 +1,9 @@
 import fc from 'fast-check';
-import fg from 'fast-glob';
 import { describe, expect, it } from 'vitest';
 import { createMemoryFs, type MemoryTree } from '../../src/backends/memory/index.js';
 import {
   FsError,
   comparePaths,
-  createGlobFsAdapter,
   glob,
   grep,
   matchGlob,
@@ -17,46 +15,6 @@ const paths = (r: { matches: { path: string }[] }) => r.matches.map((m) => m.pat
 function memory(files: MemoryTree, cwd = '/p') {
   return createMemoryFs({ cwd, files });
 }
-
-describe('the fast-glob adapter', () => {
-  const fs = memory({ 'a.txt': 'x' });
-
-  it('has all six methods as own enumerable properties of a plain object', () => {
-    const adapter = createGlobFsAdapter(fs);
-    expect(Object.getPrototypeOf(adapter)).toBe(Object.prototype);
-    expect(Object.keys(adapter).sort()).toEqual(['lstat', 'lstatSync', 'readdir', 'readdirSync', 'stat', 'statSync']);
-    for (const key of Object.keys(adapter)) expect(typeof (adapter as unknown as Record<string, unknown>)[key]).toBe('function');
-    // What fast-glob does with its option: every method must survive the merge.
-    const merged = Object.assign({}, { lstat: 0, stat: 0, lstatSync: 0, statSync: 0, readdir: 0, readdirSync: 0 }, adapter);
-    for (const value of Object.values(merged)) expect(typeof value).toBe('function');
-  });
-
-  it('sync methods throw FsError instead of touching any disk', () => {
-    const adapter = createGlobFsAdapter(fs);
-    for (const call of [() => adapter.statSync('/p/a.txt'), () => adapter.lstatSync('/p/a.txt'), () => adapter.readdirSync('/p')]) {
-      expect(call).toThrowError(FsError);
-    }
-    // fast-glob's sync API therefore fails loudly rather than reading the real disk.
-    expect(() => fg.sync('*', { cwd: '/p', fs: adapter as unknown as fg.FileSystemAdapter })).toThrowError(FsError);
-  });
-
-  it('answers readdir with Dirent look-alikes from listDir', async () => {
-    const adapter = createGlobFsAdapter(memory({ 'a.txt': 'x', 'd/b.txt': 'y' }));
-    const entries = await new Promise<unknown[]>((resolve, reject) =>
-      adapter.readdir('/p', { withFileTypes: true }, (err, e) => (err ? reject(err) : resolve(e!))),
-    );
-    const shaped = (entries as { name: string; isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): boolean }[]).map((e) => [
-      e.name,
-      e.isFile(),
-      e.isDirectory(),
-      e.isSymbolicLink(),
-    ]);
-    expect(shaped).toEqual([
-      ['a.txt', true, false, false],
-      ['d', false, true, false],
-    ]);
-  });
-});
 
 describe('glob over the contract', () => {
   const fs = memory({

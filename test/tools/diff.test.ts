@@ -1,7 +1,8 @@
 import fc from 'fast-check';
 import { applyPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
-import { createHarness, type ToolResult } from '../../src/index.js';
+import { createFs, createHarness, type FsProvider, type FsTarget, type ToolResult } from '../../src/index.js';
+import { createMemoryProvider } from '../../src/backends/memory/provider.js';
 import { createMemoryFs, type MemoryEntry } from '../../src/backends/memory/index.js';
 import { createObservationPolicy } from '../../src/policy/index.js';
 import { editOutputSchema, fsTools, writeOutputSchema, type EditValue, type WriteValue } from '../../src/tools/index.js';
@@ -63,5 +64,42 @@ describe('write and edit diffs (structured value only)', () => {
       }),
       { numRuns: 100 },
     );
+  });
+});
+
+describe('the diff costs no read of its own', () => {
+  /** A memory filesystem whose provider counts the reads of file content (read, and modify's read). */
+  function counted(files: Record<string, MemoryEntry>) {
+    const inner = createMemoryProvider({ files, cwd: '/p' });
+    const reads: string[] = [];
+    const provider: FsProvider = Object.assign(Object.create(inner) as FsProvider, {
+      read: (target: FsTarget, options: Parameters<FsProvider['read']>[1]) => {
+        reads.push(`read ${target.targetKey}`);
+        return inner.read(target, options);
+      },
+      ...(inner.modify && {
+        modify: (target: FsTarget, ...rest: unknown[]) => {
+          reads.push(`modify ${target.targetKey}`);
+          return (inner.modify as (...a: unknown[]) => unknown)(target, ...rest);
+        },
+      }),
+    });
+    const fs = createFs(provider, { cwd: '/p' });
+    const ctx = createHarness({ fs, plugins: [createObservationPolicy(), fsTools()] });
+    const run = <V>(name: string, args: Record<string, unknown>) => ctx.tools.execute(name, args, { owner: 's' }) as Promise<ToolResult<V>>;
+    return { run, reads };
+  }
+
+  it('edit and write read the file once, and still show the diff', async () => {
+    const h = counted({ '/p/a.txt': 'one\ntwo\n' });
+    await h.run('read', { file_path: 'a.txt' });
+    h.reads.length = 0;
+    const e = await h.run<EditValue>('edit', { file_path: 'a.txt', old_string: 'two', new_string: 'TWO' });
+    expect(e.value!.diff).toBe('--- /p/a.txt\n+++ /p/a.txt\n@@ -1,2 +1,2 @@\n one\n-two\n+TWO\n');
+    expect(h.reads).toHaveLength(1);
+    h.reads.length = 0;
+    const w = await h.run<WriteValue>('write', { file_path: 'a.txt', content: 'one\n' });
+    expect(w.value!.diff).toBe('--- /p/a.txt\n+++ /p/a.txt\n@@ -1,2 +1,1 @@\n one\n-TWO\n');
+    expect(h.reads).toHaveLength(1);
   });
 });

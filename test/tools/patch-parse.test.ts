@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { isFsError } from '../../src/index.js';
+import { isFsError } from '../../src/seam/errors.js';
 import { parseOperationBody, parsePatch, formatPatch, type PatchOperation } from '../../src/tools/patch/parse.js';
 
 const codeOf = (f: () => unknown) => {

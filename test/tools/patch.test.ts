@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { FsError, createHarness, type FileSystem, type ToolResult } from '../../src/index.js';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createObservationPolicy } from '../../src/policy/index.js';
-import { applyHunks, fsTools, moveDeleteTools, parsePatch, patchTools, type PatchValue } from '../../src/tools/index.js';
+import { fsTools, moveDeleteTools, parsePatch, patchTools, type PatchValue } from '../../src/tools/index.js';
+import { applyHunks } from '../../src/tools/patch/apply.js';
 import { CODEX_SCENARIOS } from './patch-codex-scenarios.js';
 
 const P = (...lines: string[]) => `*** Begin Patch\n${lines.join('\n')}\n*** End Patch\n`;

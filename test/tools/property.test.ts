@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createMemoryProvider } from '../../src/backends/memory/index.js';
+import { createMemoryProvider } from '../../src/backends/memory/provider.js';
 import { createFs, createHarness, type FsVersion, type HarnessPlugin, type ToolResult } from '../../src/index.js';
 import { createObservationPolicy } from '../../src/policy/index.js';
 import { fsTools, type EditValue, type ReadValue, type WriteValue } from '../../src/tools/index.js';

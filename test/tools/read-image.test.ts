@@ -4,16 +4,16 @@ import { createHarness, type ToolResult } from '../../src/index.js';
 import { createMemoryFs, type MemoryEntry } from '../../src/backends/memory/index.js';
 import { createObservationPolicy } from '../../src/policy/index.js';
 import { aiSdkTools } from '../../src/adapters/ai-sdk.js';
-import { toCallToolResult } from '../../src/mcp/index.js';
+import { toCallToolResult } from '../../src/mcp/result.js';
 import {
   fsTools,
   readImageOutputSchema,
-  sniffImage,
   toolResultContent,
   type FsToolsOptions,
   type ReadImageValue,
   type ReadResultValue,
 } from '../../src/tools/index.js';
+import { sniffImage } from '../../src/tools/image.js';
 import { asciiGif, gifHeader, jpegHeader, png, webpHeader } from './images.js';
 
 function harness(files: Record<string, MemoryEntry>, options: FsToolsOptions = {}) {

@@ -5,13 +5,13 @@ import { createHarness, FsVersion, type ToolResult } from '../../src/index.js';
 import { createObservationPolicy } from '../../src/policy/index.js';
 import {
   fsTools,
-  readWindow,
   renderEdit,
   renderRead,
   renderWrite,
   type FsToolsOptions,
   type ReadValue,
 } from '../../src/tools/index.js';
+import { readWindow } from '../../src/tools/read.js';
 
 function setup(files: Record<string, string | Uint8Array>, options: FsToolsOptions = {}) {
   const fs = createMemoryFs({ cwd: '/w', files });

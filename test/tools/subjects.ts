@@ -4,7 +4,8 @@ import { dirname, join } from 'node:path';
 import { createLocalFs } from '../../src/backends/local/index.js';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
-import { isFsError, type FileSystem } from '../../src/index.js';
+import { type FileSystem } from '../../src/index.js';
+import { isFsError } from '../../src/seam/errors.js';
 
 /** A provider under test, plus a way to change files behind its back. */
 export interface ToolSubject {

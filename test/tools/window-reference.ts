@@ -1,6 +1,7 @@
 // The line-at-a-time implementation of readWindow as it was before its fast path, kept as the
 // reference the current one must match exactly.
-import type { ReadLine, TextWindow, WindowOptions } from '../../src/tools/index.js';
+import type { ReadLine } from '../../src/tools/index.js';
+import type { TextWindow, WindowOptions } from '../../src/tools/read.js';
 
 const CR = 13;
 const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff;

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readWindow } from '../../src/tools/index.js';
+import { readWindow } from '../../src/tools/read.js';
 import { referenceWindow } from './window-reference.js';
 
 /** Splits `text` at the given UTF-16 offsets, which may fall inside a surrogate pair or a CRLF. */

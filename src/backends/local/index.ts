@@ -4,20 +4,15 @@ import { createLocalProvider, type LocalProvider, type LocalProviderOptions, typ
 
 export {
   createLocalProvider,
-  isTempName,
   TEMP_NAME_PATTERN,
   type LocalProvider,
   type LocalProviderOptions,
   type SweepOptions,
 } from './provider.js';
-export { procAnchoringAvailable, type AnchorMode } from './anchor.js';
+export { type AnchorMode } from './anchor.js';
 export {
-  VersionCache,
   isRacilyClean,
-  sameTuple,
-  DEFAULT_RACY_WINDOW_NS,
   type StatTuple,
-  type VersionCacheOptions,
 } from './version-cache.js';
 
 export interface LocalFsOptions extends LocalProviderOptions {

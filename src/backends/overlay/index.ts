@@ -1,22 +1,6 @@
-import {
-  FsError,
-  KeyedMutex,
-  createFs,
-  throwIfAborted,
-  type CreateFsOptions,
-  type FileSystem,
-  type FsOpOptions,
-  type FsProvider,
-} from '../../seam/index.js';
-import { createForkReview } from './fork.js';
-import { createOverlayProvider } from './provider.js';
-import {
-  createReview,
-  type OverlayChange,
-  type OverlayCommitOptions,
-  type OverlayCommitResult,
-} from './review.js';
-import { UpperState, type UpperTuning } from './state.js';
+import { FsError, type CreateFsOptions, type FileSystem } from '../../seam/index.js';
+import { composeOverlay } from './compose.js';
+import type { OverlayFileSystem } from './types.js';
 import { fsStore, openDirStore, type UpperStore } from './store.js';
 
 export type {
@@ -27,9 +11,8 @@ export type {
   OverlayCommitProgress,
   OverlayCommitResult,
 } from './review.js';
-export { fileDiff, renameDiff } from './review.js';
-export { STATE_FORMAT, STATE_FORMAT_VERSION } from './state.js';
 export type { UpperStore } from './store.js';
+export type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions } from './types.js';
 
 export interface OverlayFsOptions extends CreateFsOptions {
   /** The filesystem the overlay reads through to. It is only written by `commit`. */
@@ -49,56 +32,6 @@ export interface OverlayFsOptions extends CreateFsOptions {
    * Not together with `upper` or `stateDir`.
    */
   readonly store?: UpperStore;
-}
-
-/** A copy-on-write view of `lower`: every mutation lands in the upper layer until it is committed. */
-export interface OverlayFileSystem extends FileSystem {
-  readonly lower: FileSystem;
-  /** The overlay's storage provider (SPI v2), as `fs.provider` of the memory and local filesystems. */
-  readonly provider: FsProvider;
-  /**
-   * The files the overlay holds that differ from the lower as it first saw them, sorted by path.
-   * With `against: 'parent'`, those where this fork's view differs from its parent's view at the
-   * fork instead (for an overlay that is no fork: from the lower).
-   */
-  changes(paths?: readonly string[], options?: OverlayReviewOptions): Promise<OverlayChange[]>;
-  /** A git-style unified diff from the lower as it is now (or the parent at the fork) to the overlay view. */
-  diff(paths?: readonly string[], options?: OverlayReviewOptions): Promise<string>;
-  /**
-   * A new overlay over the same lower that starts with this overlay's exact view, in constant time
-   * and memory however many files either holds; from then on writes to one do not show in the
-   * other. With `stateDir` (this overlay must be kept in a state directory), the fork is kept in
-   * that new directory, which shares this one's saved state rather than copying it. See
-   * docs/overlay.md, "Forks".
-   */
-  fork(options?: OverlayForkOptions): Promise<OverlayFileSystem>;
-  /**
-   * Replaces this overlay's view with `fork`'s (any overlay over the same lower, typically a fork
-   * of this one): keep the winner, then commit as usual. Call it while neither is being written.
-   */
-  adopt(fork: OverlayFileSystem, options?: FsOpOptions): Promise<void>;
-  /**
-   * Write the changes (all, or those at or beneath `paths`) to the lower, each guarded by its base
-   * version. A path whose lower file changed underneath is reported as a conflict and not
-   * written. Committed paths leave the upper layer; the overlay view is unchanged.
-   */
-  commit(paths?: readonly string[], options?: OverlayCommitOptions): Promise<OverlayCommitResult>;
-  /** Drop the changes (all, or those at or beneath `paths`): those paths show the lower again. */
-  discard(paths?: readonly string[], options?: FsOpOptions): Promise<void>;
-}
-
-export interface OverlayReviewOptions extends FsOpOptions {
-  /**
-   * `lower` (default): against the lower, what commit would do. `parent`: against this fork's
-   * parent as it was at the fork, what this attempt did differently (renames show as a removal
-   * and an addition there).
-   */
-  readonly against?: 'lower' | 'parent';
-}
-
-export interface OverlayForkOptions {
-  /** Keep the fork in this new (absent or empty) host directory; see `fork`. Default: in memory. */
-  readonly stateDir?: string;
 }
 
 /**
@@ -126,58 +59,6 @@ export async function createOverlayFs(options: OverlayFsOptions): Promise<Overla
   if (stateDir !== undefined) store = await openDirStore(stateDir);
   else if (upper !== undefined) store = fsStore(upper);
   return composeOverlay(options, store);
-}
-
-/**
- * @internal An overlay over `options.lower` whose upper is kept in `store` (or in memory). Tests
- * give it stores that fail or crash, and a small compaction threshold.
- */
-export async function composeOverlay(options: CreateFsOptions & { readonly lower: FileSystem }, store: UpperStore | undefined, tuning?: UpperTuning): Promise<OverlayFileSystem> {
-  const { lower } = options;
-  const rootKey = (await lower.resolve(lower.root ?? '/')).targetKey;
-  const state = await UpperState.open(rootKey, store, tuning);
-  return assemble(options, rootKey, state);
-}
-
-/** The upper state of each overlay this module made (for adopt). */
-const states = new WeakMap<OverlayFileSystem, UpperState>();
-
-function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, rootKey: string, state: UpperState): OverlayFileSystem {
-  const { lower } = options;
-  const core = { lower, state, rootKey, lock: new KeyedMutex() };
-  const provider = createOverlayProvider(core);
-  const fs = createFs(provider, options);
-  const review = createReview(core, fs);
-  const forkReview = createForkReview(core, fs);
-  const overlay: OverlayFileSystem = Object.assign(fs, {
-    lower,
-    provider,
-    ...review,
-    changes: async (paths?: readonly string[], o: OverlayReviewOptions = {}) =>
-      checkAgainst(o) === 'parent' ? forkReview.changes(paths, o) : review.changes(paths, o),
-    diff: async (paths?: readonly string[], o: OverlayReviewOptions = {}) =>
-      checkAgainst(o) === 'parent' ? forkReview.diff(paths, o) : review.diff(paths, o),
-    async fork(forkOptions: OverlayForkOptions = {}) {
-      const dir = forkOptions.stateDir;
-      if (dir !== undefined && (typeof dir !== 'string' || dir.length === 0)) throw new FsError('FS_INVALID_ARGUMENT', 'stateDir must be a non-empty path');
-      const child = dir === undefined ? state.forkInMemory() : await state.forkInto(dir);
-      return assemble(options, rootKey, child);
-    },
-    async adopt(winner: OverlayFileSystem, adoptOptions: FsOpOptions = {}) {
-      const other = states.get(winner);
-      if (other === undefined || winner.lower !== lower) throw new FsError('FS_INVALID_ARGUMENT', 'adopt takes an overlay over the same lower (a fork of this one)');
-      throwIfAborted(adoptOptions.signal, 'cannot adopt the fork');
-      if (other !== state) await state.replaceWith(other);
-    },
-  });
-  states.set(overlay, state);
-  return overlay;
-}
-
-function checkAgainst(options: OverlayReviewOptions): 'lower' | 'parent' {
-  const against = options.against ?? 'lower';
-  if (against !== 'lower' && against !== 'parent') throw new FsError('FS_INVALID_ARGUMENT', `against must be "lower" or "parent", not ${JSON.stringify(against)}`);
-  return against;
 }
 
 function isFileSystem(value: unknown): value is FileSystem {

@@ -2,12 +2,11 @@ import { createFs, type CreateFsOptions } from '../../seam/fs.js';
 import type { FileSystem } from '../../seam/types.js';
 import { createPostgresProvider, type PostgresProvider, type PostgresProviderOptions } from './provider.js';
 
-export { createPostgresProvider, DEFAULT_MAX_FILE_BYTES, type PostgresProvider, type PostgresProviderOptions } from './provider.js';
-export { SCHEMA_VERSION, ENTRIES as ENTRIES_TABLE, META as META_TABLE, SANDBOXES as SANDBOXES_TABLE } from './schema.js';
+export { createPostgresProvider, type PostgresProvider, type PostgresProviderOptions } from './provider.js';
+
 export type { PgQueryable } from './client.js';
 export {
   createPostgresUpperStore,
-  sandboxLockKey,
   type PostgresUpperStore,
   type PostgresUpperStoreOptions,
   type SandboxLockOptions,

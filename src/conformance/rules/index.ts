@@ -14,7 +14,7 @@ import { textRules } from './text.js';
 import { versionRules } from './versions.js';
 import { walkRules } from './walk.js';
 
-/** Every rule, in DESIGN §4 order, then the model-based check. */
+/** Every rule, in the order docs/conformance.md lists them, then the model-based check. */
 export const ALL_RULES: readonly Rule[] = [
   ...versionRules,
   ...guardRules,

@@ -1,0 +1,59 @@
+import { FsError, KeyedMutex, createFs, throwIfAborted, type CreateFsOptions, type FileSystem, type FsOpOptions } from '../../seam/index.js';
+import { createForkReview } from './fork.js';
+import type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions } from './types.js';
+import { createOverlayProvider } from './provider.js';
+import { createReview } from './review.js';
+import { UpperState, type UpperTuning } from './state.js';
+import type { UpperStore } from './store.js';
+
+/**
+ * An overlay over `options.lower` whose upper is kept in `store` (or in memory). Tests
+ * give it stores that fail or crash, and a small compaction threshold.
+ */
+export async function composeOverlay(options: CreateFsOptions & { readonly lower: FileSystem }, store: UpperStore | undefined, tuning?: UpperTuning): Promise<OverlayFileSystem> {
+  const { lower } = options;
+  const rootKey = (await lower.resolve(lower.root ?? '/')).targetKey;
+  const state = await UpperState.open(rootKey, store, tuning);
+  return assemble(options, rootKey, state);
+}
+
+/** The upper state of each overlay this module made (for adopt). */
+const states = new WeakMap<OverlayFileSystem, UpperState>();
+
+function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, rootKey: string, state: UpperState): OverlayFileSystem {
+  const { lower } = options;
+  const core = { lower, state, rootKey, lock: new KeyedMutex() };
+  const provider = createOverlayProvider(core);
+  const fs = createFs(provider, options);
+  const review = createReview(core, fs);
+  const forkReview = createForkReview(core, fs);
+  const overlay: OverlayFileSystem = Object.assign(fs, {
+    lower,
+    provider,
+    ...review,
+    changes: async (paths?: readonly string[], o: OverlayReviewOptions = {}) =>
+      checkAgainst(o) === 'parent' ? forkReview.changes(paths, o) : review.changes(paths, o),
+    diff: async (paths?: readonly string[], o: OverlayReviewOptions = {}) =>
+      checkAgainst(o) === 'parent' ? forkReview.diff(paths, o) : review.diff(paths, o),
+    async fork(forkOptions: OverlayForkOptions = {}) {
+      const dir = forkOptions.stateDir;
+      if (dir !== undefined && (typeof dir !== 'string' || dir.length === 0)) throw new FsError('FS_INVALID_ARGUMENT', 'stateDir must be a non-empty path');
+      const child = dir === undefined ? state.forkInMemory() : await state.forkInto(dir);
+      return assemble(options, rootKey, child);
+    },
+    async adopt(winner: OverlayFileSystem, adoptOptions: FsOpOptions = {}) {
+      const other = states.get(winner);
+      if (other === undefined || winner.lower !== lower) throw new FsError('FS_INVALID_ARGUMENT', 'adopt takes an overlay over the same lower (a fork of this one)');
+      throwIfAborted(adoptOptions.signal, 'cannot adopt the fork');
+      if (other !== state) await state.replaceWith(other);
+    },
+  });
+  states.set(overlay, state);
+  return overlay;
+}
+
+function checkAgainst(options: OverlayReviewOptions): 'lower' | 'parent' {
+  const against = options.against ?? 'lower';
+  if (against !== 'lower' && against !== 'parent') throw new FsError('FS_INVALID_ARGUMENT', `against must be "lower" or "parent", not ${JSON.stringify(against)}`);
+  return against;
+}

@@ -1,0 +1,52 @@
+import type { FileSystem, FsOpOptions, FsProvider } from '../../seam/index.js';
+import type { OverlayChange, OverlayCommitOptions, OverlayCommitResult } from './review.js';
+
+/** A copy-on-write view of `lower`: every mutation lands in the upper layer until it is committed. */
+export interface OverlayFileSystem extends FileSystem {
+  readonly lower: FileSystem;
+  /** The overlay's storage provider (SPI v2), as `fs.provider` of the memory and local filesystems. */
+  readonly provider: FsProvider;
+  /**
+   * The files the overlay holds that differ from the lower as it first saw them, sorted by path.
+   * With `against: 'parent'`, those where this fork's view differs from its parent's view at the
+   * fork instead (for an overlay that is no fork: from the lower).
+   */
+  changes(paths?: readonly string[], options?: OverlayReviewOptions): Promise<OverlayChange[]>;
+  /** A git-style unified diff from the lower as it is now (or the parent at the fork) to the overlay view. */
+  diff(paths?: readonly string[], options?: OverlayReviewOptions): Promise<string>;
+  /**
+   * A new overlay over the same lower that starts with this overlay's exact view, in constant time
+   * and memory however many files either holds; from then on writes to one do not show in the
+   * other. With `stateDir` (this overlay must be kept in a state directory), the fork is kept in
+   * that new directory, which shares this one's saved state rather than copying it. See
+   * docs/overlay.md, "Forks".
+   */
+  fork(options?: OverlayForkOptions): Promise<OverlayFileSystem>;
+  /**
+   * Replaces this overlay's view with `fork`'s (any overlay over the same lower, typically a fork
+   * of this one): keep the winner, then commit as usual. Call it while neither is being written.
+   */
+  adopt(fork: OverlayFileSystem, options?: FsOpOptions): Promise<void>;
+  /**
+   * Write the changes (all, or those at or beneath `paths`) to the lower, each guarded by its base
+   * version. A path whose lower file changed underneath is reported as a conflict and not
+   * written. Committed paths leave the upper layer; the overlay view is unchanged.
+   */
+  commit(paths?: readonly string[], options?: OverlayCommitOptions): Promise<OverlayCommitResult>;
+  /** Drop the changes (all, or those at or beneath `paths`): those paths show the lower again. */
+  discard(paths?: readonly string[], options?: FsOpOptions): Promise<void>;
+}
+
+export interface OverlayReviewOptions extends FsOpOptions {
+  /**
+   * `lower` (default): against the lower, what commit would do. `parent`: against this fork's
+   * parent as it was at the fork, what this attempt did differently (renames show as a removal
+   * and an addition there).
+   */
+  readonly against?: 'lower' | 'parent';
+}
+
+export interface OverlayForkOptions {
+  /** Keep the fork in this new (absent or empty) host directory; see `fork`. Default: in memory. */
+  readonly stateDir?: string;
+}

@@ -1,0 +1,7 @@
+/** Where the command's output goes; the CLI passes the process streams, tests may pass others. */
+export interface Io {
+  readonly stdout: NodeJS.WritableStream & { readonly isTTY?: boolean };
+  readonly stderr: NodeJS.WritableStream & { readonly isTTY?: boolean };
+  readonly env: NodeJS.ProcessEnv;
+  readonly cwd: string;
+}
