@@ -137,6 +137,29 @@ export interface FsEditOutcome {
   readonly lines: readonly FsLineRange[];
 }
 
+/**
+ * One guarded change of `applyChanges`. Every change carries its guard: a write creates
+ * (`createIfAbsent`) or replaces one version; a removal and a move name the version they take
+ * away; a move's `replace` is what the destination may hold (nothing, or a file at that version).
+ */
+export type FsChange =
+  | { readonly kind: 'write'; readonly target: FsTarget; readonly bytes: Uint8Array; readonly intent: FsWriteIntent }
+  | { readonly kind: 'remove'; readonly target: FsTarget; readonly version: FsVersion }
+  | {
+      readonly kind: 'move';
+      readonly from: FsTarget;
+      readonly to: FsTarget;
+      readonly expect: FsVersion;
+      readonly replace: false | FsVersion;
+      /** The content the file has at `to` after the move. */
+      readonly bytes: Uint8Array;
+    };
+
+export interface FsChangesOutcome {
+  /** For each change, in order: the version it published, or undefined for a removal. */
+  readonly versions: readonly (FsVersion | undefined)[];
+}
+
 /** The `ctx.fs` contract. Every method rejects only with FsError. */
 export interface FileSystem {
   /** Default directory for relative paths. */
@@ -180,6 +203,14 @@ export interface FileSystem {
    * is already durable when it returns (or the store has no such notion).
    */
   flush?(directories: readonly FsTarget[], options?: FsOpOptions): Promise<void>;
+  /**
+   * B1: publishes guarded changes to distinct files all or nothing: every guard holds and every
+   * change is made, or none is (an FsError with the first failing change's code, naming it).
+   * Atomic where the provider has `applyBatch`; elsewhere the changes are made one by one and
+   * undone newest first on a failure (a crash part-way leaves those already made). Optional as
+   * `flush`; `createFs` always gives it.
+   */
+  applyChanges?(changes: readonly FsChange[], options?: FsOpOptions): Promise<FsChangesOutcome>;
   /** D1: creates the directory and any missing parents; an existing directory is no error. */
   mkdir(target: FsTarget, options?: FsOpOptions): Promise<void>;
   /** D2: removes an empty directory, or with `recursive` a directory and everything below it. */
@@ -309,6 +340,24 @@ export interface FsProviderRename extends FsOpOptions {
   readonly replace: boolean | FsVersion;
 }
 
+/** One swap of a batch: as `swap`'s request, on its own target. */
+export interface FsBatchSwap {
+  readonly target: FsTarget;
+  readonly expect: FsObservation;
+  /** The new content, or null to remove the file. */
+  readonly bytes: Uint8Array | null;
+  /**
+   * For a write: the new file's executable bit (X1), given when a move brings the file from
+   * another name; absent, the bit of the file replaced stays, as with `swap`.
+   */
+  readonly executable?: boolean;
+}
+
+export type FsBatchResult =
+  | { readonly ok: true; readonly versions: readonly (FsVersion | undefined)[] }
+  /** The swap at `index` found its expectation broken: nothing changed, and this is what it found. */
+  | { readonly ok: false; readonly index: number; readonly current: FsObservation };
+
 export interface FsProvider {
   /** Absolute directory the provider is confined to; the seam rejects paths lexically outside it. */
   readonly root?: string;
@@ -355,6 +404,15 @@ export interface FsProvider {
    * `modify` the seam reads, then swaps with `expect` set to what it read, and retries when the swap loses.
    */
   modify?(target: FsTarget, request: FsModifyRequest, change: (current: FsCurrent | undefined) => Uint8Array): Promise<FsSwapResult>;
+  /**
+   * Optional (B1): every swap of the batch as one atomic step. Check every expectation; when all
+   * hold, publish every change (creating missing parents, as `swap`) and return each published
+   * version (undefined for a removal); otherwise change nothing and return the first swap whose
+   * expectation failed, with what its target holds. A thrown error also means nothing changed.
+   * The targets are distinct, and the seam holds each one's lock. Absent: the seam makes the
+   * changes one by one and undoes them on a failure.
+   */
+  applyBatch?(swaps: readonly FsBatchSwap[], options: FsOpOptions): Promise<FsBatchResult>;
   /**
    * Optional (F1): make durable every `durability: 'deferred'` swap published in these directories
    * (e.g. fsync each directory once). A directory that no longer exists is skipped. Absent: the

@@ -15,7 +15,9 @@ function failingAt(fs: FileSystem, n: number): FileSystem {
   return new Proxy(fs, {
     get(t, p, r) {
       const v = Reflect.get(t, p, r);
-      if (typeof v !== 'function') return v;
+      // Without a batch: the changes go one by one, so a failure part-way is rolled back.
+          if (p === 'applyChanges') return undefined;
+          if (typeof v !== 'function') return v;
       if (p !== 'writeBytes' && p !== 'remove' && p !== 'rename') return v.bind(t);
       return async (...args: unknown[]) => {
         if (++calls === n) throw new FsError('FS_IO_ERROR', 'injected failure');
