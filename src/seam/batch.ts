@@ -49,7 +49,7 @@ export function createApplyChanges(deps: BatchDeps): (changes: readonly FsChange
     if (native === undefined) return applyWithRollback(deps.fs(), changes, options);
     try {
       return await lockAll(deps.locks, [...keys].sort(), async () => {
-        const { swaps, owners } = await toSwaps(deps.provider, changes, signal);
+        const { swaps, owners } = toSwaps(changes);
         throwIfAborted(signal, what);
         const result = await native(swaps, { signal });
         return outcomeOf(result, swaps, owners, changes);
@@ -100,7 +100,7 @@ function lockAll<T>(locks: KeyedMutex, keys: readonly string[], fn: () => Promis
 const present = (version: FsVersion): FsObservation => ({ kind: 'present', version });
 
 /** The provider's swaps, and for each the change it belongs to. A move is a removal and a write. */
-async function toSwaps(provider: FsProvider, changes: readonly FsChange[], signal: AbortSignal | undefined) {
+function toSwaps(changes: readonly FsChange[]) {
   const swaps: FsBatchSwap[] = [];
   const owners: number[] = [];
   for (const [i, c] of changes.entries()) {
@@ -112,11 +112,9 @@ async function toSwaps(provider: FsProvider, changes: readonly FsChange[], signa
       swaps.push({ target: c.target, expect: present(c.version), bytes: null });
       owners.push(i);
     } else {
-      // A moved file keeps its executable bit, as a rename keeps it (X1).
-      const executable = (await provider.stat(c.from, { signal }))?.executable;
       swaps.push({ target: c.from, expect: present(c.expect), bytes: null });
       const expect: FsObservation = c.replace === false ? { kind: 'absent' } : present(c.replace);
-      swaps.push({ target: c.to, expect, bytes: new Uint8Array(c.bytes), ...(executable === undefined ? {} : { executable }) });
+      swaps.push({ target: c.to, expect, bytes: new Uint8Array(c.bytes), from: c.from });
       owners.push(i, i);
     }
   }

@@ -347,10 +347,11 @@ export interface FsBatchSwap {
   /** The new content, or null to remove the file. */
   readonly bytes: Uint8Array | null;
   /**
-   * For a write: the new file's executable bit (X1), given when a move brings the file from
-   * another name; absent, the bit of the file replaced stays, as with `swap`.
+   * For a write that moves a file: where it comes from (a removal of the same batch). The new
+   * file keeps what the store knows of the old one beyond its bytes, as `rename` keeps it: its
+   * executable bit (X1) at least. Absent: the replaced file's bit stays, as with `swap`.
    */
-  readonly executable?: boolean;
+  readonly from?: FsTarget;
 }
 
 export type FsBatchResult =

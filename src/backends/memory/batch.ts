@@ -4,6 +4,7 @@ import {
   FsError,
   contentVersion,
   expectHolds,
+  isExecutableMode,
   observe,
   withExecutable,
   type FsBatchResult,
@@ -32,6 +33,8 @@ export function applyMemoryBatch(store: MemoryBatchStore, swaps: readonly FsBatc
   }
   const removed = new Set(swaps.filter((s, i) => s.bytes === null && befores[i] !== undefined).map((s) => s.target.targetKey as string));
   for (const [i, s] of swaps.entries()) if (s.bytes !== null && befores[i] === undefined) checkParents(vol, s.target.targetKey, removed, what(s));
+  // A moved file keeps its executable bit (X1), read before its old name goes.
+  const modes = new Map(swaps.flatMap((s) => (s.from === undefined ? [] : [[s.from.targetKey as string, Number(vol.statSync(s.from.targetKey).mode)]])));
   // Removals first: a file this batch removes may stand where another change needs a directory.
   for (const key of removed) vol.unlinkSync(key);
   const versions: (FsVersion | undefined)[] = [];
@@ -43,7 +46,8 @@ export function applyMemoryBatch(store: MemoryBatchStore, swaps: readonly FsBatc
     const key = s.target.targetKey;
     if (befores[i] === undefined) store.mkdirs(posix.dirname(key), what(s));
     vol.writeFileSync(key, s.bytes);
-    if (s.executable !== undefined) vol.chmodSync(key, withExecutable(Number(vol.statSync(key).mode) & 0o7777, s.executable));
+    const moved = s.from === undefined ? undefined : modes.get(s.from.targetKey);
+    if (moved !== undefined) vol.chmodSync(key, withExecutable(Number(vol.statSync(key).mode) & 0o7777, isExecutableMode(moved)));
     versions.push(contentVersion(s.bytes));
   }
   return { ok: true, versions };
