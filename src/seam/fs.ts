@@ -2,6 +2,7 @@ import { setImmediate } from 'node:timers';
 import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { editBytes } from './edit.js';
 import { KeyedMutex } from './lock.js';
+import { createApplyChanges } from './batch.js';
 import { createMutate, type SwapDone } from './mutate.js';
 import { createSetExecutable } from './modes.js';
 import { createLinkOps, resolveNoFollow } from './links.js';
@@ -76,6 +77,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   const rootGuard = new RootGuard(provider, root ?? '/');
   const setExecutable = createSetExecutable(provider, locks);
   const links = createLinkOps(provider, locks);
+  const applyChanges = createApplyChanges({ provider, locks, rootGuard, checkTarget: (t) => checkTarget(t), fs: () => fs });
 
   async function call<T>(what: string, signal: AbortSignal | undefined, fn: () => Promise<T>): Promise<T> {
     throwIfAborted(signal, what);
@@ -255,6 +257,8 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
       const flush = provider.flush.bind(provider);
       await call('cannot flush to disk', opts?.signal, () => flush(directories, { signal: opts?.signal }));
     },
+
+    applyChanges,
 
     async mkdir(target: FsTarget, opts?: FsOpOptions): Promise<void> {
       checkTarget(target);

@@ -212,3 +212,26 @@ export interface FsWalkEntry extends FsDirEntry {
   /** The path below the walked directory, `/`-separated (`src/app.ts`). */
   readonly path: string;
 }
+
+/**
+ * One guarded change of `applyChanges`. Every change carries its guard: a write creates
+ * (`createIfAbsent`) or replaces one version; a removal and a move name the version they take
+ * away; a move's `replace` is what the destination may hold (nothing, or a file at that version).
+ */
+export type FsChange =
+  | { readonly kind: 'write'; readonly target: FsTarget; readonly bytes: Uint8Array; readonly intent: FsWriteIntent }
+  | { readonly kind: 'remove'; readonly target: FsTarget; readonly version: FsVersion }
+  | {
+      readonly kind: 'move';
+      readonly from: FsTarget;
+      readonly to: FsTarget;
+      readonly expect: FsVersion;
+      readonly replace: false | FsVersion;
+      /** The content the file has at `to` after the move. */
+      readonly bytes: Uint8Array;
+    };
+
+export interface FsChangesOutcome {
+  /** For each change, in order: the version it published, or undefined for a removal. */
+  readonly versions: readonly (FsVersion | undefined)[];
+}

@@ -61,6 +61,25 @@ export interface FsProviderRename extends FsOpOptions {
   readonly replace: boolean | FsVersion;
 }
 
+/** One swap of a batch: as `swap`'s request, on its own target. */
+export interface FsBatchSwap {
+  readonly target: FsTarget;
+  readonly expect: FsObservation;
+  /** The new content, or null to remove the file. */
+  readonly bytes: Uint8Array | null;
+  /**
+   * For a write that moves a file: where it comes from (a removal of the same batch). The new
+   * file keeps what the store knows of the old one beyond its bytes, as `rename` keeps it: its
+   * executable bit (X1) at least. Absent: the replaced file's bit stays, as with `swap`.
+   */
+  readonly from?: FsTarget;
+}
+
+export type FsBatchResult =
+  | { readonly ok: true; readonly versions: readonly (FsVersion | undefined)[] }
+  /** The swap at `index` found its expectation broken: nothing changed, and this is what it found. */
+  | { readonly ok: false; readonly index: number; readonly current: FsObservation };
+
 export interface FsProvider {
   /** Absolute directory the provider is confined to; the seam rejects paths lexically outside it. */
   readonly root?: string;
@@ -107,6 +126,15 @@ export interface FsProvider {
    * `modify` the seam reads, then swaps with `expect` set to what it read, and retries when the swap loses.
    */
   modify?(target: FsTarget, request: FsModifyRequest, change: (current: FsCurrent | undefined) => Uint8Array): Promise<FsSwapResult>;
+  /**
+   * Optional (B1): every swap of the batch as one atomic step. Check every expectation; when all
+   * hold, publish every change (creating missing parents, as `swap`) and return each published
+   * version (undefined for a removal); otherwise change nothing and return the first swap whose
+   * expectation failed, with what its target holds. A thrown error also means nothing changed.
+   * The targets are distinct, and the seam holds each one's lock. Absent: the seam makes the
+   * changes one by one and undoes them on a failure.
+   */
+  applyBatch?(swaps: readonly FsBatchSwap[], options: FsOpOptions): Promise<FsBatchResult>;
   /**
    * Optional (F1): make durable every `durability: 'deferred'` swap published in these directories
    * (e.g. fsync each directory once). A directory that no longer exists is skipped. Absent: the

@@ -1,5 +1,7 @@
 import type { FsError } from './errors.js';
 import type {
+  FsChange,
+  FsChangesOutcome,
   FsBytesRead,
   FsDirEntry,
   FsEditOutcome,
@@ -69,6 +71,14 @@ export interface FileSystem {
    * is already durable when it returns (or the store has no such notion).
    */
   flush?(directories: readonly FsTarget[], options?: FsOpOptions): Promise<void>;
+  /**
+   * B1: publishes guarded changes to distinct files all or nothing: every guard holds and every
+   * change is made, or none is (an FsError with the first failing change's code, naming it).
+   * Atomic where the provider has `applyBatch`; elsewhere the changes are made one by one and
+   * undone newest first on a failure (a crash part-way leaves those already made). Optional as
+   * `flush`; `createFs` always gives it.
+   */
+  applyChanges?(changes: readonly FsChange[], options?: FsOpOptions): Promise<FsChangesOutcome>;
   /** D1: creates the directory and any missing parents; an existing directory is no error. */
   mkdir(target: FsTarget, options?: FsOpOptions): Promise<void>;
   /** D2: removes an empty directory, or with `recursive` a directory and everything below it. */

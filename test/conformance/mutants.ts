@@ -526,6 +526,24 @@ export const mutants: readonly Mutant[] = [
         },
       })),
   },
+  {
+    name: 'a batch swaps its files one by one and stops at the first broken guard, keeping those before it',
+    rule: 'B1',
+    only: true,
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async applyBatch(swaps, options) {
+          const versions = [];
+          for (const [index, s] of swaps.entries()) {
+            const done = await base.swap(s.target, { ...options, expect: s.expect, bytes: s.bytes });
+            if (!done.ok) return { ok: false, index, current: done.current };
+            versions.push(done.version);
+          }
+          return { ok: true, versions };
+        },
+      })),
+  },
   ...dirMutants,
 ];
 

@@ -15,7 +15,9 @@ function failingAt(fs: FileSystem, n: number): FileSystem {
   return new Proxy(fs, {
     get(t, p, r) {
       const v = Reflect.get(t, p, r);
-      if (typeof v !== 'function') return v;
+      // Without a batch: the changes go one by one, so a failure part-way is rolled back.
+          if (p === 'applyChanges') return undefined;
+          if (typeof v !== 'function') return v;
       if (p !== 'writeBytes' && p !== 'remove' && p !== 'rename') return v.bind(t);
       return async (...args: unknown[]) => {
         if (++calls === n) throw new FsError('FS_IO_ERROR', 'injected failure');
@@ -75,7 +77,25 @@ describe.each(SUBJECTS)('apply_patch over $name', (factory) => {
     expect(await state()).toEqual({ a: 'alpha\r\nBETA\r\ngamma\r\n', b: undefined, c: undefined, n: 'new\n', m: 'one\nTWO\n' });
   });
 
-  it('a failure at any write while publishing leaves every file as it was', async () => {
+  it('another writer changes the last file between the check and the publish: nothing changes anywhere', async () => {
+    const racing = new Proxy(s.fs, {
+      get(t, p, r) {
+        const v = Reflect.get(t, p, r);
+        if (p !== 'applyChanges' || typeof v !== 'function') return typeof v === 'function' ? v.bind(t) : v;
+        return async (...args: unknown[]) => {
+          await s.write(`${s.base}/c.txt`, 'theirs\n');
+          return v.apply(t, args);
+        };
+      },
+    });
+    const patch = await setup(racing);
+    const r = await patch(P(...good));
+    expect(r.isError && r.error.code).toBe('FS_STALE_VERSION');
+    expect(r.text).toMatch(/"[^"]*\/c\.txt" \(file 4 of 4\).*nothing was changed/);
+    expect(await state()).toEqual({ ...before, c: 'theirs\n' });
+  });
+
+  it('without a batch, a failure at any write while publishing leaves every file as it was', async () => {
     for (let n = 1; n <= 5; n++) {
       const patch = await setup(failingAt(s.fs, n));
       const r = await patch(P(...good));

@@ -28,6 +28,7 @@ import {
   type NodeKind,
   type RenameSide,
 } from '../../seam/index.js';
+import { applyMemoryBatch } from './batch.js';
 
 /** A seed or snapshot entry: file content, `null` for a directory, or a symlink. */
 export type MemoryEntry = string | Uint8Array | null | { readonly symlink: string };
@@ -251,6 +252,10 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
       if (before === undefined) mkdirs(posix.dirname(key), `cannot write "${target.displayPath}"`);
       vol.writeFileSync(key, bytes);
       return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
+    },
+
+    async applyBatch(swaps) {
+      return applyMemoryBatch({ vol, current, mkdirs }, swaps);
     },
 
     async setExecutable(target, executable) {

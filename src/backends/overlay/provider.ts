@@ -26,6 +26,7 @@ import {
 import type { UpperChange, UpperEntry, UpperFile, UpperOrigin, UpperState } from './state.js';
 import { createOverlaySetExecutable } from './modes.js';
 import { createOverlayLinks, resolveInView, upperLinkEntry } from './links.js';
+import { applyOverlayBatch, type PlannedSwap, type SwapPlanRequest } from './batch.js';
 
 /** Held (after the target's own lock) by anything that adds files or directories to the tree. */
 export const TREE_LOCK = '';
@@ -267,6 +268,61 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
   }
 
   /**
+   * What a swap does, without doing it: its result, and the upper change that publishes it
+   * (none when nothing changes). Undefined when it would create a file and `creating` is false
+   * (the caller then takes the tree lock and asks again). A write with `from` moves that file here.
+   */
+  async function planSwap(swap: SwapPlanRequest, signal: AbortSignal | undefined, creating: boolean): Promise<PlannedSwap | undefined> {
+    const { target, expect, bytes } = swap;
+    const key = target.targetKey;
+    const what = `cannot ${bytes === null ? 'remove' : 'write'} "${target.displayPath}"`;
+    const view = await viewVersion(target, what, signal);
+    const before = view.version === undefined ? undefined : { version: view.version };
+    if (!expectHolds(expect, before)) return { result: { ok: false, current: observe(before) } };
+    const existed = before !== undefined;
+    if (!existed && bytes !== null && !creating) return undefined;
+    throwIfAborted(signal, what);
+    if (bytes === null) {
+      if (!existed) return { result: { ok: true, existed } };
+      let next: UpperEntry | undefined;
+      if (view.entry) {
+        next = (await needsWhiteout(key, signal)) ? { kind: 'whiteout', base: view.entry.base } : undefined;
+      } else {
+        next = { kind: 'whiteout', base: view.lower?.version };
+      }
+      return { result: { ok: true, existed }, change: { entries: [[key, next]] } };
+    }
+    const addDirs = existed ? [] : await dirsToCreate(key, what, signal);
+    throwIfAborted(signal, what);
+    // A file replaced keeps its executable bit (X1); a moved one brings its own, and where it came from.
+    const moved = swap.from === undefined ? undefined : await movedFrom(swap.from, signal);
+    const executable = moved ? moved.executable : view.entry?.kind === 'file' ? view.entry.executable === true : view.lower?.executable === true;
+    // Bytes the lower already holds need no upper copy: the path shows the lower, at its version.
+    // (Not below a removed directory: there the lower is hidden, so the copy is the file.)
+    const lowerNow = isHidden(state, key) ? undefined : await lowerIfSame(lower, target, bytes, signal);
+    if (lowerNow !== undefined && bytesEqual(lowerNow.bytes, bytes) && lowerNow.executable === executable) {
+      const change = view.entry || addDirs.length > 0 ? { entries: [[key, undefined]] as [string, undefined][], addDirs } : undefined;
+      return { result: { ok: true, existed, version: lowerNow.version }, ...(change ? { change } : {}) };
+    }
+    const version = contentVersion(bytes);
+    const base = view.entry ? view.entry.base : view.lower?.version;
+    // A moved file keeps where it came from when rewritten (changes() shows a rename with edits).
+    const origin = moved ? moved.origin : view.entry?.kind === 'file' ? view.entry.origin : undefined;
+    const file: UpperFile = { kind: 'file', bytes, version, mtimeMs: Date.now(), base, ...(origin ? { origin } : {}), ...(executable ? { executable: true } : {}) };
+    return { result: { ok: true, existed, version }, change: { entries: [[key, file]], addDirs } };
+  }
+
+  /** What a file moved away from `from` brings along: its executable bit and its origin. */
+  async function movedFrom(from: FsTarget, signal: AbortSignal | undefined): Promise<{ executable: boolean; origin: UpperOrigin | undefined }> {
+    const entry = state.entries.get(from.targetKey);
+    if (entry?.kind === 'file') {
+      return { executable: entry.executable === true, origin: entry.origin ?? (entry.base === undefined ? undefined : { path: from.targetKey }) };
+    }
+    const info = await visibleLowerStat(from, signal);
+    return { executable: info?.executable === true, origin: info?.type === 'file' ? { path: from.targetKey, version: info.version } : undefined };
+  }
+
+  /**
    * Runs `fn` holding the lock of every key at and below the given names, in sorted order, and
    * then the tree lock: the order every other path uses (a key, then the tree lock), so no
    * deadlock. Creates take the tree lock, so once it is held the set cannot grow; if it grew
@@ -360,51 +416,19 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     },
 
     swap(target, { expect, bytes, signal }) {
-      const key = target.targetKey;
-      const what = `cannot ${bytes === null ? 'remove' : 'write'} "${target.displayPath}"`;
       const attempt = async (creating: boolean): Promise<FsSwapResult | undefined> => {
-        const view = await viewVersion(target, what, signal);
-        const before = view.version === undefined ? undefined : { version: view.version };
-        if (!expectHolds(expect, before)) return { ok: false, current: observe(before) };
-        const existed = before !== undefined;
-        if (!existed && bytes !== null && !creating) return undefined;
-        throwIfAborted(signal, what);
-        if (bytes === null) {
-          if (!existed) return { ok: true, existed };
-          let next: UpperEntry | undefined;
-          if (view.entry) {
-            next = (await needsWhiteout(key, signal)) ? { kind: 'whiteout', base: view.entry.base } : undefined;
-          } else {
-            next = { kind: 'whiteout', base: view.lower?.version };
-          }
-          await state.apply({ entries: [[key, next]] });
-          return { ok: true, existed };
-        }
-        const addDirs = existed ? [] : await dirsToCreate(key, what, signal);
-        throwIfAborted(signal, what);
-        // Bytes the lower already holds need no upper copy: the path shows the lower, at its version.
-        // (Not below a removed directory: there the lower is hidden, so the copy is the file.)
-        // A file replaced keeps its executable bit (X1).
-        const executable = view.entry?.kind === 'file' ? view.entry.executable === true : view.lower?.executable === true;
-        const lowerNow = isHidden(state, key) ? undefined : await lowerIfSame(lower, target, bytes, signal);
-        if (lowerNow !== undefined && bytesEqual(lowerNow.bytes, bytes) && lowerNow.executable === executable) {
-          if (view.entry || addDirs.length > 0) await state.apply({ entries: [[key, undefined]], addDirs });
-          return { ok: true, existed, version: lowerNow.version };
-        }
-        const version = contentVersion(bytes);
-        const base = view.entry ? view.entry.base : view.lower?.version;
-        // A moved file keeps where it came from when rewritten (changes() shows a rename with edits).
-        const origin = view.entry?.kind === 'file' ? view.entry.origin : undefined;
-        const file: UpperFile = { kind: 'file', bytes, version, mtimeMs: Date.now(), base, ...(origin ? { origin } : {}), ...(executable ? { executable: true } : {}) };
-        await state.apply({ entries: [[key, file]], addDirs });
-        return { ok: true, existed, version };
+        const planned = await planSwap({ target, expect, bytes }, signal, creating);
+        if (planned?.change) await state.apply(planned.change);
+        return planned?.result;
       };
-      return lock.run(key, async () => {
+      return lock.run(target.targetKey, async () => {
         // Creating a file changes the tree (new directories, a name that a sibling create may need
         // as a directory), so creates also hold the tree lock; rewrites of a file do not.
         return (await attempt(false)) ?? lock.run(TREE_LOCK, async () => (await attempt(true))!);
       });
     },
+
+    applyBatch: (swaps, { signal }) => applyOverlayBatch({ lock, treeLock: TREE_LOCK, state, lockAll, planSwap }, swaps, signal),
 
     async mkdir(target, { signal }) {
       const what = `cannot create directory "${target.displayPath}"`;

@@ -32,6 +32,7 @@ import {
 import { Db, MAX_ATTEMPTS, abortable, RETRYABLE, sqlState, type PgQueryable, type Q } from './client.js';
 import { ENTRIES, ensureSchema } from './schema.js';
 import { modifyAt } from './modify.js';
+import { applyBatchIn } from './batch.js';
 import { setExecutableAt } from './modes.js';
 import { deleteLink, insertLink, moveLink, readLink } from './links.js';
 import { COLUMNS, ENSURE_DIRS, dirsBetween, insertFile, notDirectory, parentOf, selfAndAncestors, strictAncestors, subtree, toBuffer, toUint8, type Row } from './rows.js';
@@ -290,6 +291,11 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
       await ready(signal);
       const what = `cannot write "${target.displayPath}"`;
       return db.transaction(what, signal, (q) => modifyAt(q, { ws, root, maxFileBytes, redirect }, target.targetKey, maxBytes, change, what));
+    },
+
+    async applyBatch(swaps, { signal }) {
+      await ready(signal);
+      return applyBatchIn(db, { ws, root, maxFileBytes, redirect }, swaps, signal);
     },
 
     async setExecutable(target, executable, { signal }) {

@@ -1,4 +1,5 @@
 import type { Rule } from '../harness.js';
+import { batchRules } from './batch.js';
 import { dirRules, layerRules } from './dirs.js';
 import { editRules } from './edit.js';
 import { guardRules } from './guards.js';
@@ -29,6 +30,7 @@ export const ALL_RULES: readonly Rule[] = [
   ...walkRules,
   ...modeRules,
   ...linkRules,
+  ...batchRules,
   ...layerRules,
   ...searchRules,
   ...modelRules,
