@@ -17,9 +17,8 @@ const ALLOWED: readonly string[] = [
   'src/backends/overlay/state.ts',
   'src/backends/postgres/provider.ts',
   'src/seam/fs.ts',
-  'src/tools/read.ts',
   // One long closure each, not yet taken up.
-  'src/backends/memory/index.ts',
+  'src/backends/memory/provider.ts',
 ];
 
 function sourceFiles(dir: string): string[] {

@@ -2,8 +2,9 @@ import { posix } from 'node:path';
 import { compareNames, isFsError, isWithin, throwIfAborted, type FileSystem, type FsOpOptions, type FsVersion } from '../../seam/index.js';
 import { settleAll } from '../../seam/settle.js';
 import { PMap, PSet } from './pmap.js';
-import { lowerFile, lowerStat, pathTarget, type OverlayCore } from './provider.js';
-import { fileDiff, type OverlayChange } from './review.js';
+import { lowerFile, lowerStat, pathTarget, type OverlayCore } from './core.js';
+import { fileDiff } from './file-diff.js';
+import type { OverlayChange } from './review.js';
 import { isLinkVersion, linkVersion } from './links.js';
 import type { UpperEntry, UpperSnapshot } from './state.js';
 

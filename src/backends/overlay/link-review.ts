@@ -1,8 +1,9 @@
 import { FsError, type FsVersion } from '../../seam/index.js';
-import { isHidden, lowerFile, lowerStat, pathTarget, type OverlayCore } from './provider.js';
+import { isHidden, lowerFile, lowerStat, pathTarget, type OverlayCore } from './core.js';
 import { linkVersion, lowerOwn } from './links.js';
 import { publishMode } from './modes.js';
-import { fileDiff, type OverlayCommitProblem } from './review.js';
+import { fileDiff } from './file-diff.js';
+import type { OverlayCommitProblem } from './problems.js';
 import type { UpperEntry } from './state.js';
 
 /** One side of a path as a diff shows it: its bytes (a link's are its text) and its mode. */

@@ -11,7 +11,7 @@ import {
   type FsTarget,
 } from '../../seam/index.js';
 import { resolveLinks, type NodeKind } from '../../seam/resolve.js';
-import { TREE_LOCK, hasUpperDescendant, isHidden, lowerStat, pathTarget, type OverlayCore } from './provider.js';
+import { TREE_LOCK, hasUpperDescendant, isHidden, lowerStat, pathTarget, type OverlayCore } from './core.js';
 import type { UpperEntry, UpperLink } from './state.js';
 
 /**

@@ -1,5 +1,5 @@
 import { FsError, contentVersion, type FileSystem, type FsOpOptions, type FsTarget } from '../../seam/index.js';
-import { WHOLE_FILE, bytesEqual, isHidden, lowerIfSame, lowerStat, type OverlayCore } from './provider.js';
+import { WHOLE_FILE, bytesEqual, isHidden, lowerIfSame, lowerStat, type OverlayCore } from './core.js';
 import type { UpperEntry, UpperFile } from './state.js';
 
 /** The same upper file with the executable bit set or cleared. */

@@ -3,10 +3,10 @@
  * connection, and the little state a store keeps between calls (the lock it holds, the revision
  * it last knew).
  */
+import { createHash } from 'node:crypto';
 import { FsError, KeyedMutex } from '../../seam/index.js';
 import { Db, type PgQueryable } from './client.js';
 import { ensureSchema } from './schema.js';
-import { sandboxLockKey } from './upper-lock.js';
 
 export interface PostgresUpperStoreOptions {
   /** As for createPostgresFs: a `pg` Pool (recommended), a `pg` Client, or PGlite. */
@@ -82,4 +82,10 @@ export function createUpperContext(options: PostgresUpperStoreOptions): UpperCon
     basis: undefined,
     bumped: undefined,
   };
+}
+
+/** The advisory lock's key: 64 bits of a digest of the name (the schema lock is a small constant). */
+export function sandboxLockKey(sandbox: string): string {
+  const digest = createHash('sha256').update('dsh-fs sandbox\0').update(sandbox).digest();
+  return digest.readBigInt64BE(0).toString();
 }

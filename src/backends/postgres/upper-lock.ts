@@ -2,7 +2,6 @@
  * The sandbox's lock: a PostgreSQL session-level advisory lock, on a connection of its own with a
  * Pool, so that one process writes a sandbox at a time.
  */
-import { createHash } from 'node:crypto';
 import { FsError, throwIfAborted } from '../../seam/index.js';
 import { Db, pgError, type PgQueryable } from './client.js';
 import type { HeldLock, SandboxLockOptions, UpperContext } from './upper-context.js';
@@ -20,12 +19,6 @@ const isPool = (c: PgQueryable): c is PoolLike => typeof (c as PoolLike).connect
 
 /** Sandboxes held by this process, per client: a single connection (PGlite, a Client) re-enters its own advisory locks. */
 const heldHere = new WeakMap<object, Set<string>>();
-
-/** The advisory lock's key: 64 bits of a digest of the name (the schema lock is a small constant). */
-export function sandboxLockKey(sandbox: string): string {
-  const digest = createHash('sha256').update('dsh-fs sandbox\0').update(sandbox).digest();
-  return digest.readBigInt64BE(0).toString();
-}
 
 /** Takes the lock unless held (and not lost); concurrent calls share one attempt. */
 export function acquire(ctx: UpperContext, options: SandboxLockOptions): Promise<void> {

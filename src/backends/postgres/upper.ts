@@ -11,7 +11,7 @@ import { deleteBlob, drop, exists, listBlobs, readBlob, readState, writeBlob, wr
 import { revisionNow } from './upper-session.js';
 
 export type { PostgresUpperStoreOptions, SandboxLockOptions } from './upper-context.js';
-export { sandboxLockKey } from './upper-lock.js';
+export { sandboxLockKey } from './upper-context.js';
 
 export interface PostgresUpperStore extends UpperStore {
   readonly sandbox: string;
