@@ -18,10 +18,16 @@ const selfReferences = Object.entries(pkg.exports).flatMap(([subpath, target]) =
   replacement: fileURLToPath(new URL(sourceOf(target)!, import.meta.url)),
 }]));
 
+// The slowest end-to-end files (real programs through `dsh-fs run`, the kit through a mount) run at
+// full scale only: `npm run test:full`, which CI runs after `npm test`, and `npm run test:stress`.
+const fullScale = process.env.DSH_FS_SCALE === 'full' || process.env.DSH_FS_SCALE === 'heavy';
+const fullScaleOnly = ['test/mount/cli.test.ts', 'test/mount/conformance.test.ts'];
+
 export default defineConfig({
   resolve: { conditions: ['dsh-fs-source'], alias: selfReferences },
   test: {
     include: ['test/**/*.test.ts', 'examples/**/*.test.ts'],
+    exclude: ['**/node_modules/**', '**/.git/**', '**/dist/**', ...(fullScale ? [] : fullScaleOnly)],
     testTimeout: 120_000,
     hookTimeout: 60_000,
     // Most files wait on I/O and child processes: vitest's default (cores - 1) leaves one of two cores idle.
