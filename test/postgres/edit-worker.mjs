@@ -5,7 +5,7 @@
 // mode "append": `count` unguarded appends (editText, no version) to one file, never retried here:
 // an edit that fails is reported as a failure line, since only an abort or a deadline may stop one.
 import pg from 'pg';
-import { isFsError } from '../../dist/index.js';
+import { isFsError } from '../../dist/seam/errors.js';
 import { createPostgresFs } from '../../dist/backends/postgres/index.js';
 
 const [connectionString, workspace, worker, count, files, mode = 'mixed'] = process.argv.slice(2);
