@@ -1,5 +1,11 @@
 import type { Command } from './commands.js';
 
+// The options `mount` and `run` share after --state.
+const MOUNT_HELP = `  --read-only   refuse every change (EROFS)
+  --cache SECONDS  let the kernel answer lookups and stats from its cache for up to SECONDS
+                (default 0): faster, but a change made by another writer (an agent through
+                "dsh-fs serve", a commit) may go unseen by programs for that long`;
+
 const STATE_HELP = `  --state DIR   where the sandbox keeps its changes (default: $XDG_STATE_HOME/dsh-fs/<hash of DIR>,
                 or ~/.local/state/dsh-fs/<hash of DIR>); must lie outside --root`;
 
@@ -211,10 +217,7 @@ Options:
   --mode MODE   sandbox (default) or direct, as for "dsh-fs serve"
 ${STATE_HELP}
                 (sandbox mode only)
-  --read-only   refuse every change (EROFS)
-  --cache SECONDS  let the kernel answer lookups and stats from its cache for up to SECONDS
-                (default 0): faster, but a change made by another writer (an agent through
-                "dsh-fs serve", a commit) may go unseen by programs for that long
+${MOUNT_HELP}
 ${POSTGRES_HELP}
   -h, --help    show this help
 `,
@@ -231,10 +234,7 @@ Options:
   --mode MODE   sandbox (default) or direct, as for "dsh-fs serve"
 ${STATE_HELP}
                 (sandbox mode only)
-  --read-only   refuse every change (EROFS)
-  --cache SECONDS  let the kernel answer lookups and stats from its cache for up to SECONDS
-                (default 0): faster, but a change made by another writer (an agent through
-                "dsh-fs serve", a commit) may go unseen by programs for that long
+${MOUNT_HELP}
   --jail        run CMD in bubblewrap: everything read-only but the mount, a private /tmp
                 (needs bwrap: apt-get install -y bubblewrap)
   --no-network  with --jail: no network either
