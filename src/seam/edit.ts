@@ -1,6 +1,6 @@
 import { FsError } from './errors.js';
 import type { FsLineRange } from './types.js';
-import { UTF8_BOM, crlfToLf, decodeText, encodeText, type Eol } from './text.js';
+import { UTF8_BOM, crlfToLf, decodeText, encodeText, lineNumberAt, lineNumbersAt, type Eol } from './text.js';
 
 export type EditResult =
   | { readonly ok: true; readonly text: string; readonly replacements: number; readonly lines: FsLineRange[] }
@@ -37,7 +37,7 @@ export function applyEdit(text: string, oldString: string, newString: string, re
     return fail('FS_EDIT_NOT_FOUND', `old_string was not found${hint ? `; ${hint}` : ''}`);
   }
   if (starts.length > 1 && !replaceAll) {
-    const lines = lineNumbersOf(view.text, starts.slice(0, MAX_LISTED_LINES));
+    const lines = lineNumbersAt(view.text, starts.slice(0, MAX_LISTED_LINES));
     const total = countAll(view.text, oldN);
     const more = total > lines.length ? `, …` : '';
     return fail(
@@ -146,18 +146,6 @@ function countAll(text: string, needle: string): number {
   return n;
 }
 
-function lineNumbersOf(text: string, indices: readonly number[]): number[] {
-  const out: number[] = [];
-  let line = 1;
-  let pos = 0;
-  for (const index of indices) {
-    line += countChar(text.slice(pos, index), '\n');
-    pos = index;
-    out.push(line);
-  }
-  return out;
-}
-
 // ---------------------------------------------------------------------------------------------
 // E6: explain a miss. Each probe folds one kind of difference on both sides, line by line (so
 // line numbers survive), and reports where the folded old_string would match. Never applied.
@@ -215,7 +203,7 @@ export function nearMatchHint(text: string, oldString: string): string | undefin
     const folded = probe.fold(text);
     const at = folded.indexOf(foldedOld);
     if (at === -1) continue;
-    const line = countChar(folded.slice(0, at), '\n') + 1;
+    const line = lineNumberAt(folded, at);
     const fileLine = text.split('\n', line)[line - 1] ?? '';
     return `a near match starts at line ${line}, but ${probe.describe(fileLine, old.split('\n')[0] ?? '')}. Copy the exact text from the file`;
   }

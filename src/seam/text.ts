@@ -178,13 +178,22 @@ export function textForWrite(content: string, existing: Uint8Array | undefined):
 
 /** 1-based line number of the character at `index` (lines end at LF; lone CR does not count). */
 export function lineNumberAt(text: string, index: number): number {
+  return lineNumbersAt(text, [index])[0]!;
+}
+
+/** lineNumberAt for each of `indices` (ascending), in one pass over the text. */
+export function lineNumbersAt(text: string, indices: readonly number[]): number[] {
+  const out: number[] = [];
   let line = 1;
-  let i = text.indexOf('\n');
-  while (i !== -1 && i < index) {
-    line++;
-    i = text.indexOf('\n', i + 1);
+  let nl = text.indexOf('\n');
+  for (const index of indices) {
+    while (nl !== -1 && nl < index) {
+      line++;
+      nl = text.indexOf('\n', nl + 1);
+    }
+    out.push(line);
   }
-  return line;
+  return out;
 }
 
 /**

@@ -225,7 +225,8 @@ const lineBytes = (line: ReadLine) => utf8Length(renderReadLine(line)) + 1;
 /**
  * Cuts a window of numbered lines out of streamed text, in one pass and bounded memory: only
  * lines inside the window are kept, each at most `maxLineChars` code points (a surrogate pair is
- * never split). Every line is counted, so the total is exact. Lines end at LF; the CR of a CRLF
+ * never split). Every line is counted, so the total is exact. Lines are cut as `splitLines` cuts
+ * them (a property holds the two equal): at LF; the CR of a CRLF
  * is dropped and a lone CR is kept. The window holds at most `limit` lines and `maxBytes` of
  * rendered output; its first line is always returned, cut further if it alone exceeds the cap.
  */

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { splitLines } from '../../src/seam/index.js';
 import { readWindow } from '../../src/tools/read.js';
 import { referenceWindow } from './window-reference.js';
 
@@ -57,6 +58,22 @@ describe('readWindow matches the reference implementation', () => {
         expect(await readWindow([text], options)).toEqual(expected);
       }),
       { numRuns: 60 },
+    );
+  });
+});
+
+describe('readWindow is the streamed form of the one line splitter', () => {
+  it('with room for everything, gives exactly the lines splitLines gives, however the text is chunked', async () => {
+    await fc.assert(
+      fc.asyncProperty(textArb, fc.array(fc.nat(), { maxLength: 8 }), async (text, cuts) => {
+        const options = { offset: 1, limit: 1e6, maxLineChars: 1e6, maxBytes: 1e9 };
+        const window = await readWindow(stream(pieces(text, cuts)), options);
+        const broken = text.endsWith('\n');
+        const expected = text === '' ? [] : splitLines(broken ? text.slice(0, -1) : text, broken);
+        expect(window.lines.map((l) => l.text)).toEqual(expected);
+        expect(window.totalLines).toBe(expected.length);
+      }),
+      { numRuns: 1000 },
     );
   });
 });
