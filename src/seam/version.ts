@@ -1,5 +1,6 @@
 import { createHash, hash } from 'node:crypto';
 import { FsVersion } from './types.js';
+import { compareNames } from './resolve.js';
 
 /**
  * V1/V2: a version derived from the bytes alone, so identical bytes keep their version and any
@@ -22,4 +23,10 @@ export function contentHasher(): ContentHasher {
     update: (chunk) => void h.update(chunk),
     digest: () => FsVersion(`sha256:${h.digest('base64url')}`),
   };
+}
+
+/** The version of a directory, from its entries' names: it changes when an entry is added, removed or renamed. */
+export function directoryVersion(names: readonly string[]): FsVersion {
+  const sorted = [...names].sort(compareNames);
+  return FsVersion(`dir:${contentVersion(Buffer.from(sorted.join('\0')))}`);
 }
