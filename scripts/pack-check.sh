@@ -60,7 +60,7 @@ done
 echo "pack-check: importing the entry points that need no peer, and each peer's clear refusal"
 node --input-type=module - <<'JS'
 const fail = (m) => { console.error(`pack-check: ${m}`); process.exit(1); };
-for (const name of ['dsh-fs', 'dsh-fs/memory', 'dsh-fs/local', 'dsh-fs/overlay', 'dsh-fs/postgres', 'dsh-fs/observation-policy', 'dsh-fs/tools', 'dsh-fs/search', 'dsh-fs/mcp', 'dsh-fs/mount']) {
+for (const name of ['dsh-fs', 'dsh-fs/memory', 'dsh-fs/local', 'dsh-fs/overlay', 'dsh-fs/postgres', 'dsh-fs/observation-policy', 'dsh-fs/tools', 'dsh-fs/search', 'dsh-fs/mcp', 'dsh-fs/mount', 'dsh-fs/ai-sdk']) {
   const mod = await import(name);
   if (Object.keys(mod).length === 0) fail(`${name} exports nothing`);
 }
@@ -73,6 +73,9 @@ const fs = createMemoryFs();
 await import('dsh-fs/conformance').then(() => fail('dsh-fs/conformance loaded without fast-check'), (err) => refusal('dsh-fs/conformance', err, 'fast-check'));
 const { createMcpServer } = await import('dsh-fs/mcp');
 try { createMcpServer({ fs }); fail('createMcpServer ran without the MCP SDK'); } catch (err) { refusal('createMcpServer', err, '@modelcontextprotocol/sdk'); }
+const { aiSdkTools } = await import('dsh-fs/ai-sdk');
+const { createHarness } = await import('dsh-fs');
+try { aiSdkTools(createHarness({ fs })); fail('aiSdkTools ran without ai'); } catch (err) { refusal('aiSdkTools', err, 'ai'); }
 const { mountFs } = await import('dsh-fs/mount');
 await mountFs(fs, '/nonexistent-mountpoint').then(() => fail('mountFs ran without fuse-native'), (err) => {
   if (!/the fuse-native package: install it with: npm install fuse-native@/.test(err?.message)) fail(`mountFs without fuse-native: ${err?.stack ?? err}`);

@@ -11,6 +11,7 @@ export const PEERS = {
   '@modelcontextprotocol/sdk': '^1.17.0',
   'fast-check': '^4.11.0',
   'fuse-native': '^2.2.6',
+  ai: '>=7.0.0',
 } as const;
 export type Peer = keyof typeof PEERS;
 

@@ -1,4 +1,5 @@
-import { jsonSchema, tool, type JSONSchema7, type Tool as AiTool, type ToolExecutionOptions, type ToolSet } from 'ai';
+import type { JSONSchema7, Tool as AiTool, ToolExecutionOptions, ToolSet } from 'ai';
+import { requirePeer } from '../peers.js';
 import type { HarnessContext, Owner, ToolInputOf, ToolResult, ToolValueOf, ToolValues } from '../harness/index.js';
 import { isImageValue } from '../harness/image.js';
 
@@ -34,6 +35,8 @@ export function aiSdkTools<const Names extends string>(
 ): AiSdkToolSet<Names>;
 export function aiSdkTools(ctx: HarnessContext, options?: AiSdkToolsOptions): AiSdkDefaultToolSet;
 export function aiSdkTools(ctx: HarnessContext, options: AiSdkToolsOptions = {}): ToolSet {
+  // Loaded here, so importing this entry never needs the package, only calling it.
+  const { jsonSchema, tool } = requirePeer<typeof import('ai')>('ai', 'ai', 'aiSdkTools (dsh-fs/ai-sdk)');
   const owner: Owner = options.owner ?? {};
   const names = options.names ?? ctx.tools.list().map((t) => t.name);
   const tools: Record<string, AiTool<unknown, ToolResult>> = {};
