@@ -1,0 +1,73 @@
+import { toFsError } from '../../seam/index.js';
+import { TREE_LOCK, isHidden, lowerStat, pathTarget } from './core.js';
+import type { ReviewContext } from './review-context.js';
+import { blockedAboveConflicts, removalConflicts } from './review-checks.js';
+import { runSteps, type CommitRun } from './review-run.js';
+import { commitSelection, selectionRoots } from './review-select.js';
+import { allChanges } from './review-status.js';
+import { orderSteps, stepsOf, type StepOutcome } from './review-steps.js';
+import type { OverlayChange, OverlayCommitOptions, OverlayCommitResult } from './review-types.js';
+
+export async function commit(ctx: ReviewContext, paths?: readonly string[], options: OverlayCommitOptions = {}): Promise<OverlayCommitResult> {
+  const { signal, onProgress } = options;
+  const force = options.force === true;
+  const todo = commitSelection(ctx.state, allChanges(ctx.state), await selectionRoots(ctx, paths, signal));
+  const steps = orderSteps(todo.flatMap((c, i) => stepsOf(ctx.state, c, i)));
+  const remaining = todo.map((_, i) => steps.filter((s) => s.change === i).length);
+  const outcomes: (StepOutcome | undefined)[] = todo.map(() => undefined);
+  const finish = progress(todo, outcomes, onProgress);
+  // Conflicts found before any step runs: no step of theirs touches the lower.
+  if (!force) await removalConflicts(ctx, todo, outcomes, signal);
+  await blockedAboveConflicts(ctx, todo, outcomes, signal);
+  for (let i = 0; i < todo.length; i++) if (remaining[i] === 0 || outcomes[i] !== undefined) finish(i);
+  const run: CommitRun = { todo, outcomes, remaining, signal, force };
+  await runSteps(ctx, steps, run, finish);
+  const result = summary(todo, outcomes);
+  await dropLowerDirectories(ctx, signal);
+  return result;
+}
+
+/** Records a change as finished (committed unless told otherwise) and reports its progress. */
+function progress(
+  todo: readonly OverlayChange[],
+  outcomes: (StepOutcome | undefined)[],
+  onProgress: OverlayCommitOptions['onProgress'],
+): (i: number) => void {
+  let index = 0;
+  return (i: number) => {
+    const outcome = outcomes[i] ?? 'committed';
+    outcomes[i] = outcome;
+    index++;
+    if (!onProgress) return;
+    const kind = typeof outcome === 'string' ? 'committed' : outcome.code === 'FS_CONFLICT' ? 'conflict' : 'failed';
+    try {
+      onProgress({ path: todo[i]!.path, index, total: todo.length, outcome: kind });
+    } catch (err) {
+      throw toFsError(err, 'commit stopped by its progress callback');
+    }
+  };
+}
+
+function summary(todo: readonly OverlayChange[], outcomes: readonly (StepOutcome | undefined)[]): OverlayCommitResult {
+  const result: OverlayCommitResult = { committed: [], overwritten: [], conflicts: [], failed: [] };
+  todo.forEach((c, i) => {
+    const outcome = outcomes[i]!;
+    if (outcome === 'committed' || outcome === 'overwritten') result.committed.push(c.path);
+    if (outcome === 'overwritten') result.overwritten.push(c.path);
+    else if (typeof outcome !== 'string') (outcome.code === 'FS_CONFLICT' ? result.conflicts : result.failed).push(outcome);
+  });
+  return result;
+}
+
+/** Directories the overlay made that now exist below are no longer the overlay's to keep. */
+async function dropLowerDirectories(ctx: ReviewContext, signal: AbortSignal | undefined): Promise<void> {
+  const { lower, state, lock } = ctx;
+  await lock.run(TREE_LOCK, async () => {
+    const drop: string[] = [];
+    for (const dir of state.dirs) {
+      if (state.hasFileBelow(dir) || state.opaque.has(dir) || isHidden(state, dir)) continue;
+      if ((await lowerStat(lower, pathTarget(dir), signal))?.type === 'directory') drop.push(dir);
+    }
+    if (drop.length > 0) await state.apply({ dropDirs: drop });
+  });
+}
