@@ -17,7 +17,7 @@ import { planSwap, swap } from './provider-write.js';
  */
 export function createOverlayProvider(core: OverlayCore): FsProvider {
   const { lower, state, rootKey, lock } = core;
-  // The parts call stat through the provider object, as the single closure did.
+  // Late bound through the provider object: the parts call the very stat its callers do.
   const ctx: OverlayProviderContext = { lower, state, rootKey, lock, stat: (target, options) => provider.stat(target, options) };
 
   const provider: FsProvider = {
