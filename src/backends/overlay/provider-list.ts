@@ -1,0 +1,134 @@
+import { posix } from 'node:path';
+import {
+  FsError,
+  FsTargetKey,
+  FsVersion,
+  compareNames,
+  contentVersion,
+  isFsError,
+  throwIfAborted,
+  type FsDirEntry,
+  type FsTarget,
+} from '../../seam/index.js';
+import { isHidden, hasUpperDescendant, isChild, pathTarget } from './core.js';
+import type { UpperFile } from './state.js';
+import { upperLinkEntry } from './links.js';
+import type { OverlayProviderContext } from './provider-context.js';
+
+export async function mergedDirVersion(ctx: OverlayProviderContext, target: FsTarget, signal: AbortSignal | undefined): Promise<FsVersion> {
+  const names = (await listMerged(ctx, target, signal)).map((e) => e.name);
+  // The memory provider's formula, so an unchanged directory keeps its version across layers.
+  return FsVersion(`dir:${contentVersion(Buffer.from(names.join('\0')))}`);
+}
+
+/** The lower's entries of a directory the view shows, or none where the overlay hides or replaced it. */
+async function lowerEntriesOf(ctx: OverlayProviderContext, target: FsTarget, what: string, signal: AbortSignal | undefined): Promise<FsDirEntry[]> {
+  const { lower, state } = ctx;
+  const key = target.targetKey;
+  const own = state.entries.get(key);
+  if (own?.kind === 'file') throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
+  const madeHere = state.dirs.has(key);
+  if (own && !madeHere) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+
+  let lowerEntries: FsDirEntry[] = [];
+  if (!own && isHidden(state, key)) {
+    if (!madeHere && !hasUpperDescendant(state, key)) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+  } else if (!own) {
+    try {
+      lowerEntries = await lower.listDir(target, { signal });
+    } catch (err) {
+      const absent = isFsError(err, 'FS_NOT_FOUND') || isFsError(err, 'FS_NOT_DIRECTORY');
+      if (!(absent && (madeHere || hasUpperDescendant(state, key)))) throw err;
+    }
+  }
+  return lowerEntries;
+}
+
+/** A lower symlink's entry: its type is whatever the view holds at the link's target. */
+function lowerLinkEntry(ctx: OverlayProviderContext, dir: FsTarget, e: FsDirEntry): FsDirEntry {
+  const { state } = ctx;
+  const linked = state.entries.get(e.target.targetKey);
+  const cut = isHidden(state, e.target.targetKey);
+  const display = { ...e.target, displayPath: posix.join(dir.displayPath, e.name) };
+  if (linked?.kind === 'file') {
+    return { name: e.name, type: 'file', target: display, size: linked.bytes.byteLength, mtimeMs: linked.mtimeMs, executable: linked.executable === true };
+  }
+  if (state.dirs.has(e.target.targetKey)) return { name: e.name, type: 'directory', target: display };
+  if (linked || (cut && !hasUpperDescendant(state, e.target.targetKey))) return { name: e.name, type: 'other', target: display };
+  if (cut) return { name: e.name, type: 'directory', target: display };
+  return { ...e, target: display };
+}
+
+export async function listMerged(ctx: OverlayProviderContext, target: FsTarget, signal: AbortSignal | undefined): Promise<FsDirEntry[]> {
+  const { state } = ctx;
+  const key = target.targetKey;
+  const what = `cannot list "${target.displayPath}"`;
+  const lowerEntries = await lowerEntriesOf(ctx, target, what, signal);
+
+  const entries = state.entries;
+  const out: FsDirEntry[] = [];
+  const seen = new Set<string>();
+  // Upper links, typed by what they lead to once the scans are done.
+  const links: string[] = [];
+  const entryFor = (name: string, childKey: string, file: UpperFile | undefined): FsDirEntry => ({
+    name,
+    type: file ? 'file' : 'directory',
+    target: { targetKey: FsTargetKey(childKey), displayPath: posix.join(target.displayPath, name) },
+    ...(file ? { size: file.bytes.byteLength, mtimeMs: file.mtimeMs, executable: file.executable === true } : {}),
+  });
+
+  for (const e of lowerEntries) {
+    seen.add(e.name);
+    const childKey = posix.join(key, e.name);
+    const child = entries.get(childKey);
+    if (child?.kind === 'file') out.push(entryFor(e.name, childKey, child));
+    else if (child?.kind === 'link') links.push(e.name);
+    else if (state.dirs.has(childKey)) out.push(entryFor(e.name, childKey, undefined));
+    else if (child || state.opaque.has(childKey)) continue; // whited out, or a removed directory
+    else if (e.target.targetKey !== childKey) out.push(lowerLinkEntry(ctx, target, e));
+    else out.push({ ...e, target: { ...e.target, displayPath: posix.join(target.displayPath, e.name) } });
+  }
+
+  const prefix = key === '/' ? '/' : `${key}/`;
+  // forEach: a whole-map scan, faster than iterating the persistent map.
+  entries.forEach((child, childKey) => {
+    if (child.kind === 'whiteout' || !isChild(prefix, childKey)) return;
+    const name = childKey.slice(prefix.length);
+    if (!seen.has(name)) {
+      seen.add(name);
+      if (child.kind === 'link') links.push(name);
+      else out.push(entryFor(name, childKey, child));
+    }
+  });
+  for (const name of links) out.push(await upperLinkEntry(ctx, ctx.stat, target, name, signal));
+  for (const dir of state.dirs) {
+    if (!isChild(prefix, dir)) continue;
+    const name = dir.slice(prefix.length);
+    if (!seen.has(name)) {
+      seen.add(name);
+      out.push(entryFor(name, dir, undefined));
+    }
+  }
+  throwIfAborted(signal, what);
+  return out.sort((a, b) => compareNames(a.name, b.name));
+}
+
+/**
+ * Everything the view has at and below a directory: its files and directories (real children
+ * only), and anything else (symlinks, special files), by key. Directories come parents first.
+ */
+export async function viewTree(ctx: OverlayProviderContext, top: FsTarget, signal: AbortSignal | undefined) {
+  const files: string[] = [];
+  const dirs: string[] = [top.targetKey];
+  const other: string[] = [];
+  for (let i = 0; i < dirs.length; i++) {
+    const dir = dirs[i]!;
+    for (const e of await listMerged(ctx, pathTarget(dir), signal)) {
+      const own = posix.join(dir, e.name);
+      if (e.target.targetKey !== own || e.type === 'other') other.push(own);
+      else if (e.type === 'directory') dirs.push(own);
+      else files.push(own);
+    }
+  }
+  return { files, dirs, other };
+}

@@ -1,0 +1,53 @@
+import { FsError, isFsError, type FsCurrent, type FsInfo, type FsOpOptions, type FsProviderReadOptions, type FsTarget } from '../../seam/index.js';
+import { hasUpperChild, hasUpperDescendant, isHidden, notRegular, pathTarget } from './core.js';
+import { resolveInView } from './links.js';
+import { visibleLowerStat, type OverlayProviderContext } from './provider-context.js';
+import { mergedDirVersion } from './provider-list.js';
+
+export async function stat(ctx: OverlayProviderContext, target: FsTarget, { signal }: FsOpOptions): Promise<FsInfo | undefined> {
+  const { state } = ctx;
+  const key = target.targetKey;
+  const entry = state.entries.get(key);
+  if (entry?.kind === 'file') return { type: 'file', version: entry.version, size: entry.bytes.byteLength, mtimeMs: entry.mtimeMs, executable: entry.executable === true };
+  if (entry?.kind === 'link') {
+    // Named by itself (resolved with noFollow): what it leads to, as stat follows links (P4).
+    const to = await resolveInView(ctx, key, signal).catch(() => undefined);
+    return to === undefined || to === key ? undefined : ctx.stat(pathTarget(to), { signal });
+  }
+  if (state.dirs.has(key)) return { type: 'directory', version: await mergedDirVersion(ctx, target, signal) };
+  if (entry) return undefined;
+  const info = await visibleLowerStat(ctx, target, signal);
+  if (info?.type === 'directory') {
+    return hasUpperChild(state, key) ? { type: 'directory', version: await mergedDirVersion(ctx, target, signal) } : info;
+  }
+  if (info === undefined && hasUpperDescendant(state, key)) {
+    return { type: 'directory', version: await mergedDirVersion(ctx, target, signal) };
+  }
+  return info;
+}
+
+export async function read(ctx: OverlayProviderContext, target: FsTarget, { maxBytes, signal }: FsProviderReadOptions): Promise<FsCurrent> {
+  const { lower, state } = ctx;
+  const key = target.targetKey;
+  const what = `cannot read "${target.displayPath}"`;
+  const entry = state.entries.get(key);
+  if (entry?.kind === 'file') {
+    if (entry.bytes.byteLength > maxBytes) {
+      throw new FsError('FS_TOO_LARGE', `${what}: ${entry.bytes.byteLength} bytes exceeds the ${maxBytes}-byte limit`);
+    }
+    // A copy: callers own what they read, and must not reach into the upper layer.
+    return { bytes: new Uint8Array(entry.bytes), version: entry.version };
+  }
+  if (state.dirs.has(key)) throw notRegular(what);
+  if (entry) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+  if (isHidden(state, key)) {
+    if (hasUpperDescendant(state, key)) throw notRegular(what);
+    throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+  }
+  try {
+    return await lower.readBytes(target, { maxBytes, signal });
+  } catch (err) {
+    if (isFsError(err, 'FS_NOT_FOUND') && hasUpperDescendant(state, key)) throw notRegular(what);
+    throw err;
+  }
+}
