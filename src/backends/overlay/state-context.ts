@@ -1,0 +1,60 @@
+import type { UpperStore } from './store.js';
+import { emptyLayer, type LiveLayer } from './state-index.js';
+import type { UpperChange, UpperSnapshot, UpperTuning } from './state-types.js';
+
+/** The journal is folded into a new state document once it is this many times the document's size. */
+const COMPACT_RATIO = 2;
+/** ...and at least this large (so a small sandbox does not rewrite its document every few saves). */
+const COMPACT_MIN_BYTES = 256 * 1024;
+
+export type Pending =
+  | { readonly change: UpperChange; readonly resolve: () => void; readonly reject: (err: unknown) => void }
+  /** Runs alone, between saves (a fork of the saved state). */
+  | { readonly task: (store: UpperStore) => Promise<void> };
+
+/**
+ * What the parts of one upper state share: its live layer and, with a store, where its saves
+ * stand. Loading, saving and forking change it in place; UpperState is its public face.
+ */
+export interface UpperContext {
+  readonly root: string;
+  readonly store: UpperStore | undefined;
+  readonly compactRatio: number;
+  readonly compactMinBytes: number;
+  readonly live: LiveLayer;
+  /** A fork's parent layer as it was at the fork (loaded on demand when reopened). */
+  base: UpperSnapshot | (() => Promise<UpperSnapshot>) | undefined;
+  /** The journal in place continues the fork base (a fork's first journal, until its first new document). */
+  continues: boolean;
+  /** Blobs the fork base refers to: kept in the store for as long as the fork is (see `base`). */
+  pinned: Set<string>;
+  /** How many entries refer to each stored blob (every blob with a count is in the store). */
+  refs: Map<string, number>;
+  readonly queue: Pending[];
+  draining: boolean;
+  /** The state document's generation (0: none, or one older than format 3). */
+  generation: number;
+  snapshotBytes: number;
+  /** Where the next journal record goes; undefined when the next save must write a new document. */
+  journalEnd: number | undefined;
+}
+
+/** An empty state's context (nothing loaded yet). */
+export function createContext(root: string, store: UpperStore | undefined, tuning: UpperTuning): UpperContext {
+  return {
+    root,
+    store,
+    compactRatio: tuning.compactRatio ?? COMPACT_RATIO,
+    compactMinBytes: tuning.compactMinBytes ?? COMPACT_MIN_BYTES,
+    live: emptyLayer(),
+    base: undefined,
+    continues: false,
+    pinned: new Set(),
+    refs: new Map(),
+    queue: [],
+    draining: false,
+    generation: 0,
+    snapshotBytes: 0,
+    journalEnd: undefined,
+  };
+}

@@ -1,0 +1,170 @@
+import { toFsError } from '../../seam/index.js';
+import type { UpperStore } from './store.js';
+import type { Pending, UpperContext } from './state-context.js';
+import { blobId, frame, journalHeader, journalRecord, serialize } from './state-format.js';
+import { adoptMaps, applyLive, applyTo, layerSnapshot, reindex } from './state-index.js';
+import type { UpperChange, UpperSnapshot } from './state-types.js';
+
+/** Queues a change or a task, and starts draining the queue unless it already is. */
+export function enqueue(cx: UpperContext, store: UpperStore, pending: Pending): void {
+  cx.queue.push(pending);
+  if (!cx.draining) void drain(cx, store);
+}
+
+async function drain(cx: UpperContext, store: UpperStore): Promise<void> {
+  cx.draining = true;
+  try {
+    while (cx.queue.length > 0) {
+      const first = cx.queue[0]!;
+      if ('task' in first) {
+        cx.queue.shift();
+        await first.task(store);
+        continue;
+      }
+      const upTo = cx.queue.findIndex((p) => 'task' in p);
+      const batch = cx.queue.splice(0, upTo < 0 ? cx.queue.length : upTo) as Extract<Pending, { change: UpperChange }>[];
+      try {
+        const saveError = await save(cx, store, batch.map(({ change }) => change));
+        if (saveError === undefined) for (const { resolve } of batch) resolve();
+        else {
+          const error = toFsError(saveError, `cannot save the overlay state in "${store.where}"`);
+          for (const { reject } of batch) reject(error);
+        }
+      } catch (err) {
+        const error = toFsError(err, `cannot save the overlay state in "${store.where}"`);
+        for (const { reject } of batch) reject(error);
+      }
+    }
+  } finally {
+    cx.draining = false;
+  }
+}
+
+/**
+ * Saves a group of changes and applies them. Throws (having applied nothing) when the save did
+ * not land; returns the error when it landed but a later step failed (the caller still hears).
+ */
+async function save(cx: UpperContext, store: UpperStore, changes: readonly UpperChange[]): Promise<unknown> {
+  const written = await writeBlobs(cx, store, changes);
+  const sweep = changes.some((c) => c.sweep);
+  const limit = Math.max(cx.compactRatio * cx.snapshotBytes, cx.compactMinBytes);
+  // A replacement is saved as a new document (it has no journal record).
+  if (sweep || changes.some((c) => c.replace) || cx.journalEnd === undefined || cx.journalEnd > limit) {
+    return compact(cx, store, changes, sweep);
+  }
+  const saveError = await appendRecords(cx, store, cx.journalEnd, changes);
+  const touched = new Set(written);
+  for (const change of changes) applyLive(cx.live, change, touched, cx.refs);
+  // Best effort: a blob left behind is only wasted space (discard sweeps it).
+  for (const id of touched) {
+    if ((cx.refs.get(id) ?? 0) > 0) continue;
+    cx.refs.delete(id);
+    if (cx.pinned.has(id)) continue;
+    await store.deleteBlob(id).catch(() => {});
+  }
+  return saveError;
+}
+
+/** Writes the blobs the changes bring that the store lacks; returns their ids. */
+async function writeBlobs(cx: UpperContext, store: UpperStore, changes: readonly UpperChange[]): Promise<Set<string>> {
+  // Blobs first, then the record that refers to them: a crash leaves at worst an unused blob.
+  const written = new Set<string>();
+  for (const change of changes) {
+    const incoming = change.replace ? [...change.replace.entries, ...(change.entries ?? [])] : (change.entries ?? []);
+    for (const [, entry] of incoming) {
+      if (entry?.kind !== 'file') continue;
+      const id = blobId(entry.bytes);
+      if (written.has(id) || (cx.refs.get(id) ?? 0) > 0) continue;
+      await store.writeBlob(id, entry.bytes);
+      written.add(id);
+    }
+  }
+  return written;
+}
+
+/**
+ * Appends the changes' records to the journal at `start`. Throws when they did not land; returns
+ * the error when they landed all the same.
+ */
+async function appendRecords(cx: UpperContext, store: UpperStore, start: number, changes: readonly UpperChange[]): Promise<unknown> {
+  const records = changes.map((c) => journalRecord(c)).filter((r) => r !== undefined);
+  const bytes = Buffer.concat(records.map(frame));
+  let saveError: unknown;
+  if (bytes.byteLength > 0) {
+    try {
+      await store.appendJournal(start, bytes);
+    } catch (err) {
+      // Take the records back out, so a reopened overlay shows what this one shows (nothing new).
+      const rolledBack = await store.appendJournal(start, new Uint8Array(0)).then(() => true, () => false);
+      if (rolledBack) throw err;
+      const now = await store.readJournal().catch(() => undefined);
+      const landed =
+        now !== undefined && now.byteLength >= start + bytes.byteLength &&
+        Buffer.compare(now.subarray(start, start + bytes.byteLength), bytes) === 0;
+      if (!landed) {
+        // Whatever part of the records is there, the next save starts a new document and journal.
+        cx.journalEnd = undefined;
+        throw err;
+      }
+      saveError = err;
+    }
+  }
+  cx.journalEnd = start + bytes.byteLength;
+  return saveError;
+}
+
+/** Writes the whole new state as a new document generation, then starts its (empty) journal. */
+export async function compact(cx: UpperContext, store: UpperStore, changes: readonly UpperChange[], sweep: boolean): Promise<unknown> {
+  let next: UpperSnapshot = layerSnapshot(cx.live);
+  for (const change of changes) next = applyTo(next, change);
+  const { entries, dirs, opaque } = next;
+  const generation = cx.generation + 1;
+  const doc = serialize(cx.root, entries, dirs, opaque, generation);
+  let saveError: unknown;
+  try {
+    await store.writeState(doc);
+  } catch (err) {
+    // A failure after the document was renamed into place (flushing its directory): the
+    // save landed, so the live view must show it too, and the caller still hears why.
+    const landed = await store.readState().then(
+      (now) => now !== undefined && Buffer.compare(now, doc) === 0,
+      () => false,
+    );
+    if (!landed) throw err;
+    saveError = err;
+  }
+  // The old journal names the old generation, so from here on it is ignored: a crash before the
+  // new journal is in place reopens to this document alone.
+  cx.generation = generation;
+  cx.snapshotBytes = doc.byteLength;
+  const header = journalHeader(cx.root, generation);
+  cx.continues = false;
+  cx.journalEnd = await store.writeJournal(header).then(
+    () => header.byteLength,
+    // The next save writes a new document again (and retries the journal).
+    () => undefined,
+  );
+  const refs = new Map<string, number>();
+  for (const entry of entries.values()) {
+    if (entry.kind !== 'file') continue;
+    const id = blobId(entry.bytes);
+    refs.set(id, (refs.get(id) ?? 0) + 1);
+  }
+  const unused = [...cx.refs.keys()].filter((id) => !refs.has(id) && !cx.pinned.has(id));
+  adoptMaps(cx.live, next);
+  cx.refs = refs;
+  reindex(cx.live);
+  await dropBlobs(cx, store, unused, sweep);
+  return saveError;
+}
+
+/** Deletes the blobs the new document no longer names; with `sweep`, every other one it does not name too. */
+async function dropBlobs(cx: UpperContext, store: UpperStore, unused: readonly string[], sweep: boolean): Promise<void> {
+  for (const id of unused) await store.deleteBlob(id).catch(() => {});
+  if (!sweep) return;
+  try {
+    for (const id of await store.listBlobs()) if (!cx.refs.has(id) && !cx.pinned.has(id)) await store.deleteBlob(id);
+  } catch {
+    // The state is saved; stray blobs only waste space until the next sweep.
+  }
+}
