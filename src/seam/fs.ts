@@ -27,7 +27,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   const links = createLinkAndModeOps(ctx);
   const applyChanges = createApplyChanges({ provider, locks: ctx.locks, rootGuard: ctx.rootGuard, checkTarget: (t) => ctx.checkTarget(t), fs: () => fs });
 
-  // Listed in the contract's order, one concern per module (fs-*.ts).
+  // Members keep the order they always had: a caller can see it (Object.keys, a spread).
   const fs: FileSystem = {
     cwd,
     ...(root === undefined ? {} : { root }),
