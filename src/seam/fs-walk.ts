@@ -1,0 +1,152 @@
+import { FsError, throwIfAborted, toFsError } from './errors.js';
+import { dueToYield, yieldToTimers } from './fs-call.js';
+import type { FsContext } from './fs-context.js';
+import type { FileSystem, FsDirEntry, FsProvider, FsTarget, FsWalkEntry, FsWalkOptions } from './types.js';
+
+/** walk (D4): the provider's own walk when it has one, else depth first over listDir. */
+export function createWalk(ctx: FsContext): FileSystem['walk'] {
+  const { provider } = ctx;
+  return function walk(target: FsTarget, opts?: FsWalkOptions): AsyncIterable<FsWalkEntry> {
+    ctx.checkTarget(target);
+    const what = `cannot walk "${target.displayPath}"`;
+    const signal = opts?.signal;
+    const hooks = walkHooks(opts);
+    const native = provider.walk?.bind(provider);
+    if (native === undefined) return guardedWalk(() => walkByListing(provider, target, signal, hooks), what, signal);
+    const pruner = hooks.prune ? new Pruner(target, hooks.prune) : undefined;
+    return guardedWalk(() => native(target, { signal, ...hooks, ...(pruner ? { prune: pruner.decide } : {}) }), what, signal, pruner);
+  };
+}
+
+/** D4 for providers without `walk`: depth first over listDir, into real subdirectories only. */
+function walkByListing(
+  provider: FsProvider,
+  top: FsTarget,
+  signal: AbortSignal | undefined,
+  hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'> = {},
+): AsyncGenerator<FsWalkEntry> {
+  return depthFirst(top, (dir) => provider.listDir(dir, { signal }), hooks);
+}
+
+/**
+ * The walk of D4 over any listing function: a directory's entries, each followed by the entries
+ * of its real subdirectories (never a link's), with their paths below `top`. `list` is told
+ * whether it lists `top` itself (which a provider may need to check further than a child), and the
+ * listed directory's path below `top`.
+ */
+export async function* depthFirst(
+  top: FsTarget,
+  list: (dir: FsTarget, isTop: boolean, prefix: string) => Promise<FsDirEntry[]>,
+  hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'> = {},
+): AsyncGenerator<FsWalkEntry> {
+  const stack = [{ dir: top, prefix: '', entries: await list(top, true, ''), next: 0 }];
+  while (stack.length > 0) {
+    const frame = stack[stack.length - 1]!;
+    const entry = frame.entries[frame.next++];
+    if (entry === undefined) {
+      stack.pop();
+      continue;
+    }
+    const path = frame.prefix === '' ? entry.name : `${frame.prefix}/${entry.name}`;
+    const walked = { ...entry, path };
+    yield walked;
+    if (isRealSubdirectory(frame.dir, entry) && hooks.prune?.(walked) !== true) {
+      const entries = await listOrSkip(() => list(entry.target, false, path), walked, hooks.onUnreadable);
+      if (entries !== undefined) stack.push({ dir: entry.target, prefix: path, entries, next: 0 });
+    }
+  }
+}
+
+/** The walk hooks of `opts`, checked (a caller's bad option is an argument error, not a crash). */
+function walkHooks(opts: FsWalkOptions | undefined): Pick<FsWalkOptions, 'prune' | 'onUnreadable' | 'wantsStats'> {
+  const { prune, onUnreadable, wantsStats } = opts ?? {};
+  for (const [name, hook] of [['prune', prune], ['onUnreadable', onUnreadable], ['wantsStats', wantsStats]] as const) {
+    if (hook !== undefined && typeof hook !== 'function') throw new FsError('FS_INVALID_ARGUMENT', `walk: ${name} must be a function`);
+  }
+  return { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}), ...(wantsStats ? { wantsStats } : {}) };
+}
+
+/**
+ * A subdirectory's listing inside a walk, or undefined when it cannot be listed and the caller
+ * asked to pass over such directories (an abort still fails the walk).
+ */
+export async function listOrSkip<T>(
+  list: () => Promise<T>,
+  entry: FsWalkEntry,
+  onUnreadable: FsWalkOptions['onUnreadable'],
+): Promise<T | undefined> {
+  if (onUnreadable === undefined) return list();
+  try {
+    return await list();
+  } catch (err) {
+    const error = toFsError(err, `cannot list "${entry.target.displayPath}"`);
+    if (error.code === 'FS_ABORTED') throw error;
+    onUnreadable(entry, error);
+    return undefined;
+  }
+}
+
+/** A directory entry reached by its own name, not through a link (which could loop or repeat a subtree). */
+export function isRealSubdirectory(dir: FsTarget, entry: FsDirEntry): boolean {
+  if (entry.type !== 'directory') return false;
+  const key = dir.targetKey;
+  return entry.target.targetKey === (key.endsWith('/') ? `${key}${entry.name}` : `${key}/${entry.name}`);
+}
+
+/**
+ * `prune` as the contract promises it over a provider's own walk, which may not honour it: the
+ * caller is asked once per real subdirectory, and what lies below a pruned one is dropped.
+ */
+class Pruner {
+  private readonly decided = new Map<string, boolean>();
+  private readonly base: string;
+  // Tree order puts a directory's descendants right after it, so one cut at a time suffices.
+  private cut: string | undefined;
+
+  constructor(
+    top: FsTarget,
+    private readonly prune: NonNullable<FsWalkOptions['prune']>,
+  ) {
+    this.base = top.targetKey.endsWith('/') ? top.targetKey : `${top.targetKey}/`;
+  }
+
+  /** The hook handed to the provider: the caller's answer, asked once. */
+  readonly decide = (entry: FsWalkEntry): boolean => {
+    let pruned = this.decided.get(entry.path);
+    if (pruned === undefined) this.decided.set(entry.path, (pruned = this.prune(entry) === true));
+    return pruned;
+  };
+
+  /** Below a pruned directory: not to be yielded. */
+  skips(entry: FsWalkEntry): boolean {
+    if (this.cut !== undefined && entry.path.startsWith(this.cut)) return true;
+    this.cut = undefined;
+    return false;
+  }
+
+  /** After `entry` was yielded: a real subdirectory the caller prunes cuts what follows it. */
+  passed(entry: FsWalkEntry): void {
+    if (entry.type === 'directory' && entry.target.targetKey === `${this.base}${entry.path}` && this.decide(entry)) this.cut = `${entry.path}/`;
+  }
+}
+
+/** A walk as the contract promises it: FsErrors only, abortable, yielding to timers. */
+async function* guardedWalk(
+  open: () => AsyncIterable<FsWalkEntry>,
+  what: string,
+  signal: AbortSignal | undefined,
+  pruner?: Pruner,
+): AsyncGenerator<FsWalkEntry> {
+  try {
+    throwIfAborted(signal, what);
+    for await (const entry of open()) {
+      if (pruner?.skips(entry)) continue;
+      if (dueToYield()) await yieldToTimers();
+      throwIfAborted(signal, what);
+      yield entry;
+      pruner?.passed(entry);
+    }
+  } catch (err) {
+    throw toFsError(err, what);
+  }
+}
