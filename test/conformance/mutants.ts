@@ -27,6 +27,7 @@ import {
   type FsWalkEntry,
 } from '../../src/seam/index.js';
 import { dirMutants } from './dir-mutants.js';
+import { storeMutants } from './store-mutants.js';
 import { volumeHooks } from './memory-subject.js';
 import { rootedSubject } from './rooted.js';
 
@@ -545,6 +546,7 @@ export const mutants: readonly Mutant[] = [
       })),
   },
   ...dirMutants,
+  ...storeMutants,
 ];
 
 /**
