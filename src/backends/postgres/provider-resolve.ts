@@ -1,11 +1,5 @@
 /** Paths resolved over the table: the seam's link rules, confined to the workspace's root. */
-import {
-  FsError,
-  isWithin,
-  resolveLinks,
-  type LinkReader,
-  type NodeKind,
-} from '../../seam/index.js';
+import { FsError, isWithin, resolveLinks, type LinkReader, type NodeKind } from '../../seam/index.js';
 import type { Q } from './client.js';
 import { COLUMNS, selfAndAncestors, type Row } from './rows.js';
 import { ENTRIES } from './schema.js';
