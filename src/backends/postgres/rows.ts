@@ -1,7 +1,7 @@
 /** The entries table as the provider's statements see it: row shape, shared SQL, path arithmetic. */
 import { posix } from 'node:path';
 import { FsError, isWithin } from '../../seam/index.js';
-import type { Q } from './client.js';
+import { MAX_ATTEMPTS, RETRYABLE, sqlState, type Q } from './client.js';
 import { ENTRIES } from './schema.js';
 
 export interface Row {
@@ -43,6 +43,22 @@ export async function insertFile(q: Q, ws: string, root: string, key: string, by
   const bad = rows.find((r) => r.path !== 'inserted');
   if (bad) throw notDirectory(what, bad);
   return rows.length > 0;
+}
+
+/** D1: directories (each with its parent before it); something else in the way is FS_NOT_DIRECTORY. */
+export async function ensureDirs(q: Q, ws: string, paths: string[], what: string): Promise<void> {
+  if (paths.length === 0) return;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      const bad = await q(`WITH ${ENSURE_DIRS} SELECT path, kind FROM bad`, [ws, paths, paths.map(parentOf)]);
+      if (bad.length > 0) throw notDirectory(what, bad[0]);
+      return;
+    } catch (err) {
+      // A concurrent rmdir removed a parent between our insert and its foreign-key check.
+      if (attempt < MAX_ATTEMPTS && RETRYABLE.has(sqlState(err) ?? '')) continue;
+      throw err;
+    }
+  }
 }
 
 export function notDirectory(what: string, row: { path: string; kind: string }): FsError {

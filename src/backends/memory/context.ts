@@ -1,0 +1,93 @@
+/** What every part of the memory provider shares: its own Volume, and the lookups on it. */
+import { Volume } from 'memfs';
+import { canonicalPath, type LinkReader, type NodeKind } from '../../seam/index.js';
+
+export interface MemoryContext {
+  readonly cwd: string;
+  readonly vol: Volume;
+  /** The volume as the seam's resolveLinks reads it. */
+  readonly reader: LinkReader;
+}
+
+/** A fresh volume holding the cwd (and nothing else yet). */
+export function createContext(cwdOption: string | undefined): MemoryContext {
+  const cwd = canonicalPath(cwdOption ?? '/', '/');
+  // Never memfs's global volume, and never a relative path (memfs resolves those against process.cwd()).
+  const vol = Volume.fromJSON({}, '/', { process: volumeProcess() });
+  const ctx: MemoryContext = {
+    cwd,
+    vol,
+    reader: {
+      kind(p: string): NodeKind {
+        const st = lstat(ctx, p);
+        if (!st) return 'missing';
+        if (st.isSymbolicLink()) return 'link';
+        if (st.isDirectory()) return 'directory';
+        return st.isFile() ? 'file' : 'other';
+      },
+      readlink: (p: string) => String(vol.readlinkSync(p)),
+    },
+  };
+  vol.mkdirSync(cwd, { recursive: true });
+  return ctx;
+}
+
+/** The entry at `p` itself (a link not followed), or undefined when there is none. */
+export function lstat(ctx: MemoryContext, p: string) {
+  try {
+    return ctx.vol.lstatSync(p);
+  } catch (err) {
+    if (isAbsentError(err)) return undefined;
+    throw err;
+  }
+}
+
+/** What `p` leads to (links followed), or undefined when that is nothing. */
+export function follow(ctx: MemoryContext, p: string) {
+  try {
+    return ctx.vol.statSync(p);
+  } catch (err) {
+    if (isAbsentError(err)) return undefined;
+    throw err;
+  }
+}
+
+/**
+ * When every component of `path` exists, memfs's realpath gives what resolveLinks would (the
+ * same hop limit, links relative to their directory) in one walk instead of one per component.
+ * Anything else (missing, dangling, looping, refused) goes the long way.
+ */
+export function realKey(ctx: MemoryContext, path: string): string | undefined {
+  try {
+    return String(ctx.vol.realpathSync(path));
+  } catch {
+    return undefined;
+  }
+}
+
+export function readFile(ctx: MemoryContext, key: string): Uint8Array {
+  const buf = ctx.vol.readFileSync(key) as Buffer;
+  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+}
+
+/**
+ * The process view memfs consults for a volume. memfs asks for the uid and gid on every path
+ * walk, a system call each time (slow on some virtual machines); they are read once here.
+ */
+function volumeProcess() {
+  const uid = process.getuid?.() ?? 0;
+  const gid = process.getgid?.() ?? 0;
+  return {
+    cwd: () => '/',
+    platform: process.platform,
+    env: {},
+    emitWarning: (message: string, type: string) => process.emitWarning(message, type),
+    getuid: () => uid,
+    getgid: () => gid,
+  };
+}
+
+function isAbsentError(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}

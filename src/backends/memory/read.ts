@@ -1,0 +1,83 @@
+/** The memory provider's lookups by path: `resolve`, `stat`, `read`, and the current file for a write. */
+import {
+  FsError,
+  FsTargetKey,
+  FsVersion,
+  UNVERSIONED,
+  compareNames,
+  contentVersion,
+  isExecutableMode,
+  resolveLinks,
+  type FsCurrent,
+  type FsInfo,
+  type FsProviderReadOptions,
+  type FsTarget,
+} from '../../seam/index.js';
+import { follow, readFile, realKey, type MemoryContext } from './context.js';
+
+/**
+ * The bytes of the regular file at `key` (up to `maxBytes`) through one descriptor, so one path
+ * walk instead of a stat and a read. Undefined when that does not plainly succeed (absent, not a
+ * file, refused, too large): the caller then takes the stat-first path for its exact answer.
+ */
+function quickRead(ctx: MemoryContext, key: string, maxBytes: number): Uint8Array | undefined {
+  const { vol } = ctx;
+  let fd: number;
+  try {
+    fd = vol.openSync(key, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const st = vol.fstatSync(fd);
+    if (!st.isFile() || Number(st.size) > maxBytes) return undefined;
+    const buf = vol.readFileSync(fd) as Buffer;
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  } finally {
+    vol.closeSync(fd);
+  }
+}
+
+/** The current file at `key`, or undefined; anything but a regular file is refused. */
+export function current(ctx: MemoryContext, key: string, what: string): FsCurrent | undefined {
+  const quick = quickRead(ctx, key, Infinity);
+  if (quick !== undefined) return { bytes: quick, version: contentVersion(quick) };
+  const st = follow(ctx, key);
+  if (!st) return undefined;
+  if (!st.isFile()) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);
+  const bytes = readFile(ctx, key);
+  return { bytes, version: contentVersion(bytes) };
+}
+
+export async function resolve(ctx: MemoryContext, path: string): Promise<FsTarget> {
+  const key = realKey(ctx, path) ?? (await resolveLinks(path, ctx.reader));
+  return { targetKey: FsTargetKey(key), displayPath: path };
+}
+
+export async function stat(ctx: MemoryContext, target: FsTarget): Promise<FsInfo | undefined> {
+  const st = follow(ctx, target.targetKey);
+  if (!st) return undefined;
+  if (st.isFile()) {
+    const bytes = readFile(ctx, target.targetKey);
+    return { type: 'file', version: contentVersion(bytes), size: bytes.byteLength, mtimeMs: Number(st.mtimeMs), executable: isExecutableMode(st.mode) };
+  }
+  if (st.isDirectory()) {
+    const names = (ctx.vol.readdirSync(target.targetKey) as string[]).sort(compareNames);
+    return { type: 'directory', version: FsVersion(`dir:${contentVersion(Buffer.from(names.join('\0')))}`) };
+  }
+  return { type: 'other', version: FsVersion('other') };
+}
+
+export async function read(ctx: MemoryContext, target: FsTarget, { maxBytes, unversioned }: FsProviderReadOptions): Promise<FsCurrent> {
+  const quick = quickRead(ctx, target.targetKey, maxBytes);
+  if (quick !== undefined) return { bytes: quick, version: unversioned ? UNVERSIONED : contentVersion(quick) };
+  const what = `cannot read "${target.displayPath}"`;
+  const st = follow(ctx, target.targetKey);
+  if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+  if (!st.isFile()) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);
+  if (Number(st.size) > maxBytes) {
+    throw new FsError('FS_TOO_LARGE', `${what}: ${st.size} bytes exceeds the ${maxBytes}-byte limit`);
+  }
+  const bytes = readFile(ctx, target.targetKey);
+  return { bytes, version: unversioned ? UNVERSIONED : contentVersion(bytes) };
+}

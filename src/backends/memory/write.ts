@@ -1,0 +1,51 @@
+/** The memory provider's writes to files: `swap`, `applyBatch` and `setExecutable`. */
+import { posix } from 'node:path';
+import {
+  FsError,
+  contentVersion,
+  expectHolds,
+  observe,
+  withExecutable,
+  type FsBatchResult,
+  type FsBatchSwap,
+  type FsSwapRequest,
+  type FsSwapResult,
+  type FsTarget,
+} from '../../seam/index.js';
+import { applyMemoryBatch } from './batch.js';
+import { follow, type MemoryContext } from './context.js';
+import { mkdirs } from './dirs.js';
+import { current } from './read.js';
+
+export async function swap(ctx: MemoryContext, target: FsTarget, { expect, bytes }: FsSwapRequest): Promise<FsSwapResult> {
+  const { vol } = ctx;
+  // Synchronous from the comparison to the publication, so atomic (G7).
+  const key = target.targetKey;
+  const before = current(ctx, key, `cannot write "${target.displayPath}"`);
+  if (!expectHolds(expect, before)) return { ok: false, current: observe(before) };
+  if (bytes === null) {
+    if (before !== undefined) vol.unlinkSync(key);
+    return { ok: true, existed: before !== undefined };
+  }
+  // An existing file's directory exists.
+  if (before === undefined) mkdirs(ctx, posix.dirname(key), `cannot write "${target.displayPath}"`);
+  vol.writeFileSync(key, bytes);
+  return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
+}
+
+export async function applyBatch(ctx: MemoryContext, swaps: readonly FsBatchSwap[]): Promise<FsBatchResult> {
+  const store = {
+    vol: ctx.vol,
+    current: (key: string, what: string) => current(ctx, key, what),
+    mkdirs: (key: string, what: string) => mkdirs(ctx, key, what),
+  };
+  return applyMemoryBatch(store, swaps);
+}
+
+export async function setExecutable(ctx: MemoryContext, target: FsTarget, executable: boolean): Promise<void> {
+  const st = follow(ctx, target.targetKey);
+  const what = `cannot change the mode of "${target.displayPath}"`;
+  if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+  if (!st.isFile()) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);
+  ctx.vol.chmodSync(target.targetKey, withExecutable(Number(st.mode) & 0o7777, executable));
+}
