@@ -6,17 +6,6 @@ import { describe, lineCount, offences, type Offence } from './size.js';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 
-/**
- * Files still being split, each exempt from both limits until it is. The list may only shrink:
- * a listed file that is within the limits fails the test, so it leaves the list when it is done.
- */
-const ALLOWED: readonly string[] = [
-  // Being split into modules of one concern each.
-  'src/backends/postgres/provider.ts',
-  // One long closure each, not yet taken up.
-  'src/backends/memory/provider.ts',
-];
-
 function sourceFiles(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
     const path = join(dir, entry.name);
@@ -71,12 +60,7 @@ suite('src', () => {
   const files = sourceFiles(join(repo, 'src'));
 
   it(`has no file over 400 lines and no function over 150`, () => {
-    const found = files.flatMap(offencesIn).filter((o) => !ALLOWED.includes(o.file));
-    expect(found.map(describe)).toEqual([]);
-  });
-
-  it('allows only files that are still too long', () => {
-    const done = ALLOWED.filter((file) => offencesIn(join(repo, file)).length === 0);
-    expect(done, 'within the limits now: remove from ALLOWED').toEqual([]);
+    // No exceptions: split a file by concern before it grows past the limit.
+    expect(files.flatMap(offencesIn).map(describe)).toEqual([]);
   });
 });
