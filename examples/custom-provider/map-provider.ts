@@ -7,10 +7,8 @@ import { posix } from 'node:path';
 import {
   FsError,
   FsTargetKey,
-  FsVersion,
   checkRename,
   checkRmdir,
-  compareNames,
   contentVersion,
   createFs,
   expectHolds,
@@ -18,7 +16,7 @@ import {
   type FileSystem,
   type FsCurrent,
   type FsDirEntry,
-  type FsInfo,
+  type FsProviderInfo,
   type FsProvider,
   type FsSwapResult,
   type FsTarget,
@@ -64,7 +62,7 @@ export function createMapProvider(store: MapStore = new MapStore()): FsProvider 
   const side = (key: string): RenameSide | undefined => {
     const bytes = store.files.get(key);
     if (bytes !== undefined) return { type: 'file', version: contentVersion(bytes) };
-    if (store.dirs.has(key)) return { type: 'directory', version: FsVersion('dir'), empty: store.below(key).length === 0 };
+    if (store.dirs.has(key)) return { type: 'directory', empty: store.below(key).length === 0 };
     return undefined;
   };
 
@@ -74,10 +72,11 @@ export function createMapProvider(store: MapStore = new MapStore()): FsProvider 
       return { targetKey: FsTargetKey(path), displayPath: path };
     },
 
-    async stat({ targetKey }): Promise<FsInfo | undefined> {
+    // A directory's version is the seam's to mint (from its names): the provider gives a file's only.
+    async stat({ targetKey }): Promise<FsProviderInfo | undefined> {
       const bytes = store.files.get(targetKey);
       if (bytes !== undefined) return { type: 'file', version: contentVersion(bytes), size: bytes.byteLength };
-      if (store.dirs.has(targetKey)) return { type: 'directory', version: FsVersion('dir') };
+      if (store.dirs.has(targetKey)) return { type: 'directory' };
       return undefined;
     },
 
@@ -152,7 +151,7 @@ export function createMapProvider(store: MapStore = new MapStore()): FsProvider 
       for (const [path, bytes] of store.files) {
         if (child(path)) entries.push({ ...entry(target, path, 'file'), size: bytes.byteLength });
       }
-      return entries.sort((a, b) => compareNames(a.name, b.name));
+      return entries; // in any order: the seam orders listings
     },
   };
 }

@@ -19,6 +19,7 @@ export interface OpsContext {
 }
 
 type Cb = (code: number, ...values: unknown[]) => void;
+const UNVERSIONED_STAT = { versioned: false } as const;
 const UINT32_MAX = 0xffffffff;
 const O_ACCMODE = 3;
 
@@ -76,7 +77,8 @@ function helpers(ctx: OpsContext): Helpers {
     writable() {
       if (ctx.readOnly) fail(ERRNO.EROFS);
     },
-    info: async (t) => (await fs.stat(t)) ?? fail(ERRNO.ENOENT),
+    // No version is needed to answer getattr or a type check: nothing is hashed or listed for one.
+    info: async (t) => (await fs.stat(t, UNVERSIONED_STAT)) ?? fail(ERRNO.ENOENT),
   };
 }
 
@@ -226,7 +228,7 @@ function treeOps(h: Helpers): Ops {
         writable();
         const t = await target(path);
         // The contract's mkdir accepts an existing directory; mkdir(2) does not.
-        if ((await fs.stat(t)) !== undefined) return fail(ERRNO.EEXIST);
+        if ((await fs.stat(t, UNVERSIONED_STAT)) !== undefined) return fail(ERRNO.EEXIST);
         await fs.mkdir(t);
       }, path),
 
@@ -323,7 +325,7 @@ async function renameWithLinks(h: Helpers, src: string, dest: string, srcLink: L
   const to = await h.linkTarget(dest);
   if (srcLink !== undefined) {
     if (srcLink.target.targetKey === to.targetKey) return;
-    const replaced = destLink === undefined ? await fs.stat(to) : undefined;
+    const replaced = destLink === undefined ? await fs.stat(to, UNVERSIONED_STAT) : undefined;
     if (replaced?.type === 'directory') return fail(ERRNO.EISDIR);
     await fs.renameLink(srcLink.target, to, { replace: true });
     if (replaced !== undefined) files.unlinked(to);

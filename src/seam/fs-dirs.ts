@@ -1,6 +1,7 @@
 import { FsError, throwIfAborted } from './errors.js';
 import { call } from './fs-call.js';
 import type { FsContext } from './fs-context.js';
+import { inListingOrder } from './listing.js';
 import { describeType } from './path.js';
 import type { FileSystem, FsListOptions, FsOpOptions, FsRmdirOptions, FsTarget } from './types.js';
 
@@ -15,7 +16,7 @@ export function createDirOps(ctx: FsContext): Pick<FileSystem, 'listDir' | 'mkdi
       if (typeof stats !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `${what}: stats must be a boolean, got ${JSON.stringify(stats)}`);
       const entries = await call(what, opts?.signal, () => provider.listDir(target, { signal: opts?.signal, ...(stats ? {} : { stats }) }));
       throwIfAborted(opts?.signal, what);
-      return entries;
+      return inListingOrder(entries);
     },
 
     async mkdir(target: FsTarget, opts?: FsOpOptions): Promise<void> {

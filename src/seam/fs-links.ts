@@ -1,3 +1,4 @@
+import { FsError } from './errors.js';
 import { call, dueToYield, yieldToTimers } from './fs-call.js';
 import type { FsContext } from './fs-context.js';
 import { createLinkOps } from './links.js';
@@ -20,6 +21,8 @@ export function createLinkAndModeOps(ctx: FsContext): LinkAndModeOps {
 
     async symlink(target: FsTarget, linkText: string, opts?: FsOpOptions): Promise<void> {
       ctx.checkTarget(target);
+      const what = `cannot create the link "${target.displayPath}"`;
+      if (await call(what, opts?.signal, () => rootGuard.is(target))) throw new FsError('FS_ALREADY_EXISTS', `${what}: it is the root`);
       return links.symlink(target, linkText, opts);
     },
 

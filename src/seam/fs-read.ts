@@ -3,7 +3,9 @@ import { call, dueToYield, yieldToTimers } from './fs-call.js';
 import type { FsContext } from './fs-context.js';
 import { checkText, decodeText, decodeValidUtf8, validUtf8ChunkEnd } from './text.js';
 import { UNVERSIONED } from './types.js';
-import type { FileSystem, FsBytesRead, FsInfo, FsOpOptions, FsStreamOptions, FsTarget, FsTextRead, FsTextStream } from './types.js';
+import { withVersion } from './listing.js';
+import { describeType } from './path.js';
+import type { FileSystem, FsBytesRead, FsInfo, FsOpOptions, FsStatOptions, FsStreamOptions, FsTarget, FsTextRead, FsTextStream } from './types.js';
 
 /** Bytes of the file per streamText chunk. */
 const STREAM_CHUNK = 64 * 1024;
@@ -23,11 +25,17 @@ export function createReadOps(ctx: FsContext): Pick<FileSystem, 'stat' | 'readTe
   }
 
   return {
-    async stat(target: FsTarget, opts?: FsOpOptions): Promise<FsInfo | undefined> {
+    async stat(target: FsTarget, opts?: FsStatOptions): Promise<FsInfo | undefined> {
       ctx.checkTarget(target);
       const what = `cannot stat "${target.displayPath}"`;
-      const info = await call(what, opts?.signal, () => provider.stat(target, { signal: opts?.signal }));
-      throwIfAborted(opts?.signal, what);
+      const signal = opts?.signal;
+      const versioned = opts?.versioned ?? true;
+      if (typeof versioned !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `${what}: versioned must be a boolean, got ${describeType(versioned)}`);
+      const info = await call(what, signal, async () => {
+        const found = await provider.stat(target, { signal, ...(versioned ? {} : { unversioned: true }) });
+        return found === undefined ? undefined : withVersion(provider, target, found, versioned, signal);
+      });
+      throwIfAborted(signal, what);
       return info;
     },
 

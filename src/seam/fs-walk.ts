@@ -1,6 +1,7 @@
 import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { dueToYield, yieldToTimers } from './fs-call.js';
 import type { FsContext } from './fs-context.js';
+import { inListingOrder } from './listing.js';
 import type { FileSystem, FsDirEntry, FsProvider, FsTarget, FsWalkEntry, FsWalkOptions } from './types.js';
 
 /** walk (D4): the provider's own walk when it has one, else depth first over listDir. */
@@ -39,7 +40,7 @@ export async function* depthFirst(
   list: (dir: FsTarget, isTop: boolean, prefix: string) => Promise<FsDirEntry[]>,
   hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'> = {},
 ): AsyncGenerator<FsWalkEntry> {
-  const stack = [{ dir: top, prefix: '', entries: await list(top, true, ''), next: 0 }];
+  const stack = [{ dir: top, prefix: '', entries: inListingOrder(await list(top, true, '')), next: 0 }];
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
     const entry = frame.entries[frame.next++];
@@ -52,7 +53,7 @@ export async function* depthFirst(
     yield walked;
     if (isRealSubdirectory(frame.dir, entry) && hooks.prune?.(walked) !== true) {
       const entries = await listOrSkip(() => list(entry.target, false, path), walked, hooks.onUnreadable);
-      if (entries !== undefined) stack.push({ dir: entry.target, prefix: path, entries, next: 0 });
+      if (entries !== undefined) stack.push({ dir: entry.target, prefix: path, entries: inListingOrder(entries), next: 0 });
     }
   }
 }

@@ -72,6 +72,14 @@ export interface FsOpOptions {
   readonly signal?: AbortSignal;
 }
 
+export interface FsStatOptions extends FsOpOptions {
+  /**
+   * false: answer existence, type, size and the executable bit only; `version` is then
+   * `UNVERSIONED`, and no file is hashed nor directory listed to mint one. Default true.
+   */
+  readonly versioned?: boolean;
+}
+
 /**
  * Options of a file write or removal. `durability: 'deferred'` lets a provider that writes to
  * disk leave the new directory entry unflushed until `flush` names its directory (the content is

@@ -23,6 +23,17 @@ export interface FsProviderReadOptions extends FsOpOptions {
   readonly unversioned?: boolean;
 }
 
+export interface FsProviderStatOptions extends FsOpOptions {
+  /** A hint: the caller wants no version, so the provider may leave a file's out (skip the digest). */
+  readonly unversioned?: boolean;
+}
+
+/**
+ * What `stat` gives the seam: as `FsInfo`, but the version is a file's alone. The seam mints the
+ * version of a directory (from its entries' names) and of anything else, so a provider leaves it out.
+ */
+export type FsProviderInfo = Omit<FsInfo, 'version'> & { readonly version?: FsVersion };
+
 /** A file's bytes and the version of exactly those bytes. */
 export interface FsCurrent {
   readonly bytes: Uint8Array;
@@ -100,8 +111,11 @@ export interface FsProvider {
   resolve(path: string, options: FsOpOptions): Promise<FsTarget>;
   /** Optional; the default treats targetKeys as absolute POSIX paths. */
   contains?(parent: FsTarget, child: FsTarget): boolean;
-  /** Follows links (P4); undefined when absent. A file's version is derived from its bytes. */
-  stat(target: FsTarget, options: FsOpOptions): Promise<FsInfo | undefined>;
+  /**
+   * Follows links (P4); undefined when absent. A file's version is derived from its bytes (it may
+   * be left out when `unversioned` is set); a directory's or anything else's is the seam's to mint.
+   */
+  stat(target: FsTarget, options: FsProviderStatOptions): Promise<FsProviderInfo | undefined>;
   /**
    * Read a whole regular file. FS_NOT_FOUND when absent, FS_NOT_REGULAR_FILE for anything that
    * is not a regular file (never blocks), FS_TOO_LARGE when it exceeds maxBytes (checked before
@@ -141,7 +155,7 @@ export interface FsProvider {
    * provider treats deferred swaps as immediate.
    */
   flush?(directories: readonly FsTarget[], options: FsOpOptions): Promise<void>;
-  /** Direct children, sorted by name in code-point order; links are followed for the type (P4). */
+  /** Direct children, in any order (the seam orders them); links are followed for the type (P4). */
   listDir(target: FsTarget, options: FsListOptions): Promise<FsDirEntry[]>;
   /** Optional bulk listing (D4); the seam walks with listDir when it is absent. */
   walk?(target: FsTarget, options: FsWalkOptions): AsyncIterable<FsWalkEntry>;

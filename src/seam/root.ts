@@ -17,6 +17,11 @@ export class RootGuard {
     private readonly path: string,
   ) {}
 
+  /** Whether `target` is the root. */
+  async is(target: FsTarget): Promise<boolean> {
+    return target.targetKey === (await this.key());
+  }
+
   /** FS_INVALID_ARGUMENT when any of `targets` is the root: it is never removed, moved or replaced. */
   async refuse(what: string, why: string, ...targets: readonly FsTarget[]): Promise<void> {
     const key = await this.key();

@@ -26,7 +26,8 @@ export function observe(current: { readonly version: FsVersion } | undefined): F
 /** What a rename's checks need to know of the source or the destination. */
 export interface RenameSide {
   readonly type: FsEntryType;
-  readonly version: FsVersion;
+  /** A file's version (only a file's is compared). */
+  readonly version?: FsVersion;
   /** For a directory destination: whether it has no entries. */
   readonly empty?: boolean;
 }

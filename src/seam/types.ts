@@ -9,6 +9,7 @@ import type {
   FsInfo,
   FsListOptions,
   FsOpOptions,
+  FsStatOptions,
   FsRenameOptions,
   FsResolveOptions,
   FsRmdirOptions,
@@ -37,7 +38,7 @@ export interface FileSystem {
   resolve(path: string, options?: FsResolveOptions): Promise<FsTarget>;
   /** True when `child` is `parent` or lies beneath it. */
   contains(parent: FsTarget, child: FsTarget): boolean;
-  stat(target: FsTarget, options?: FsOpOptions): Promise<FsInfo | undefined>;
+  stat(target: FsTarget, options?: FsStatOptions): Promise<FsInfo | undefined>;
   readText(target: FsTarget, options?: FsOpOptions): Promise<FsTextRead>;
   streamText(target: FsTarget, options?: FsStreamOptions): Promise<FsTextStream>;
   readBytes(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number }): Promise<FsBytesRead>;

@@ -156,7 +156,7 @@ function planGlob(patterns: readonly string[], options: GlobOptions): GlobPlan {
 async function startOf(fs: FileSystem, startPath: string, base: string, signal: AbortSignal | undefined): Promise<FsTarget | undefined> {
   try {
     const start = await fs.resolve(startPath, { ...(signal ? { signal } : {}) });
-    const info = base === '' ? { type: 'directory' } : await fs.stat(start, { ...(signal ? { signal } : {}) });
+    const info = base === '' ? { type: 'directory' } : await fs.stat(start, { versioned: false, ...(signal ? { signal } : {}) });
     return info?.type === 'directory' ? start : undefined;
   } catch (err) {
     if (base !== '' && (isFsError(err, 'FS_NOT_FOUND') || isFsError(err, 'FS_NOT_DIRECTORY'))) return undefined;

@@ -105,7 +105,7 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   const what = `cannot grep in "${rootPath}"`;
   throwIfAborted(userSignal, what);
   const rootTarget = await fs.resolve(rootPath, { ...(userSignal ? { signal: userSignal } : {}) });
-  const rootInfo = await fs.stat(rootTarget, { ...(userSignal ? { signal: userSignal } : {}) });
+  const rootInfo = await fs.stat(rootTarget, { versioned: false, ...(userSignal ? { signal: userSignal } : {}) });
   if (rootInfo === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
 
   // One signal for the user's abort and our own early stop.

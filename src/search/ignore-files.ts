@@ -40,7 +40,7 @@ export async function readIgnoreFile(
   const path = posix.join(dir, options.file ?? '.gitignore');
   try {
     const t = options.target ?? (await fs.resolve(path, { signal }));
-    if (options.target === undefined && (await fs.stat(t, { signal }))?.type !== 'file') return [];
+    if (options.target === undefined && (await fs.stat(t, { signal, versioned: false }))?.type !== 'file') return [];
     return parseGitignore((await fs.readText(t, { signal })).text, dir);
   } catch (err) {
     if (isFsError(err, 'FS_ABORTED')) throw err;
@@ -50,7 +50,7 @@ export async function readIgnoreFile(
 
 async function pathExists(fs: FileSystem, path: string, signal: AbortSignal | undefined): Promise<boolean> {
   try {
-    return (await fs.stat(await fs.resolve(path, { signal }), { signal })) !== undefined;
+    return (await fs.stat(await fs.resolve(path, { signal }), { signal, versioned: false })) !== undefined;
   } catch (err) {
     if (isFsError(err, 'FS_ABORTED')) throw err;
     return false;

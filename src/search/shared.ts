@@ -33,7 +33,7 @@ export async function searchDirectory(
   const dir = canonicalPath(cwd ?? fs.cwd, fs.cwd);
   throwIfAborted(signal, `cannot ${verb} in "${dir}"`);
   const target = await fs.resolve(dir, { ...(signal ? { signal } : {}) });
-  const info = await fs.stat(target, { ...(signal ? { signal } : {}) });
+  const info = await fs.stat(target, { versioned: false, ...(signal ? { signal } : {}) });
   if (info === undefined) throw new FsError('FS_NOT_FOUND', `cannot ${verb} in "${dir}": not found`);
   if (info.type !== 'directory') throw new FsError('FS_NOT_DIRECTORY', `cannot ${verb} in "${dir}": not a directory`);
   return { dir, target };

@@ -1,8 +1,8 @@
 import { FsError } from '../seam/errors.js';
-import { FsTargetKey, FsVersion, type FsDirEntry, type FsInfo, type FsTarget } from '../seam/model.js';
-import type { FsCurrent, FsProviderReadOptions } from '../seam/provider.js';
-import { compareNames, resolveLinks, type LinkReader } from '../seam/resolve.js';
-import { childKey, childrenOf, dirVersionOf, headAt } from './tx.js';
+import { FsTargetKey, type FsDirEntry, type FsTarget } from '../seam/model.js';
+import type { FsCurrent, FsProviderInfo, FsProviderReadOptions } from '../seam/provider.js';
+import { resolveLinks, type LinkReader } from '../seam/resolve.js';
+import { childKey, childrenOf, headAt } from './tx.js';
 import type { StoreChild, StoreTx } from './types.js';
 
 /** The links of a path followed inside one transaction (P4). */
@@ -21,7 +21,7 @@ export function resolveKey(tx: StoreTx, path: string): Promise<string> {
   return resolveLinks(path, reader);
 }
 
-export async function statKey(tx: StoreTx, key: string): Promise<FsInfo | undefined> {
+export async function statKey(tx: StoreTx, key: string): Promise<FsProviderInfo | undefined> {
   const head = await headAt(tx, key);
   switch (head?.kind) {
     case undefined:
@@ -29,9 +29,9 @@ export async function statKey(tx: StoreTx, key: string): Promise<FsInfo | undefi
     case 'file':
       return { type: 'file', version: head.version, size: head.size, mtimeMs: head.mtimeMs, executable: head.executable === true };
     case 'directory':
-      return { type: 'directory', version: await dirVersionOf(tx, key), mtimeMs: head.mtimeMs };
+      return { type: 'directory', ...(head.mtimeMs === undefined ? {} : { mtimeMs: head.mtimeMs }) };
     default:
-      return { type: 'other', version: FsVersion('other') }; // a link that resolves to nothing
+      return { type: 'other' }; // a link that resolves to nothing
   }
 }
 
@@ -67,7 +67,7 @@ export async function listKey(tx: StoreTx, target: FsTarget): Promise<FsDirEntry
     if (key === undefined || there === undefined || there.kind === 'link') entries.push({ name: child.name, type: 'other', target: { targetKey: FsTargetKey(lexical), displayPath } });
     else entries.push(entryOf(child, { name: child.name, ...there }, key, displayPath));
   }
-  return entries.sort((a, b) => compareNames(a.name, b.name));
+  return entries;
 }
 
 function entryOf(listed: StoreChild, what: StoreChild, key: string, displayPath: string): FsDirEntry {

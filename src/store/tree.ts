@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { FsError } from '../seam/errors.js';
-import { FsVersion, type FsTarget } from '../seam/model.js';
+import type { FsTarget } from '../seam/model.js';
 import type { FsProviderRename } from '../seam/provider.js';
 import { checkRename, checkRmdir, type RenameSide } from '../seam/swap.js';
 import { childrenOf, ensureDir, headAt, keysBelow } from './tx.js';
@@ -30,9 +30,9 @@ async function side(tx: StoreTx, key: string): Promise<RenameSide | undefined> {
     case 'file':
       return { type: 'file', version: head.version };
     case 'directory':
-      return { type: 'directory', version: FsVersion('dir'), empty: (await tx.list(key)).children.length === 0 };
+      return { type: 'directory', empty: (await tx.list(key)).children.length === 0 };
     default:
-      return { type: 'other', version: FsVersion('other') };
+      return { type: 'other' };
   }
 }
 

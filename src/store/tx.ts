@@ -1,7 +1,5 @@
 import { posix } from 'node:path';
 import { FsError } from '../seam/errors.js';
-import { directoryVersion } from '../seam/version.js';
-import type { FsVersion } from '../seam/model.js';
 import type { StoreChild, StoreHead, StoreTx } from './types.js';
 
 const ROOT: StoreHead = { kind: 'directory' };
@@ -28,11 +26,6 @@ export async function childrenOf(tx: StoreTx, dir: string): Promise<StoreChild[]
 
 /** One segment below a canonical key. */
 export const childKey = (dir: string, name: string) => (dir === '/' ? `/${name}` : `${dir}/${name}`);
-
-/** The directory's version, from its names (the one formula every backend shares). */
-export async function dirVersionOf(tx: StoreTx, dir: string): Promise<FsVersion> {
-  return directoryVersion((await childrenOf(tx, dir)).map((c) => c.name));
-}
 
 /** Every key strictly below `dir`, parents before their children. */
 export async function keysBelow(tx: StoreTx, dir: string): Promise<string[]> {

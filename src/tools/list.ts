@@ -184,7 +184,7 @@ export function createListTool(limits: ListToolLimits = DEFAULT_LIST_LIMITS): To
         const dir = args.path == null ? call.cwd : canonicalPath(args.path, call.cwd);
         const userIgnored = ignoreMatcher(args.ignore ?? []);
         const target = await call.fs.resolve(dir, op);
-        const info = await call.fs.stat(target, op);
+        const info = await call.fs.stat(target, { ...op, versioned: false });
         if (info === undefined) throw new FsError('FS_NOT_FOUND', `cannot list "${target.displayPath}": not found`);
         if (info.type !== 'directory') {
           throw new FsError('FS_NOT_DIRECTORY', `cannot list "${target.displayPath}": not a directory${info.type === 'file' ? ' (use read for a file)' : ''}`);

@@ -119,7 +119,7 @@ async function run(args: TextEditorArgs, call: ToolCall, history: EditHistory, m
   const shown = `"${shownPath(path)}"`;
   switch (args.command) {
     case 'view': {
-      const info = await call.fs.stat(target, call.signal ? { signal: call.signal } : {});
+      const info = await call.fs.stat(target, { versioned: false, ...(call.signal ? { signal: call.signal } : {}) });
       if (info?.type === 'directory') {
         if (args.view_range != null) throw new FsError('FS_INVALID_ARGUMENT', 'view_range applies to files, not directories');
         return viewDirectory(call, target);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RULES, runConformance, type RuleResult } from '../../src/conformance/index.js';
 import { memorySubject } from './memory-subject.js';
-import { control, mutants } from './mutants.js';
+import { control, mutants, unordered } from './mutants.js';
 
 // Small runs without shrinking: every mutant is also caught by a fixed example, and only
 // pass/fail matters here.
@@ -19,6 +19,11 @@ describe('the conformance suite catches broken providers', () => {
 
   it('passes the wrapper the mutants are built on, with a correct native edit', async () => {
     const results = await runConformance(control.subject, options);
+    expect(failing(results), JSON.stringify(results.filter((r) => r.status === 'fail'), null, 2)).toEqual([]);
+  });
+
+  it('passes a provider whose listings come in any order: the seam orders them', async () => {
+    const results = await runConformance(unordered.subject, options);
     expect(failing(results), JSON.stringify(results.filter((r) => r.status === 'fail'), null, 2)).toEqual([]);
   });
 

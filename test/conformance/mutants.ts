@@ -46,6 +46,19 @@ export interface Mutant {
 
 const BASE = '/work';
 
+/**
+ * Not a bug: listings in any order (here UTF-16 unit order, reversed), as most stores give them.
+ * The seam orders every listing and walk, so this passes every rule.
+ */
+export const unordered = {
+  subject: () =>
+    subjectOver((base) => ({
+      ...base,
+      listDir: async (target, options) => (await base.listDir(target, options)).sort((a, b) => (a.name < b.name ? 1 : a.name > b.name ? -1 : 0)),
+      walk: undefined,
+    })),
+};
+
 function subjectOver(wrap: (base: MemoryProvider) => FsProvider): ConformanceSubject {
   const base = createMemoryProvider({ files: { [BASE]: null } });
   const provider = wrap(base);
@@ -178,7 +191,7 @@ export const mutants: readonly Mutant[] = [
         ...base,
         async swap(target: FsTarget, request) {
           const info = await base.stat(target, {});
-          const now = info?.type === 'file' ? { version: info.version } : undefined;
+          const now = info?.type === 'file' ? { version: info.version! } : undefined;
           if (!expectHolds(request.expect, now)) return { ok: false, current: observe(now) };
           await Promise.resolve(); // the window another writer slips through
           return base.swap(target, { ...request, expect: { kind: 'any' } });
@@ -419,15 +432,6 @@ export const mutants: readonly Mutant[] = [
       })),
   },
   {
-    name: 'listDir sorts names by UTF-16 code units',
-    rule: 'M1',
-    subject: () =>
-      subjectOver((base) => ({
-        ...base,
-        listDir: async (target, options) => (await base.listDir(target, options)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)),
-      })),
-  },
-  {
     name: 'native edit re-encodes with a BOM only when the text has none (text starting with U+FEFF loses it)',
     rule: 'L4',
     subject: () =>
@@ -542,6 +546,19 @@ export const mutants: readonly Mutant[] = [
             versions.push(done.version);
           }
           return { ok: true, versions };
+        },
+      })),
+  },
+  {
+    name: 'stat asked for no version skips the file and reports it as empty',
+    rule: 'V5',
+    only: true,
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async stat(target, options) {
+          const info = await base.stat(target, options);
+          return options.unversioned && info?.type === 'file' ? { ...info, size: 0 } : info;
         },
       })),
   },

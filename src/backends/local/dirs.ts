@@ -1,11 +1,9 @@
 import type { BigIntStats } from 'node:fs';
 import { posix } from 'node:path';
 import { FsError, throwIfAborted, toFsError } from '../../seam/errors.js';
-import { compareNames } from '../../seam/resolve.js';
 import { checkRmdir } from '../../seam/swap.js';
 import { forEachBounded } from '../../seam/settle.js';
-import { FsVersion, type FsInfo, type FsTarget } from '../../seam/types.js';
-import { contentVersion } from '../../seam/version.js';
+import type { FsProviderInfo, FsTarget } from '../../seam/types.js';
 import { Moved, type DirAnchor } from './anchor.js';
 import type { LocalContext } from './context.js';
 import { dirOpenError, errnoOf, guard, isAbsent, notFound } from './errors.js';
@@ -110,21 +108,18 @@ async function removeTree(ctx: LocalContext, anchor: DirAnchor, what: string): P
   }
 }
 
-/** The names of a directory, without our temp files, in listing order. */
+/** The names of a directory, without our temp files. */
 export async function listNames(ctx: LocalContext, anchor: DirAnchor): Promise<string[]> {
   const names = await ctx.fsp.readdir(anchor.self);
-  return names.filter((n) => !isTempName(n)).sort(compareNames);
+  return names.filter((n) => !isTempName(n));
 }
 
-function dirVersion(names: readonly string[]): FsVersion {
-  return FsVersion(`dir:${contentVersion(Buffer.from(names.join('\0')))}`);
-}
-
-export async function dirInfo(ctx: LocalContext, key: string): Promise<FsInfo> {
+/** A directory's info; opened through its anchor, so one outside the root is refused. */
+export async function dirInfo(ctx: LocalContext, key: string): Promise<FsProviderInfo> {
   const anchor = await ctx.openDir(key);
   try {
     const st = await anchor.handle.stat({ bigint: true });
-    return { type: 'directory', version: dirVersion(await listNames(ctx, anchor)), mtimeMs: msOf(st) };
+    return { type: 'directory', mtimeMs: msOf(st) };
   } finally {
     await anchor.close();
   }

@@ -1,7 +1,6 @@
 import type { BigIntStats } from 'node:fs';
 import { posix } from 'node:path';
 import { FsError } from '../../seam/errors.js';
-import { compareNames } from '../../seam/resolve.js';
 import { isExecutableMode } from '../../seam/modes.js';
 import { FsTargetKey, type FsDirEntry, type FsTarget } from '../../seam/types.js';
 import type { DirAnchor } from './anchor.js';
@@ -46,7 +45,6 @@ export function listDir(ctx: LocalContext, target: FsTarget, stats: boolean | un
 async function listTyped(ctx: LocalContext, anchor: DirAnchor, key: string, displayDir: string): Promise<FsDirEntry[]> {
   const entries: FsDirEntry[] = [];
   const dirents = (await ctx.fsp.readdir(anchor.self, { withFileTypes: true })).filter((d) => !isTempName(d.name));
-  dirents.sort((a, b) => compareNames(a.name, b.name));
   for (const d of dirents) {
     if (d.isFile() || d.isDirectory()) {
       entries.push({ name: d.name, type: d.isFile() ? 'file' : 'directory', target: childTarget(key, displayDir, d.name) });

@@ -46,7 +46,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         return { targetKey: FsTargetKey(key), displayPath: path };
       });
     },
-    stat: (target) => stat(ctx, target),
+    stat: (target, { unversioned }) => stat(ctx, target, unversioned),
     read: (target, { maxBytes, unversioned }) => read(ctx, target, maxBytes, unversioned),
     swap(target, { expect, bytes, signal, durability }) {
       const what = `cannot ${bytes === null ? 'remove' : 'write'} "${target.displayPath}"`;

@@ -2,7 +2,7 @@ import type { BigIntStats } from 'node:fs';
 import { posix } from 'node:path';
 import { FsError } from '../../seam/errors.js';
 import { isExecutableMode } from '../../seam/modes.js';
-import { FsVersion, UNVERSIONED, type FsCurrent, type FsInfo, type FsTarget } from '../../seam/types.js';
+import { UNVERSIONED, type FsCurrent, type FsProviderInfo, type FsTarget } from '../../seam/types.js';
 import { Moved } from './anchor.js';
 import type { LocalContext } from './context.js';
 import { dirInfo, msOf, openParent } from './dirs.js';
@@ -10,7 +10,7 @@ import { guard, isAbsent, notFound } from './errors.js';
 import { hashLeaf, openLeaf, readLeaf, readSmallSync } from './leaf.js';
 import { withRedirects } from './resolve.js';
 
-export function stat(ctx: LocalContext, target: FsTarget): Promise<FsInfo | undefined> {
+export function stat(ctx: LocalContext, target: FsTarget, unversioned: boolean | undefined): Promise<FsProviderInfo | undefined> {
   const { fsp, cache } = ctx;
   const what = `cannot stat "${target.displayPath}"`;
   return guard(what, () =>
@@ -29,7 +29,8 @@ export function stat(ctx: LocalContext, target: FsTarget): Promise<FsInfo | unde
         }
         if (st.isSymbolicLink()) throw new Moved(key);
         if (st.isDirectory()) return await dirInfo(ctx, key);
-        if (!st.isFile()) return { type: 'other', version: FsVersion('other') };
+        if (!st.isFile()) return { type: 'other' };
+        if (unversioned === true) return { type: 'file', size: Number(st.size), mtimeMs: msOf(st), executable: isExecutableMode(st.mode) };
         const cached = cache.lookup(key, st);
         if (cached !== undefined) return { type: 'file', version: cached, size: Number(st.size), mtimeMs: msOf(st), executable: isExecutableMode(st.mode) };
         const leaf = await openLeaf(ctx, anchor, name, key, what);

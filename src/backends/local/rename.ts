@@ -39,13 +39,13 @@ async function renameSide(ctx: LocalContext, anchor: DirAnchor | undefined, key:
   if (st.isDirectory()) {
     const dir = await ctx.openDir(key);
     try {
-      return { type: 'directory', version: FsVersion('dir'), empty: (await ctx.fsp.readdir(dir.self)).length === 0 };
+      return { type: 'directory', empty: (await ctx.fsp.readdir(dir.self)).length === 0 };
     } finally {
       await dir.close();
     }
   }
-  if (!st.isFile()) return { type: 'other', version: FsVersion('other') };
-  if (!needVersion) return { type: 'file', version: FsVersion('unhashed') };
+  if (!st.isFile()) return { type: 'other' };
+  if (!needVersion) return { type: 'file' };
   const leaf = await openLeaf(ctx, anchor, name, key, what);
   if (leaf === undefined) return undefined;
   try {

@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { throwIfAborted } from '../../seam/errors.js';
-import { compareNames } from '../../seam/resolve.js';
-import type { FsTarget, FsWalkEntry, FsWalkOptions } from '../../seam/types.js';
+import { depthFirst } from '../../seam/fs-walk.js';
+import { FsTargetKey, type FsTarget, type FsWalkEntry, type FsWalkOptions } from '../../seam/types.js';
 import { openDirSync } from './anchor.js';
 import type { LocalContext } from './context.js';
 import { dirOpenError, mapError } from './errors.js';
@@ -16,45 +16,32 @@ import { isTempName } from './temps.js';
  * a subdirectory is never lstat'ed. A directory swapped for a link after it was listed fails
  * openDir's check like any other access (outside the root: FS_OUTSIDE_ROOT; elsewhere: moved).
  */
-export async function* walk(ctx: LocalContext, target: FsTarget, options: FsWalkOptions): AsyncGenerator<FsWalkEntry> {
+export function walk(ctx: LocalContext, target: FsTarget, options: FsWalkOptions): AsyncGenerator<FsWalkEntry> {
   const { prune, onUnreadable } = options;
   const what = `cannot walk "${target.displayPath}"`;
-  let top: { key: string; entries: FsWalkEntry[] };
-  try {
-    top = await withRedirects(ctx, target.targetKey, what, async (key) => ({
-      key,
-      entries: await listed(ctx, options, what, key, target.displayPath, ''),
-    }));
-  } catch (err) {
-    throw mapError(dirOpenError(err, what), what);
-  }
-  const stack = [{ entries: top.entries, next: 0 }];
-  while (stack.length > 0) {
-    const frame = stack[stack.length - 1]!;
-    const entry = frame.entries[frame.next++];
-    if (entry === undefined) {
-      stack.pop();
-      continue;
+  // The top as the walk found it (a link's key is where it leads): below it, real subdirectories only.
+  const top: { targetKey: FsTarget['targetKey']; readonly displayPath: string } = { ...target };
+  const list = async (dir: FsTarget, isTop: boolean, prefix: string): Promise<FsWalkEntry[]> => {
+    if (!isTop) {
+      try {
+        return await listed(ctx, options, what, dir.targetKey, dir.displayPath, prefix);
+      } catch (err) {
+        throw mapError(err, `cannot list "${dir.displayPath}"`);
+      }
     }
-    yield entry;
-    if (entry.type !== 'directory') continue;
-    // A real subdirectory: its key is the lexical one (a link's is where it leads).
-    const dirKey = top.key === '/' ? `/${entry.path}` : `${top.key}/${entry.path}`;
-    if (entry.target.targetKey !== dirKey || prune?.(entry) === true) continue;
-    let entries: FsWalkEntry[];
     try {
-      entries = await listed(ctx, options, what, dirKey, entry.target.displayPath, entry.path);
+      return await withRedirects(ctx, target.targetKey, what, async (key) => {
+        top.targetKey = FsTargetKey(key);
+        return listed(ctx, options, what, key, target.displayPath, '');
+      });
     } catch (err) {
-      const error = mapError(err, `cannot list "${entry.target.displayPath}"`);
-      if (onUnreadable === undefined || error.code === 'FS_ABORTED') throw error;
-      onUnreadable(entry, error);
-      continue;
+      throw mapError(dirOpenError(err, what), what);
     }
-    stack.push({ entries, next: 0 });
-  }
+  };
+  return depthFirst(top, list, { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}) });
 }
 
-/** One directory of a walk, its entries in order, each with its path below the walked one. */
+/** One directory of a walk, its entries (in any order: the walk orders them), each with its path below the walked one. */
 async function listed(
   ctx: LocalContext,
   { signal, wantsStats }: FsWalkOptions,
@@ -69,7 +56,6 @@ async function listed(
     const dirents = (
       ctx.syncWalk ? readdirSync(anchor.self, { withFileTypes: true }) : await ctx.fsp.readdir(anchor.self, { withFileTypes: true })
     ).filter((d) => !isTempName(d.name));
-    dirents.sort((a, b) => compareNames(a.name, b.name));
     const out: FsWalkEntry[] = [];
     for (const d of dirents) {
       const name = d.name;

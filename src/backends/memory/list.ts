@@ -3,7 +3,6 @@ import { posix } from 'node:path';
 import {
   FsError,
   FsTargetKey,
-  compareNames,
   depthFirst,
   isExecutableMode,
   resolveLinks,
@@ -18,7 +17,6 @@ import { follow, lstat, realKey, type MemoryContext } from './context.js';
 /** The entries of a directory whose key is `canonical`ly its real path (then only links need resolving). */
 async function children(ctx: MemoryContext, target: FsTarget, canonical: boolean, wantsStats?: (name: string) => boolean): Promise<FsDirEntry[]> {
   const dirents = ctx.vol.readdirSync(target.targetKey, { withFileTypes: true }) as unknown as { name: string; isFile(): boolean; isDirectory(): boolean }[];
-  dirents.sort((a, b) => compareNames(a.name, b.name));
   const entries: FsDirEntry[] = [];
   for (const dirent of dirents) {
     const name = dirent.name;

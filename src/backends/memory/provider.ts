@@ -31,7 +31,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
     volume: ctx.vol,
 
     resolve: (path) => resolve(ctx, path),
-    stat: (target) => stat(ctx, target),
+    stat: (target, options) => stat(ctx, target, options),
     read: (target, opts) => read(ctx, target, opts),
     swap: (target, request) => swap(ctx, target, request),
     applyBatch: (swaps) => applyBatch(ctx, swaps),

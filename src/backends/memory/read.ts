@@ -2,15 +2,14 @@
 import {
   FsError,
   FsTargetKey,
-  FsVersion,
   UNVERSIONED,
-  compareNames,
   contentVersion,
   isExecutableMode,
   resolveLinks,
   type FsCurrent,
-  type FsInfo,
+  type FsProviderInfo,
   type FsProviderReadOptions,
+  type FsProviderStatOptions,
   type FsTarget,
 } from '../../seam/index.js';
 import { follow, readFile, realKey, type MemoryContext } from './context.js';
@@ -54,18 +53,17 @@ export async function resolve(ctx: MemoryContext, path: string): Promise<FsTarge
   return { targetKey: FsTargetKey(key), displayPath: path };
 }
 
-export async function stat(ctx: MemoryContext, target: FsTarget): Promise<FsInfo | undefined> {
+export async function stat(ctx: MemoryContext, target: FsTarget, { unversioned }: FsProviderStatOptions): Promise<FsProviderInfo | undefined> {
   const st = follow(ctx, target.targetKey);
   if (!st) return undefined;
+  const mtimeMs = Number(st.mtimeMs);
   if (st.isFile()) {
+    const executable = isExecutableMode(st.mode);
+    if (unversioned) return { type: 'file', size: Number(st.size), mtimeMs, executable };
     const bytes = readFile(ctx, target.targetKey);
-    return { type: 'file', version: contentVersion(bytes), size: bytes.byteLength, mtimeMs: Number(st.mtimeMs), executable: isExecutableMode(st.mode) };
+    return { type: 'file', version: contentVersion(bytes), size: bytes.byteLength, mtimeMs, executable };
   }
-  if (st.isDirectory()) {
-    const names = (ctx.vol.readdirSync(target.targetKey) as string[]).sort(compareNames);
-    return { type: 'directory', version: FsVersion(`dir:${contentVersion(Buffer.from(names.join('\0')))}`) };
-  }
-  return { type: 'other', version: FsVersion('other') };
+  return { type: st.isDirectory() ? 'directory' : 'other', mtimeMs };
 }
 
 export async function read(ctx: MemoryContext, target: FsTarget, { maxBytes, unversioned }: FsProviderReadOptions): Promise<FsCurrent> {

@@ -1,6 +1,6 @@
 /** The memory provider's `rename` (D3): checked by the seam's rules, then one memfs rename. */
 import { posix } from 'node:path';
-import { FsVersion, checkRename, contentVersion, type FsProviderRename, type FsTarget, type RenameSide } from '../../seam/index.js';
+import { checkRename, contentVersion, type FsProviderRename, type FsTarget, type RenameSide } from '../../seam/index.js';
 import { follow, readFile, type MemoryContext } from './context.js';
 import { mkdirs } from './dirs.js';
 
@@ -11,8 +11,8 @@ export async function rename(ctx: MemoryContext, from: FsTarget, to: FsTarget, o
     const st = follow(ctx, key);
     if (!st) return undefined;
     if (st.isFile()) return { type: 'file', version: contentVersion(readFile(ctx, key)) };
-    if (st.isDirectory()) return { type: 'directory', version: FsVersion('dir'), empty: vol.readdirSync(key).length === 0 };
-    return { type: 'other', version: FsVersion('other') };
+    if (st.isDirectory()) return { type: 'directory', empty: vol.readdirSync(key).length === 0 };
+    return { type: 'other' };
   };
   const replacing = checkRename(what, side(from.targetKey), side(to.targetKey), options);
   if (replacing === 'none') mkdirs(ctx, posix.dirname(to.targetKey), what);

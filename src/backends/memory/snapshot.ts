@@ -1,6 +1,6 @@
 /** Trees in and out of a memory volume: the seed, `snapshot` and `restore`. */
 import { posix } from 'node:path';
-import { canonicalPath, compareNames } from '../../seam/index.js';
+import { canonicalPath } from '../../seam/index.js';
 import { readFile, type MemoryContext } from './context.js';
 
 /** A seed or snapshot entry: file content, `null` for a directory, or a symlink. */
@@ -28,7 +28,7 @@ export function snapshot(ctx: MemoryContext): MemorySnapshot {
   const { vol } = ctx;
   const out: Record<string, Uint8Array | null | { symlink: string }> = {};
   const walk = (dir: string) => {
-    for (const name of (vol.readdirSync(dir) as string[]).sort(compareNames)) {
+    for (const name of vol.readdirSync(dir) as string[]) {
       const p = posix.join(dir, name);
       const st = vol.lstatSync(p);
       if (st.isSymbolicLink()) out[p] = { symlink: String(vol.readlinkSync(p)) };

@@ -36,9 +36,9 @@ export async function lowerFile(
 }
 
 /** The lower's stat, with "a path segment is a file" read as absent (the overlay may have hidden that file). */
-export async function lowerStat(lower: FileSystem, target: FsTarget, signal: AbortSignal | undefined): Promise<FsInfo | undefined> {
+export async function lowerStat(lower: FileSystem, target: FsTarget, signal: AbortSignal | undefined, versioned = true): Promise<FsInfo | undefined> {
   try {
-    return await lower.stat(target, { signal });
+    return await lower.stat(target, { signal, ...(versioned ? {} : { versioned }) });
   } catch (err) {
     if (isFsError(err, 'FS_NOT_DIRECTORY') || isFsError(err, 'FS_NOT_FOUND')) return undefined;
     throw err;

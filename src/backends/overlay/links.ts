@@ -6,7 +6,7 @@ import {
   isFsError,
   isWithin,
   type FsDirEntry,
-  type FsInfo,
+  type FsProviderInfo,
   type FsProvider,
   type FsTarget,
 } from '../../seam/index.js';
@@ -102,7 +102,7 @@ export async function upperLinkEntry(
   const kind = key === undefined || key === own ? 'missing' : (await viewOwn(core, key, signal)).kind;
   // A directory is not stat'ed: its version lists it, and a link to `.` would list forever.
   if (kind === 'directory') return { name, type: 'directory', target };
-  const info: FsInfo | undefined = kind === 'file' ? await stat(target, { signal }).catch(() => undefined) : undefined;
+  const info: FsProviderInfo | undefined = kind === 'file' ? await stat(target, { signal }).catch(() => undefined) : undefined;
   if (info === undefined) return { name, type: 'other', target };
   return { name, type: info.type, target, ...(info.size === undefined ? {} : { size: info.size }), ...(info.executable === undefined ? {} : { executable: info.executable }) };
 }
@@ -136,7 +136,6 @@ export function createOverlayLinks(core: OverlayCore): Required<Pick<FsProvider,
       const what = `cannot create the link "${target.displayPath}"`;
       return lock.run(key, () =>
         lock.run(TREE_LOCK, async () => {
-          if (key === core.rootKey) throw new FsError('FS_ALREADY_EXISTS', `${what}: it is the root`);
           await checkParent(core, key, what, signal);
           if ((await viewOwn(core, key, signal)).kind !== 'missing') throw new FsError('FS_ALREADY_EXISTS', `${what}: something is already there`);
           const link: UpperLink = { kind: 'link', text, base: await baseAt(key, signal) };
@@ -170,7 +169,6 @@ export function createOverlayLinks(core: OverlayCore): Required<Pick<FsProvider,
           const own = await viewOwn(core, from.targetKey, signal);
           if (own.kind !== 'link') throw new FsError(own.kind === 'missing' ? 'FS_NOT_FOUND' : 'FS_INVALID_ARGUMENT', `${what}: the source is ${own.kind === 'missing' ? 'missing' : 'not a symbolic link'}`);
           if (from.targetKey === to.targetKey) return;
-          if (to.targetKey === core.rootKey) throw new FsError('FS_INVALID_ARGUMENT', `${what}: the root cannot be replaced`);
           await checkParent(core, to.targetKey, what, signal);
           const there = await viewOwn(core, to.targetKey, signal);
           if (there.kind !== 'missing' && !replace) throw new FsError('FS_ALREADY_EXISTS', `${what}: the destination exists`);

@@ -1,4 +1,4 @@
-import type { FsInfo, FsProvider, FsTarget } from '../../seam/index.js';
+import type { FsProvider, FsProviderInfo, FsTarget } from '../../seam/index.js';
 import { isHidden, lowerStat, type OverlayCore } from './core.js';
 
 /**
@@ -10,6 +10,11 @@ export interface OverlayProviderContext extends OverlayCore {
 }
 
 /** The lower's stat where the view shows the lower: nothing at or below a removed directory. */
-export async function visibleLowerStat(ctx: OverlayProviderContext, target: FsTarget, signal: AbortSignal | undefined): Promise<FsInfo | undefined> {
-  return isHidden(ctx.state, target.targetKey) ? undefined : lowerStat(ctx.lower, target, signal);
+export async function visibleLowerStat(
+  ctx: OverlayProviderContext,
+  target: FsTarget,
+  signal: AbortSignal | undefined,
+  versioned = true,
+): Promise<FsProviderInfo | undefined> {
+  return isHidden(ctx.state, target.targetKey) ? undefined : lowerStat(ctx.lower, target, signal, versioned);
 }

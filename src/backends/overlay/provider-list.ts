@@ -2,9 +2,6 @@ import { posix } from 'node:path';
 import {
   FsError,
   FsTargetKey,
-  FsVersion,
-  compareNames,
-  contentVersion,
   isFsError,
   throwIfAborted,
   type FsDirEntry,
@@ -14,12 +11,6 @@ import { isHidden, hasUpperDescendant, isChild, pathTarget } from './core.js';
 import type { UpperFile } from './state.js';
 import { upperLinkEntry } from './links.js';
 import type { OverlayProviderContext } from './provider-context.js';
-
-export async function mergedDirVersion(ctx: OverlayProviderContext, target: FsTarget, signal: AbortSignal | undefined): Promise<FsVersion> {
-  const names = (await listMerged(ctx, target, signal)).map((e) => e.name);
-  // The memory provider's formula, so an unchanged directory keeps its version across layers.
-  return FsVersion(`dir:${contentVersion(Buffer.from(names.join('\0')))}`);
-}
 
 /** The lower's entries of a directory the view shows, or none where the overlay hides or replaced it. */
 async function lowerEntriesOf(ctx: OverlayProviderContext, target: FsTarget, what: string, signal: AbortSignal | undefined): Promise<FsDirEntry[]> {
@@ -110,7 +101,7 @@ export async function listMerged(ctx: OverlayProviderContext, target: FsTarget, 
     }
   }
   throwIfAborted(signal, what);
-  return out.sort((a, b) => compareNames(a.name, b.name));
+  return out;
 }
 
 /**

@@ -1,10 +1,9 @@
-import { FsError, isFsError, type FsCurrent, type FsInfo, type FsOpOptions, type FsProviderReadOptions, type FsTarget } from '../../seam/index.js';
-import { hasUpperChild, hasUpperDescendant, isHidden, notRegular, pathTarget } from './core.js';
+import { FsError, isFsError, type FsCurrent, type FsProviderInfo, type FsProviderReadOptions, type FsProviderStatOptions, type FsTarget } from '../../seam/index.js';
+import { hasUpperDescendant, isHidden, notRegular, pathTarget } from './core.js';
 import { resolveInView } from './links.js';
 import { visibleLowerStat, type OverlayProviderContext } from './provider-context.js';
-import { mergedDirVersion } from './provider-list.js';
 
-export async function stat(ctx: OverlayProviderContext, target: FsTarget, { signal }: FsOpOptions): Promise<FsInfo | undefined> {
+export async function stat(ctx: OverlayProviderContext, target: FsTarget, { signal, unversioned }: FsProviderStatOptions): Promise<FsProviderInfo | undefined> {
   const { state } = ctx;
   const key = target.targetKey;
   const entry = state.entries.get(key);
@@ -12,17 +11,14 @@ export async function stat(ctx: OverlayProviderContext, target: FsTarget, { sign
   if (entry?.kind === 'link') {
     // Named by itself (resolved with noFollow): what it leads to, as stat follows links (P4).
     const to = await resolveInView(ctx, key, signal).catch(() => undefined);
-    return to === undefined || to === key ? undefined : ctx.stat(pathTarget(to), { signal });
+    return to === undefined || to === key ? undefined : ctx.stat(pathTarget(to), { signal, ...(unversioned ? { unversioned } : {}) });
   }
-  if (state.dirs.has(key)) return { type: 'directory', version: await mergedDirVersion(ctx, target, signal) };
+  // A directory's version is the seam's to mint, from the merged listing.
+  if (state.dirs.has(key)) return { type: 'directory' };
   if (entry) return undefined;
-  const info = await visibleLowerStat(ctx, target, signal);
-  if (info?.type === 'directory') {
-    return hasUpperChild(state, key) ? { type: 'directory', version: await mergedDirVersion(ctx, target, signal) } : info;
-  }
-  if (info === undefined && hasUpperDescendant(state, key)) {
-    return { type: 'directory', version: await mergedDirVersion(ctx, target, signal) };
-  }
+  const info = await visibleLowerStat(ctx, target, signal, unversioned !== true);
+  if (info?.type === 'directory') return { type: 'directory', ...(info.mtimeMs === undefined ? {} : { mtimeMs: info.mtimeMs }) };
+  if (info === undefined && hasUpperDescendant(state, key)) return { type: 'directory' };
   return info;
 }
 

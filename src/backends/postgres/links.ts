@@ -7,7 +7,7 @@ import { ENTRIES } from './schema.js';
 /** Inserts the link row; its parent must be a directory row already. */
 export async function insertLink(q: Q, ws: string, key: string, linkText: string, what: string): Promise<void> {
   const parent = parentOf(key);
-  if (parent === null) throw new FsError('FS_ALREADY_EXISTS', `${what}: it is the root`);
+  if (parent === null) throw new FsError('FS_ALREADY_EXISTS', `${what}: something is already there`);
   const rows = await q(
     `WITH p AS (SELECT kind FROM ${ENTRIES} WHERE workspace = $1 AND path = $3),
      ins AS (INSERT INTO ${ENTRIES} (workspace, path, parent, kind, link)

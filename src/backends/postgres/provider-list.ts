@@ -4,6 +4,7 @@ import {
   FsError,
   FsTargetKey,
   depthFirst,
+  inWalkOrder,
   type FsDirEntry,
   type FsListOptions,
   type FsTarget,
@@ -54,11 +55,11 @@ export async function listDir(ctx: PgContext, target: FsTarget, { signal }: FsLi
   return ctx.db.session(what, signal, async (q) => {
     let key: string = target.targetKey;
     for (let hop = 0; hop < MAX_ATTEMPTS; hop++) {
-      // The directory and its children in one query; siblings share a prefix, so bytewise path order is code-point name order.
+      // The directory and its children in one query, in any order: the seam orders listings.
       // (UNION ALL rather than OR: two plain index scans, measured 2.7× faster than a bitmap OR on PGlite.)
       const rows = (await q(
         `SELECT ${COLUMNS} FROM ${ENTRIES} WHERE workspace = $1 AND path = $2
-         UNION ALL SELECT ${COLUMNS} FROM ${ENTRIES} WHERE workspace = $1 AND parent = $2 ORDER BY path`,
+         UNION ALL SELECT ${COLUMNS} FROM ${ENTRIES} WHERE workspace = $1 AND parent = $2`,
         [ctx.ws, key],
       )) as Row[];
       const next = await directoryKey(ctx, q, key, what, rows);
@@ -80,11 +81,9 @@ export async function listDir(ctx: PgContext, target: FsTarget, { signal }: FsLi
 async function subtreeEntries(ctx: PgContext, q: Q, target: FsTarget, what: string): Promise<FsWalkEntry[] | undefined> {
   const key = target.targetKey;
   const { prefix, upper } = subtree(key);
-  // D4: the whole subtree in one indexed range query, in tree order: sorting by the array of
-  // segments puts a directory right before its contents ('a/b' before 'a-b', which bytewise order would not).
+  // D4: the whole subtree in one indexed range query, put in walk order by the seam.
   const rows = (await q(
-    `SELECT ${COLUMNS} FROM ${ENTRIES} WHERE workspace = $1 AND path >= $2 AND path < $4 AND (path = $2 OR path >= $3)
-     ORDER BY string_to_array(path, '/') COLLATE "C"`,
+    `SELECT ${COLUMNS} FROM ${ENTRIES} WHERE workspace = $1 AND path >= $2 AND path < $4 AND (path = $2 OR path >= $3)`,
     [ctx.ws, key, prefix, upper],
   )) as Row[];
   const next = await directoryKey(ctx, q, key, what, rows);
@@ -98,7 +97,7 @@ async function subtreeEntries(ctx: PgContext, q: Q, target: FsTarget, what: stri
     const parent = { targetKey: FsTargetKey(dir), displayPath: posix.join(target.displayPath, posix.dirname(path)) };
     out.push({ ...(await entryOf(ctx, q, parent, row, posix.basename(row.path))), path });
   }
-  return out;
+  return inWalkOrder(out);
 }
 
 /** `list` is the provider's own listDir, for the walk over listings when the top is a link now. */

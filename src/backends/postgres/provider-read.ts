@@ -4,7 +4,7 @@ import {
   FsTargetKey,
   FsVersion,
   type FsCurrent,
-  type FsInfo,
+  type FsProviderInfo,
   type FsOpOptions,
   type FsProviderReadOptions,
   type FsTarget,
@@ -21,7 +21,7 @@ export async function resolve(ctx: PgContext, path: string, { signal }: FsOpOpti
   return { targetKey: FsTargetKey(key), displayPath: path };
 }
 
-export async function stat(ctx: PgContext, target: FsTarget, { signal }: FsOpOptions): Promise<FsInfo | undefined> {
+export async function stat(ctx: PgContext, target: FsTarget, { signal }: FsOpOptions): Promise<FsProviderInfo | undefined> {
   await ctx.ready(signal);
   return ctx.db.session(`cannot stat "${target.displayPath}"`, signal, async (q) => {
     let row = await getRow(q, ctx.ws, target.targetKey);
@@ -31,8 +31,8 @@ export async function stat(ctx: PgContext, target: FsTarget, { signal }: FsOpOpt
     }
     if (row === undefined) return undefined;
     if (row.kind === 'file') return { type: 'file', version: FsVersion(row.version!), size: row.size!, mtimeMs: row.mtime_ms!, executable: row.executable === true };
-    if (row.kind === 'directory') return { type: 'directory', version: FsVersion('dir'), mtimeMs: row.mtime_ms! };
-    return { type: 'other', version: FsVersion('other') };
+    if (row.kind === 'directory') return { type: 'directory', mtimeMs: row.mtime_ms! };
+    return { type: 'other' };
   });
 }
 

@@ -24,8 +24,8 @@ export async function rename(ctx: PgContext, from: FsTarget, to: FsTarget, optio
       const r = rows.find((x) => x.path === key);
       if (r === undefined) return undefined;
       if (r.kind === 'file') return { type: 'file', version: FsVersion(r.version) };
-      if (r.kind === 'directory') return { type: 'directory', version: FsVersion('dir'), empty: !r.nonempty };
-      return { type: 'other', version: FsVersion('other') };
+      if (r.kind === 'directory') return { type: 'directory', empty: !r.nonempty };
+      return { type: 'other' };
     };
     const replacing = checkRename(what, side(src), side(dst), options);
     if (replacing === 'none') {

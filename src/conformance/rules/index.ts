@@ -12,12 +12,14 @@ import { rmdirRules } from './rmdir.js';
 import { rootRules } from './root.js';
 import { searchRules } from './search.js';
 import { textRules } from './text.js';
+import { unversionedRules } from './unversioned.js';
 import { versionRules } from './versions.js';
 import { walkRules } from './walk.js';
 
 /** Every rule, in the order docs/conformance.md lists them, then the model-based check. */
 export const ALL_RULES: readonly Rule[] = [
   ...versionRules,
+  ...unversionedRules,
   ...guardRules,
   ...createRaceRules,
   ...editRules,
