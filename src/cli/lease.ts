@@ -89,6 +89,7 @@ export function leasedFs(workspace: Workspace, current: FileSystem): FileSystem 
     cwd: current.cwd,
     ...(current.root === undefined ? {} : { root: current.root }),
     contains: (parent, child) => current.contains(parent, child),
+    childKey: (parent, name) => current.childKey(parent, name),
     resolve: through('resolve'),
     stat: through('stat'),
     readText: through('readText'),

@@ -122,6 +122,7 @@ export function seamPerCall(provider: FsProvider, like: FileSystem): FileSystem 
     cwd: like.cwd,
     ...(like.root === undefined ? {} : { root: like.root }),
     contains: like.contains.bind(like),
+    childKey: like.childKey.bind(like),
   };
   for (const name of FS_CALLS) {
     out[name] = (...args: unknown[]) => {

@@ -1,12 +1,12 @@
 import { FsError, throwIfAborted } from './errors.js';
 import { call } from './fs-call.js';
 import type { FsContext } from './fs-context.js';
-import { resolveNoFollow } from './links.js';
+import { childKeyOf, resolveNoFollow } from './links.js';
 import { canonicalPath, isWithin } from './path.js';
-import type { FileSystem, FsResolveOptions, FsTarget } from './types.js';
+import type { FileSystem, FsResolveOptions, FsTarget, FsTargetKey } from './types.js';
 
 /** P1 and the lexical part of P2: a path made a target, confined to the root; and containment. */
-export function createResolveOps(ctx: FsContext): Pick<FileSystem, 'resolve' | 'contains'> {
+export function createResolveOps(ctx: FsContext): Pick<FileSystem, 'resolve' | 'contains' | 'childKey'> {
   const { provider, root, cwd, reserved } = ctx;
   return {
     async resolve(path: string, opts?: FsResolveOptions): Promise<FsTarget> {
@@ -28,6 +28,11 @@ export function createResolveOps(ctx: FsContext): Pick<FileSystem, 'resolve' | '
       ctx.checkTarget(parent);
       ctx.checkTarget(child);
       return provider.contains ? provider.contains(parent, child) : isWithin(parent.targetKey, child.targetKey);
+    },
+
+    childKey(parent: FsTarget, name: string): FsTargetKey {
+      ctx.checkTarget(parent);
+      return childKeyOf(provider)(parent, name);
     },
   };
 }

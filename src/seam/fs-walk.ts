@@ -2,7 +2,9 @@ import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { dueToYield, yieldToTimers } from './fs-call.js';
 import type { FsContext } from './fs-context.js';
 import { inListingOrder } from './listing.js';
-import type { FileSystem, FsDirEntry, FsProvider, FsTarget, FsWalkEntry, FsWalkOptions } from './types.js';
+import { childKeyOf } from './links.js';
+import { pathChild } from './path.js';
+import { FsTargetKey, type FileSystem, type FsDirEntry, type FsProvider, type FsTarget, type FsWalkEntry, type FsWalkOptions } from './types.js';
 
 /** walk (D4): the provider's own walk when it has one, else depth first over listDir. */
 export function createWalk(ctx: FsContext): FileSystem['walk'] {
@@ -14,7 +16,7 @@ export function createWalk(ctx: FsContext): FileSystem['walk'] {
     const hooks = walkHooks(opts);
     const native = provider.walk?.bind(provider);
     if (native === undefined) return guardedWalk(() => walkByListing(provider, target, signal, hooks), what, signal);
-    const pruner = hooks.prune ? new Pruner(target, hooks.prune) : undefined;
+    const pruner = hooks.prune ? new Pruner(target, hooks.prune, childKeyOf(provider)) : undefined;
     return guardedWalk(() => native(target, { signal, ...hooks, ...(pruner ? { prune: pruner.decide } : {}) }), what, signal, pruner);
   };
 }
@@ -26,7 +28,7 @@ function walkByListing(
   signal: AbortSignal | undefined,
   hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'> = {},
 ): AsyncGenerator<FsWalkEntry> {
-  return depthFirst(top, (dir) => provider.listDir(dir, { signal }), hooks);
+  return depthFirst(top, (dir) => provider.listDir(dir, { signal }), hooks, childKeyOf(provider));
 }
 
 /**
@@ -39,6 +41,7 @@ export async function* depthFirst(
   top: FsTarget,
   list: (dir: FsTarget, isTop: boolean, prefix: string) => Promise<FsDirEntry[]>,
   hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'> = {},
+  childKey: ChildKey = pathChildKey,
 ): AsyncGenerator<FsWalkEntry> {
   const stack = [{ dir: top, prefix: '', entries: inListingOrder(await list(top, true, '')), next: 0 }];
   while (stack.length > 0) {
@@ -51,7 +54,7 @@ export async function* depthFirst(
     const path = frame.prefix === '' ? entry.name : `${frame.prefix}/${entry.name}`;
     const walked = { ...entry, path };
     yield walked;
-    if (isRealSubdirectory(frame.dir, entry) && hooks.prune?.(walked) !== true) {
+    if (isRealSubdirectory(frame.dir, entry, childKey) && hooks.prune?.(walked) !== true) {
       const entries = await listOrSkip(() => list(entry.target, false, path), walked, hooks.onUnreadable);
       if (entries !== undefined) stack.push({ dir: entry.target, prefix: path, entries: inListingOrder(entries), next: 0 });
     }
@@ -87,11 +90,12 @@ export async function listOrSkip<T>(
   }
 }
 
+type ChildKey = (parent: FsTarget, name: string) => FsTargetKey;
+const pathChildKey: ChildKey = (parent, name) => FsTargetKey(pathChild(parent.targetKey, name));
+
 /** A directory entry reached by its own name, not through a link (which could loop or repeat a subtree). */
-export function isRealSubdirectory(dir: FsTarget, entry: FsDirEntry): boolean {
-  if (entry.type !== 'directory') return false;
-  const key = dir.targetKey;
-  return entry.target.targetKey === (key.endsWith('/') ? `${key}${entry.name}` : `${key}/${entry.name}`);
+export function isRealSubdirectory(dir: FsTarget, entry: FsDirEntry, childKey: ChildKey = pathChildKey): boolean {
+  return entry.type === 'directory' && entry.target.targetKey === childKey(dir, entry.name);
 }
 
 /**
@@ -100,15 +104,17 @@ export function isRealSubdirectory(dir: FsTarget, entry: FsDirEntry): boolean {
  */
 class Pruner {
   private readonly decided = new Map<string, boolean>();
-  private readonly base: string;
+  /** The key of each real directory passed so far, by its path below the top ('' for the top). */
+  private readonly dirs = new Map<string, FsTarget>();
   // Tree order puts a directory's descendants right after it, so one cut at a time suffices.
   private cut: string | undefined;
 
   constructor(
     top: FsTarget,
     private readonly prune: NonNullable<FsWalkOptions['prune']>,
+    private readonly childKey: ChildKey,
   ) {
-    this.base = top.targetKey.endsWith('/') ? top.targetKey : `${top.targetKey}/`;
+    this.dirs.set('', top);
   }
 
   /** The hook handed to the provider: the caller's answer, asked once. */
@@ -127,7 +133,12 @@ class Pruner {
 
   /** After `entry` was yielded: a real subdirectory the caller prunes cuts what follows it. */
   passed(entry: FsWalkEntry): void {
-    if (entry.type === 'directory' && entry.target.targetKey === `${this.base}${entry.path}` && this.decide(entry)) this.cut = `${entry.path}/`;
+    if (entry.type !== 'directory') return;
+    const slash = entry.path.lastIndexOf('/');
+    const parent = this.dirs.get(slash === -1 ? '' : entry.path.slice(0, slash));
+    if (parent === undefined || !isRealSubdirectory(parent, entry, this.childKey)) return;
+    this.dirs.set(entry.path, entry.target);
+    if (this.decide(entry)) this.cut = `${entry.path}/`;
   }
 }
 

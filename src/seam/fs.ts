@@ -20,7 +20,7 @@ export { depthFirst, isRealSubdirectory, listOrSkip } from './fs-walk.js';
 export function createFs(provider: FsProvider, options: CreateFsOptions = {}): FileSystem {
   const ctx = createFsContext(provider, options);
   const { root, cwd } = ctx;
-  const { resolve, contains } = createResolveOps(ctx);
+  const { resolve, contains, childKey } = createResolveOps(ctx);
   const { stat, readText, streamText, readBytes } = createReadOps(ctx);
   const { listDir, mkdir, rmdir } = createDirOps(ctx);
   const { writeText, writeBytes, remove, flush } = createWriteOps(ctx);
@@ -33,6 +33,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     ...(root === undefined ? {} : { root }),
     resolve,
     contains,
+    childKey,
     stat,
     readText,
     streamText,

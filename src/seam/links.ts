@@ -1,23 +1,29 @@
 import { posix } from 'node:path';
 import { FsError, throwIfAborted, toFsError } from './errors.js';
 import type { KeyedMutex } from './lock.js';
-import { describeType } from './path.js';
+import { describeType, pathChild } from './path.js';
 import { FsTargetKey, type FsLinkRenameOptions, type FsOpOptions, type FsProvider, type FsTarget } from './types.js';
 
 /** Longest link text accepted (Linux's PATH_MAX less the NUL). */
 const MAX_LINK_TEXT = 4095;
 
+/** How a provider derives a child's key: its own `childKey`, else by joining paths. */
+export function childKeyOf(provider: FsProvider): (parent: FsTarget, name: string) => FsTargetKey {
+  return provider.childKey?.bind(provider) ?? ((parent, name) => FsTargetKey(pathChild(parent.targetKey, name)));
+}
+
 /**
  * K1's `noFollow` resolve: the parent directory as the provider resolves it, and the last name
- * taken as written. Keys of every built-in provider are canonical paths; a provider with opaque
- * keys gets FS_UNSUPPORTED rather than a guessed key.
+ * taken as written (its key from the provider's `childKey`, or joined as a path). A provider whose
+ * keys are not paths and that has no `childKey` gets FS_UNSUPPORTED rather than a guessed key.
  */
 export async function resolveNoFollow(provider: FsProvider, abs: string, signal: AbortSignal | undefined): Promise<FsTarget> {
   if (abs === '/') return provider.resolve(abs, { signal });
   const parent = await provider.resolve(posix.dirname(abs), { signal });
-  const key = parent.targetKey as string;
-  if (!key.startsWith('/')) throw new FsError('FS_UNSUPPORTED', `cannot resolve "${abs}" without following links: this provider's targets are not paths`);
-  return { targetKey: FsTargetKey(posix.join(key, posix.basename(abs))), displayPath: abs };
+  if (provider.childKey === undefined && !parent.targetKey.startsWith('/')) {
+    throw new FsError('FS_UNSUPPORTED', `cannot resolve "${abs}" without following links: this provider's targets are not paths`);
+  }
+  return { targetKey: childKeyOf(provider)(parent, posix.basename(abs)), displayPath: abs };
 }
 
 /** K1 and K2 over a provider: the link text checked, the names' locks held, a store without links refused. */

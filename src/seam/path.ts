@@ -60,6 +60,11 @@ export function isWithin(parent: string, child: string): boolean {
   return child.startsWith(prefix);
 }
 
+/** The key of `name` directly inside `parent`, where keys are canonical absolute paths. */
+export function pathChild(parent: string, name: string): string {
+  return parent.endsWith('/') ? `${parent}${name}` : `${parent}/${name}`;
+}
+
 /**
  * `child` relative to `parent` when it lies inside it (`''` for `parent` itself), else undefined.
  * Lexical, on canonical absolute paths; whole segments compare, so `..foo` is a name inside.

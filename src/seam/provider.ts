@@ -7,6 +7,7 @@ import type {
   FsObservation,
   FsOpOptions,
   FsTarget,
+  FsTargetKey,
   FsVersion,
   FsWalkEntry,
   FsWalkOptions,
@@ -111,6 +112,12 @@ export interface FsProvider {
   resolve(path: string, options: FsOpOptions): Promise<FsTarget>;
   /** Optional; the default treats targetKeys as absolute POSIX paths. */
   contains?(parent: FsTarget, child: FsTarget): boolean;
+  /**
+   * Optional: the key of the entry `name` directly inside the directory `parent`, as a listing
+   * gives it when it is no link. The one place a key is derived from another: without it, keys
+   * are canonical absolute paths and the child's is the parent's joined with the name.
+   */
+  childKey?(parent: FsTarget, name: string): FsTargetKey;
   /**
    * Follows links (P4); undefined when absent. A file's version is derived from its bytes (it may
    * be left out when `unversioned` is set); a directory's or anything else's is the seam's to mint.

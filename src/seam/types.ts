@@ -15,6 +15,7 @@ import type {
   FsRmdirOptions,
   FsStreamOptions,
   FsTarget,
+  FsTargetKey,
   FsTextRead,
   FsTextStream,
   FsTextWriteOptions,
@@ -38,6 +39,8 @@ export interface FileSystem {
   resolve(path: string, options?: FsResolveOptions): Promise<FsTarget>;
   /** True when `child` is `parent` or lies beneath it. */
   contains(parent: FsTarget, child: FsTarget): boolean;
+  /** The key of the entry `name` directly inside `parent` (not through a link): a real subdirectory's key in a listing is this. */
+  childKey(parent: FsTarget, name: string): FsTargetKey;
   stat(target: FsTarget, options?: FsStatOptions): Promise<FsInfo | undefined>;
   readText(target: FsTarget, options?: FsOpOptions): Promise<FsTextRead>;
   streamText(target: FsTarget, options?: FsStreamOptions): Promise<FsTextStream>;

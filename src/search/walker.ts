@@ -65,6 +65,8 @@ export function walkFrom(fs: FileSystem, top: FsTarget, topPath: string, options
       onUnreadable: (entry, error) => options.onSkip({ path: join(dirPath, entry.path), reason: 'unreadable', error }),
       ...(wantsStats ? { wantsStats: (path: string, name: string) => wantsStats(relPrefix === '' ? path : `${relPrefix}/${path}`, name) } : {}),
     });
+    // The real directories walked so far, by path below `dir`: a listed directory is a link unless its key is its parent's child key.
+    const dirs = new Map<string, FsTarget>([['', dir]]);
     for await (const entry of walk) {
       if (++seen > maxEntries) {
         exceeded = true;
@@ -76,9 +78,12 @@ export function walkFrom(fs: FileSystem, top: FsTarget, topPath: string, options
       yield item;
       if (entry.type !== 'directory') continue;
       const slash = entry.path.lastIndexOf('/');
-      const parentKey = slash === -1 ? dir.targetKey : `${dir.targetKey === '/' ? '' : dir.targetKey}/${entry.path.slice(0, slash)}`;
-      const parent: FsTarget = { targetKey: parentKey as FsTarget['targetKey'], displayPath: '' };
-      if (isRealSubdirectory(parent, entry)) continue;
+      const parent = dirs.get(slash === -1 ? '' : entry.path.slice(0, slash));
+      if (parent === undefined) continue; // below a link, which the walk does not descend into
+      if (isRealSubdirectory(parent, entry, (p, name) => fs.childKey(p, name))) {
+        dirs.set(entry.path, entry.target);
+        continue;
+      }
       // A link to a directory: walked in place unless it leads back into the walk.
       const depth = prefixDepth + segments(entry.path);
       if (depth >= maxDepth || options.prune?.(item) === true) continue;

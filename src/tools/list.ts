@@ -221,7 +221,7 @@ export function createListTool(limits: ListToolLimits = DEFAULT_LIST_LIMITS): To
             parent.node.uncollected++;
             continue;
           }
-          const link = isDir && !isRealSubdirectory(parent.target, entry);
+          const link = isDir && !isRealSubdirectory(parent.target, entry, (p, name) => call.fs.childKey(p, name));
           const node: Node = {
             path: entry.path,
             name: entry.name,
