@@ -10,10 +10,15 @@ import type { UpperStore } from './store.js';
  * An overlay over `options.lower` whose upper is kept in `store` (or in memory). Tests
  * give it stores that fail or crash, and a small compaction threshold.
  */
-export async function composeOverlay(options: CreateFsOptions & { readonly lower: FileSystem }, store: UpperStore | undefined, tuning?: UpperTuning): Promise<OverlayFileSystem> {
+export async function composeOverlay(
+  options: CreateFsOptions & { readonly lower: FileSystem; readonly keepCheckpoints?: number },
+  store: UpperStore | undefined,
+  tuning: UpperTuning = {},
+): Promise<OverlayFileSystem> {
   const { lower } = options;
   const rootKey = (await lower.resolve(lower.root ?? '/')).targetKey;
-  const state = await UpperState.open(rootKey, store, tuning);
+  const keepCheckpoints = tuning.keepCheckpoints ?? options.keepCheckpoints;
+  const state = await UpperState.open(rootKey, store, keepCheckpoints === undefined ? tuning : { ...tuning, keepCheckpoints });
   return assemble(options, rootKey, state);
 }
 

@@ -50,32 +50,32 @@ export async function buildState(store: UpperStore, saved: SavedState, keep: num
 async function build(store: UpperStore, saved: SavedState, keep: number): Promise<BuiltState> {
   const read = reader(store);
   const hx: HistoryContext = { history: [], refs: new Map(), keep, nextId: saved.checkpoint + 1 };
+  for (const r of saved.records) if (r.cp) hx.nextId = Math.max(hx.nextId, r.cp.id + 1);
   const count = (id: string) => hx.refs.set(id, (hx.refs.get(id) ?? 0) + 1);
-  const entries = new Map<string, UpperEntry>();
-  for (const e of saved.docs.values()) {
-    const entry = await read(e);
-    if (entry.kind === 'file') count(e.blob!);
-    entries.set(e.path, entry);
+  const labeled = saved.records.flatMap((r, i) => (r.cp ? [i] : []));
+  const drop = Math.max(0, saved.history.length + labeled.length - keep);
+  let layer: UpperSnapshot;
+  let records = saved.records;
+  if (drop >= saved.history.length && records.length > 0) {
+    // No checkpoint of the document is kept: replay the records up to the first one kept (or all)
+    // as written, so that blobs only dropped checkpoints held are never read.
+    const cut = drop - saved.history.length < labeled.length ? labeled[drop - saved.history.length]! : records.length - 1;
+    const docs = new Map(saved.docs);
+    const dirs = new Set(saved.dirs);
+    const opaque = new Set(saved.opaque);
+    for (const rec of records.slice(0, cut + 1)) replayDocs(docs, dirs, opaque, rec);
+    layer = await readLayer(docs, dirs, opaque, read, count);
+    const first = records[cut]!;
+    if (first.cp) hx.history.push({ info: checkpointOf(first.cp, changePaths(first)), layer, released: [] });
+    records = records.slice(cut + 1);
+  } else {
+    layer = await readLayer(saved.docs, saved.dirs, saved.opaque, read, count);
+    const kept = saved.history.slice(Math.min(saved.history.length, drop));
+    hx.history.push(...(await walkBack(layer, kept, read, count)));
   }
-  let layer: UpperSnapshot = { entries: PMap.from(entries), dirs: PSet.from(saved.dirs), opaque: PSet.from(saved.opaque) };
-  const total = saved.history.length + saved.records.filter((r) => r.cp).length;
-  const kept = saved.history.slice(Math.min(saved.history.length, Math.max(0, total - keep)));
-  // The document's checkpoints, newest first: each layer is the next one's with its undo applied.
-  const back: HeldCheckpoint[] = [];
-  let at = layer;
-  for (let i = kept.length - 1; i >= 0; i--) {
-    const { undo, paths, ...stamp } = kept[i]!;
-    const before = i > 0 && undo ? await replay(at, undo, read, [], () => {}) : at;
-    // The undo brings back what the change replaced: counted while this checkpoint is not the oldest.
-    const brought = i > 0 ? undoBlobs(undo) : [];
-    for (const id of brought) count(id);
-    back.push({ info: checkpointOf(stamp, paths), layer: at, released: brought });
-    at = before;
-  }
-  hx.history.push(...back.reverse());
   for (const c of hx.history) hx.nextId = Math.max(hx.nextId, c.info.id + 1);
   let pending: string[] = [];
-  for (const rec of saved.records) {
+  for (const rec of records) {
     const released: string[] = [];
     layer = await replay(layer, rec, read, released, count);
     if (rec.cp === undefined) {
@@ -88,6 +88,55 @@ async function build(store: UpperStore, saved: SavedState, keep: number): Promis
   }
   if (hx.history.length === 0) release(hx, pending, new Set());
   return { layer, history: hx.history, refs: hx.refs, nextId: hx.nextId };
+}
+
+/** A layer as written, with its contents read; each file's blob is counted. */
+async function readLayer(
+  docs: ReadonlyMap<string, DocEntry>,
+  dirs: ReadonlySet<string>,
+  opaque: ReadonlySet<string>,
+  read: (e: DocEntry) => Promise<UpperEntry>,
+  count: (id: string) => void,
+): Promise<UpperSnapshot> {
+  const entries = new Map<string, UpperEntry>();
+  for (const e of docs.values()) {
+    const entry = await read(e);
+    if (entry.kind === 'file') count(e.blob!);
+    entries.set(e.path, entry);
+  }
+  return { entries: PMap.from(entries), dirs: PSet.from(dirs), opaque: PSet.from(opaque) };
+}
+
+/** The document's kept checkpoints, from its layer (the newest's) back through their undo records. */
+async function walkBack(
+  layer: UpperSnapshot,
+  kept: readonly DocCheckpoint[],
+  read: (e: DocEntry) => Promise<UpperEntry>,
+  count: (id: string) => void,
+): Promise<HeldCheckpoint[]> {
+  const back: HeldCheckpoint[] = [];
+  let at = layer;
+  for (let i = kept.length - 1; i >= 0; i--) {
+    const { undo, paths, ...stamp } = kept[i]!;
+    const before = i > 0 && undo ? await replay(at, undo, read, [], () => {}) : at;
+    // The undo brings back what the change replaced: counted while this checkpoint is not the oldest.
+    const brought = i > 0 ? undoBlobs(undo) : [];
+    for (const id of brought) count(id);
+    back.push({ info: checkpointOf(stamp, paths), layer: at, released: brought });
+    at = before;
+  }
+  return back.reverse();
+}
+
+function replayDocs(entries: Map<string, DocEntry>, dirs: Set<string>, opaque: Set<string>, rec: JournalRecord): void {
+  for (const e of rec.entries ?? []) {
+    if ('drop' in e) entries.delete(e.path);
+    else entries.set(e.path, e);
+  }
+  for (const d of rec.addDirs ?? []) dirs.add(d);
+  for (const d of rec.dropDirs ?? []) dirs.delete(d);
+  for (const d of rec.addOpaque ?? []) opaque.add(d);
+  for (const d of rec.dropOpaque ?? []) opaque.delete(d);
 }
 
 /** The blobs of the files an undo record brings back. */
