@@ -12,7 +12,14 @@ export type {
   OverlayCommitResult,
 } from './review.js';
 export type { UpperStore } from './store.js';
-export type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions } from './types.js';
+export type {
+  OverlayCheckpoint,
+  OverlayCheckpointLabel,
+  OverlayFileSystem,
+  OverlayForkOptions,
+  OverlayReviewOptions,
+  OverlayRewindOptions,
+} from './types.js';
 
 export interface OverlayFsOptions extends CreateFsOptions {
   /** The filesystem the overlay reads through to. It is only written by `commit`. */

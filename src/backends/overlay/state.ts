@@ -112,6 +112,11 @@ export class UpperState {
     return findCheckpoint(this.#cx.history, id)?.layer;
   }
 
+  /** The label `label` gives changes now (the innermost), if any. */
+  currentLabel(): CheckpointLabel | undefined {
+    return this.#cx.labels.at(-1);
+  }
+
   /**
    * Runs `fn`, labelling with `label` the checkpoint of every change applied (every `apply` call
    * made) until it settles. Nested calls: the innermost label wins.
