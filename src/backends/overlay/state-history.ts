@@ -109,7 +109,9 @@ function recordOf(change: UpperChange): JournalRecord {
  */
 export function layerChange(from: UpperSnapshot, to: UpperSnapshot, pick: (key: string) => boolean): UpperChange {
   const entries: [string, UpperEntry | undefined][] = [];
-  for (const [key, , after] of PMap.differences(from.entries, to.entries)) if (pick(key)) entries.push([key, after]);
+  for (const [key, before, after] of PMap.differences(from.entries, to.entries)) {
+    if (pick(key) && !sameEntry(before, after)) entries.push([key, after]);
+  }
   const sets = (a: PSet, b: PSet) => {
     const add: string[] = [];
     const drop: string[] = [];
@@ -132,6 +134,16 @@ export function rewindChange(live: UpperSnapshot, target: UpperSnapshot, roots: 
   for (const r of roots) for (let d = posix.dirname(r); d !== '/' && !parents.has(d); d = posix.dirname(d)) parents.add(d);
   const addDirs = [...(change.addDirs ?? []), ...[...parents].filter((d) => target.dirs.has(d) && !live.dirs.has(d))];
   return { ...change, addDirs };
+}
+
+/** True when two entries are the same but for being different objects (as after reopening). */
+function sameEntry(a: UpperEntry | undefined, b: UpperEntry | undefined): boolean {
+  if (a === undefined || b === undefined || a.kind !== b.kind || a.base !== b.base) return a === b;
+  if (a.kind === 'whiteout') return true;
+  if (a.kind === 'link') return a.text === (b as typeof a).text;
+  const f = b as typeof a;
+  return a.version === f.version && a.mtimeMs === f.mtimeMs && a.executable === f.executable &&
+    a.origin?.path === f.origin?.path && a.origin?.version === f.origin?.version;
 }
 
 /** The kept checkpoint `id`, or undefined. */
