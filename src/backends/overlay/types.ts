@@ -1,10 +1,22 @@
 import type { FileSystem, FsOpOptions, FsProvider } from '../../seam/index.js';
 import type { OverlayChange, OverlayCommitOptions, OverlayCommitResult } from './review.js';
-import type { Checkpoint, CheckpointLabel } from './state.js';
 
-/** A checkpoint: the upper layer right after one change (see docs/history.md). */
-export type OverlayCheckpoint = Checkpoint;
-export type OverlayCheckpointLabel = CheckpointLabel;
+/** Who or what made a change (free text, both optional): kept on its checkpoint. */
+export interface OverlayCheckpointLabel {
+  readonly owner?: string;
+  readonly source?: string;
+}
+
+/**
+ * A checkpoint: the overlay as it was right after one change (see docs/history.md). `id` is a
+ * positive integer, one more than the previous change's (never reused, also across reopening);
+ * `time` is when the change was made (ms since the epoch); `paths` the target keys it changed.
+ */
+export interface OverlayCheckpoint extends OverlayCheckpointLabel {
+  readonly id: number;
+  readonly time: number;
+  readonly paths: readonly string[];
+}
 
 /** A copy-on-write view of `lower`: every mutation lands in the upper layer until it is committed. */
 export interface OverlayFileSystem extends FileSystem {
