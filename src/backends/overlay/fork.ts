@@ -17,21 +17,9 @@ import type { UpperEntry, UpperSnapshot } from './state.js';
 export function createForkReview(core: OverlayCore, view: FileSystem) {
   const { lower, state, rootKey } = core;
 
-  /** The two layers compared: `given` (two checkpoints, or one and now), else the parent at the fork and now. */
-  async function sidesOf(given: LayerSides | undefined): Promise<LayerSides> {
-    if (given) return given;
-    // An overlay that is no fork is compared with an empty layer: the lower itself.
-    const base = (await state.base()) ?? { entries: PMap.empty<UpperEntry>(), dirs: PSet.empty(), opaque: PSet.empty() };
-    return { base, now: state.snapshot(), live: true };
-  }
-
-  /** True when the view of `layer` has a directory at `key` (the live view: asked of the overlay itself). */
-  async function showsDirectory(layer: UpperSnapshot, live: boolean, key: string, signal: AbortSignal | undefined): Promise<boolean> {
-    if (live) return (await view.stat(pathTarget(key), { signal })) !== undefined;
-    if (layer.dirs.has(key) || holdsBelow(layer, key)) return true;
-    if (hiddenIn(layer.opaque, key)) return false;
-    return (await lowerStat(lower, pathTarget(key), signal))?.type === 'directory';
-  }
+  const sidesOf = (given: LayerSides | undefined) => sidesFor(state, given);
+  const showsDirectory = (layer: UpperSnapshot, live: boolean, key: string, signal: AbortSignal | undefined) =>
+    showsDirectoryIn(core, view, layer, live, key, signal);
 
   /** What a layer's view shows at `key`: an upper file, nothing, or the lower (undefined side = read the lower). */
   async function sideVersion(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<FsVersion | undefined> {
@@ -121,6 +109,29 @@ export interface LayerSides {
   readonly base: UpperSnapshot;
   readonly now: UpperSnapshot;
   readonly live: boolean;
+}
+
+/** The two layers compared: `given` (two checkpoints, or one and now), else the parent at the fork and now. */
+async function sidesFor(state: OverlayCore['state'], given: LayerSides | undefined): Promise<LayerSides> {
+  if (given) return given;
+  // An overlay that is no fork is compared with an empty layer: the lower itself.
+  const base = (await state.base()) ?? { entries: PMap.empty<UpperEntry>(), dirs: PSet.empty(), opaque: PSet.empty() };
+  return { base, now: state.snapshot(), live: true };
+}
+
+/** True when the view of `layer` has a directory at `key` (the live view: asked of the overlay itself). */
+async function showsDirectoryIn(
+  core: OverlayCore,
+  view: FileSystem,
+  layer: UpperSnapshot,
+  live: boolean,
+  key: string,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  if (live) return (await view.stat(pathTarget(key), { signal })) !== undefined;
+  if (layer.dirs.has(key) || holdsBelow(layer, key)) return true;
+  if (hiddenIn(layer.opaque, key)) return false;
+  return (await lowerStat(core.lower, pathTarget(key), signal))?.type === 'directory';
 }
 
 /** True when `layer` holds a file or link, or made a directory, strictly below `key` (a scan: for past layers only). */
