@@ -181,6 +181,31 @@ describe('overlay checkpoints and rewind', () => {
     expect(await fs.diff(undefined, { from: 2, to: 2 })).toBe('');
   });
 
+  it('a fork starts with its parent\'s checkpoints (in memory and in a state directory); adopt records one', async () => {
+    const lower = createMemoryFs({ files: { '/a': 'a0' } });
+    const parentDir = await tempDir();
+    const parent = await createOverlayFs({ lower, stateDir: parentDir });
+    await parent.writeText(await parent.resolve('/a'), 'a1');
+    await parent.writeText(await parent.resolve('/b'), 'b1');
+    const forkDir = join(await tempDir(), 'fork');
+    for (const fork of [await parent.fork(), await parent.fork({ stateDir: forkDir })]) {
+      expect(fork.checkpoints()).toEqual(parent.checkpoints());
+      await fork.writeText(await fork.resolve('/a'), 'a2');
+      expect(fork.checkpoints().map((c) => c.id)).toEqual([1, 2, 3]);
+      expect(parent.checkpoints().map((c) => c.id)).toEqual([1, 2]);
+    }
+    const reopened = await createOverlayFs({ lower, stateDir: forkDir });
+    expect(reopened.checkpoints().map((c) => c.id)).toEqual([1, 2, 3]);
+    await reopened.rewind(1);
+    expect(Object.keys(await viewOf(reopened)).sort()).toEqual(['/', '/a']);
+    expect((await reopened.readText(await reopened.resolve('/a'))).text).toBe('a1');
+    await parent.adopt(reopened);
+    expect(parent.checkpoints().at(-1)).toMatchObject({ id: 3, paths: ['/b'] });
+    await parent.rewind(2);
+    expect((await parent.readText(await parent.resolve('/b'))).text).toBe('b1');
+    expect((await createOverlayFs({ lower, stateDir: parentDir })).checkpoints().map((c) => c.id)).toEqual([1, 2, 3, 4]);
+  });
+
   it('reads a version-3 state (no checkpoints) and saves it as version 4 with checkpoints', async () => {
     const stateDir = await tempDir();
     const lower = createMemoryFs({ files: { '/old': 'o' } });
