@@ -21,11 +21,26 @@ async function tempDir(): Promise<string> {
   return d;
 }
 
-type Step = { readonly op: Op } | { readonly rewind: number };
+/** A rewind of everything, or of one top-level path (whose only ancestor, `/`, is never removed). */
+type Step = { readonly op: Op } | { readonly rewind: number; readonly path: string | null };
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: opArb.map((op) => ({ op })) },
-  { weight: 1, arbitrary: fc.nat(50).map((rewind) => ({ rewind })) },
+  { weight: 1, arbitrary: fc.record({ rewind: fc.nat(50), path: fc.option(fc.constantFrom('/a', '/b', '/d', '/e', '/n')) }) },
 );
+
+type View = Record<string, ViewEntry>;
+const withoutDirVersions = (view: View): View => Object.fromEntries(Object.entries(view).map(([k, e]) => [k, e.type === 'directory' ? { type: e.type } : e]));
+
+/** Paths that may lead through the lower's symlinks (`/l` to `/d`, `/lf` to `/d/a`): other names of what a rewind restores. */
+const aliased = (k: string) => k === '/l' || k.startsWith('/l/') || k === '/lf';
+const sorted = (v: View): View => Object.fromEntries(Object.entries(v).filter(([k]) => !aliased(k)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+
+/** `now` with what lies at and below `path` taken from `then` (directory versions left out: they depend on both). */
+function spliced(now: View, then: View, path: string): View {
+  const within = (k: string) => k === path || k.startsWith(`${path}/`);
+  const keep = (v: View, inside: boolean) => Object.entries(withoutDirVersions(v)).filter(([k]) => within(k) === inside);
+  return sorted(Object.fromEntries([...keep(now, false), ...keep(then, true)]));
+}
 
 /** Views seen right after each checkpoint an operation ended on: what a rewind to it must show. */
 async function note(fs: OverlayFileSystem, seen: Map<number, Record<string, ViewEntry>>): Promise<void> {
@@ -43,7 +58,7 @@ async function checkRewinds(fs: OverlayFileSystem, seen: Map<number, Record<stri
 }
 
 describe('overlay checkpoints and rewind', () => {
-  it('the view after rewind(id) is the view at id, before and after reopening; the lower is untouched', async () => {
+  it('the view after rewind(id) is the view at id (at and below a path, with paths), before and after reopening; the lower is untouched', async () => {
     await fc.assert(
       fc.asyncProperty(lowerTreeArb, fc.array(stepArb, { maxLength: 12 }), fc.constantFrom(3, 1000), async (tree, steps, keep) => {
         const lower = createMemoryFs({ files: tree });
@@ -66,8 +81,14 @@ describe('overlay checkpoints and rewind', () => {
             await expect(fs.rewind(id)).rejects.toMatchObject({ code: 'FS_NOT_FOUND' });
             continue;
           }
-          await fs.rewind(id);
-          expect(await viewOf(fs)).toEqual(seen.get(id));
+          if (step.path === null) {
+            await fs.rewind(id);
+            expect(await viewOf(fs)).toEqual(seen.get(id));
+          } else {
+            const expected = spliced(await viewOf(fs), seen.get(id)!, step.path);
+            await fs.rewind(id, { paths: [step.path] });
+            expect(sorted(withoutDirVersions(await viewOf(fs)))).toEqual(expected);
+          }
           await note(fs, seen);
         }
         const kept = fs.checkpoints();
