@@ -36,9 +36,11 @@ const TRANSFER = options(['root', 'postgres', 'workspace'], ['overwrite', 'json'
 const OPTIONS: Record<Command, Options> = {
   serve: options([...SANDBOX, 'mode', 'tools', 'max-request-bytes'], ['allow-delete']),
   status: options(SANDBOX, ['against-parent', 'json']),
-  diff: options([...SANDBOX, 'color'], ['against-parent', 'json']),
+  diff: options([...SANDBOX, 'color', 'from', 'to'], ['against-parent', 'json']),
   commit: options(SANDBOX, ['force', 'json']),
   discard: options(SANDBOX, ['json']),
+  checkpoints: options(SANDBOX, ['json']),
+  rewind: options([...SANDBOX, 'to'], ['json']),
   fork: options(['root', 'state', 'into'], ['json']),
   mount: options([...SANDBOX, 'mode', 'cache'], ['read-only']),
   run: options([...SANDBOX, 'mode', 'fork', 'cache'], ['read-only', 'jail', 'no-network']),
@@ -53,6 +55,8 @@ const TAKES_PATHS: Record<Command, boolean> = {
   diff: true,
   commit: true,
   discard: true,
+  checkpoints: false,
+  rewind: true,
   fork: false,
   // The mountpoint; the command to run.
   mount: true,

@@ -1,4 +1,5 @@
 import type { Command } from './commands.js';
+import { historyHelp } from './help-history.js';
 
 // The options `mount` and `run` share after --state.
 const MOUNT_HELP = `  --read-only   refuse every change (EROFS)
@@ -24,14 +25,16 @@ export const MAIN_HELP = `dsh-fs — file tools for AI agents (read, write, edit
 Usage:
   dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--tools LIST] [--max-request-bytes N]
   dsh-fs status  --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
-  dsh-fs diff    --root DIR [--state DIR] [--against-parent] [--color auto|always|never] [--json] [PATH...]
+  dsh-fs diff    --root DIR [--state DIR] [--against-parent | --from ID [--to ID]] [--color auto|always|never] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
+  dsh-fs checkpoints --root DIR [--state DIR] [--json]
+  dsh-fs rewind  --root DIR [--state DIR] --to ID [--json] [PATH...]
   dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
   dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] MOUNTPOINT
   dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
-  dsh-fs serve|status|diff|commit|discard|mount|run --postgres URL --workspace NAME [--sandbox NAME] [...]
+  dsh-fs serve|status|diff|commit|discard|checkpoints|rewind|mount|run --postgres URL --workspace NAME [--sandbox NAME] [...]
   dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
   dsh-fs export  --postgres URL --workspace NAME --root DIR [--overwrite] [--json]
 
@@ -42,6 +45,8 @@ Commands:
   diff      show those changes as a unified diff
   commit    write the sandbox's changes to the directory, refusing any that conflict
   discard   drop the sandbox's changes
+  checkpoints  list the sandbox's checkpoints (one per change)
+  rewind    make the sandbox what it was at a checkpoint
   fork      fork the sandbox into a new state directory (shared, not copied) that another serve can use
   mount     serve the sandbox (or DIR) through FUSE at a mountpoint, so any program can use it
   run       run a command in the sandbox, mounted at a temporary directory, then unmount
@@ -106,7 +111,7 @@ ${AGAINST_HELP}
 ${PATHS_HELP}
   -h, --help    show this help
 `,
-  diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--against-parent] [--color auto|always|never] [--json] [PATH...]
+  diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--against-parent | --from ID [--to ID]] [--color auto|always|never] [--json] [PATH...]
        dsh-fs diff --postgres URL --workspace NAME [--sandbox NAME] [--color auto|always|never] [--json] [PATH...]
 
 Prints the sandbox's changes as a git-style unified diff, from DIR as it is now to the sandbox.
@@ -116,6 +121,8 @@ Options:
 ${STATE_HELP}
 ${POSTGRES_HELP}
 ${AGAINST_HELP}
+  --from ID         compare checkpoint ID (see "dsh-fs checkpoints") with the sandbox now instead of DIR
+  --to ID           with --from: compare with checkpoint ID instead of the sandbox now
   --color WHEN      auto (default: coloured on a terminal, unless NO_COLOR is set), always, never
   --json            print one entry per changed file: [{ "path", "kind", "diff" }]
 ${PATHS_HELP}
@@ -258,4 +265,5 @@ Options:
                 are printed
   -h, --help    show this help
 `,
+  ...historyHelp(STATE_HELP, POSTGRES_HELP, PATHS_HELP),
 };

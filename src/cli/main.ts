@@ -21,6 +21,7 @@ import { demo } from './demo.js';
 import { mountCommand, runCommand } from './mount.js';
 import type { Io } from './io.js';
 import { commit, diff, discard, fork, status } from './review.js';
+import { checkpoints, rewind } from './history.js';
 import type { TransportEnd } from './stdio-transport.js';
 import { importPeer } from '../peers.js';
 import { fsTools, moveDeleteTools, patchTools, searchTools, textEditorTool } from '../tools/index.js';
@@ -69,6 +70,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await commit(parsed, io);
       case 'discard':
         return await discard(parsed, io);
+      case 'checkpoints':
+        return await checkpoints(parsed, io);
+      case 'rewind':
+        return await rewind(parsed, io);
       case 'fork':
         return await fork(parsed, io);
       case 'mount':

@@ -20,7 +20,7 @@ interface Located {
   readonly label: string;
 }
 
-async function locate(command: Command, parsed: Parsed, io: Io): Promise<Located> {
+export async function locate(command: Command, parsed: Parsed, io: Io): Promise<Located> {
   const target = postgresTarget(parsed, command);
   if (target !== undefined) {
     // Workspace paths: absolute, or relative to the workspace's root.
@@ -62,12 +62,12 @@ function workspaceRelative(path: string, command: Command): string {
 }
 
 /** Whether the sandbox has saved state (a state directory's document, or the database's row). */
-function hasState(located: Located): Promise<boolean> {
+export function hasState(located: Located): Promise<boolean> {
   return located.pg ? located.pg.exists() : hasSandboxState(located.stateDir);
 }
 
 /** The sandbox's cross-process lock: the state directory's lock file, or the database's advisory lock. */
-function exclusive<T>(located: Located, fn: (grant: { tookOverFrom: number | undefined }) => Promise<T>, options: StateLockOptions): Promise<T> {
+export function exclusive<T>(located: Located, fn: (grant: { tookOverFrom: number | undefined }) => Promise<T>, options: StateLockOptions): Promise<T> {
   return located.pg ? located.pg.exclusive(() => fn({ tookOverFrom: undefined }), options) : withStateLock(located.stateDir, fn, options);
 }
 
@@ -81,12 +81,12 @@ function safeRealpath(path: string): string {
 
 const LETTER: Record<OverlayChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R' };
 
-function display(root: string, key: string): string {
+export function display(root: string, key: string): string {
   const rel = relativeInside(root, key);
   return rel === undefined || rel === '' ? key : rel;
 }
 
-async function openExisting(located: Located): Promise<OverlayFileSystem | undefined> {
+export async function openExisting(located: Located): Promise<OverlayFileSystem | undefined> {
   // Review commands never create a state directory: no state means no changes.
   if (!(await hasState(located))) return undefined;
   return located.pg ? located.pg.open() : openSandbox(openLower(located.root), located.stateDir);
@@ -273,7 +273,17 @@ export async function discard(parsed: Parsed, io: Io): Promise<number> {
 }
 
 function against(parsed: Parsed) {
-  return { against: parsed.values['against-parent'] === true ? ('parent' as const) : ('lower' as const) };
+  const [from, to] = [optionalString(parsed, 'from'), optionalString(parsed, 'to')];
+  if (from === undefined && to === undefined) return { against: parsed.values['against-parent'] === true ? ('parent' as const) : ('lower' as const) };
+  if (from === undefined) throw new UsageError('--to needs --from', 'diff');
+  if (parsed.values['against-parent'] === true) throw new UsageError('give either --against-parent or --from', 'diff');
+  return { from: checkpointArg(from, 'from', 'diff'), ...(to === undefined ? {} : { to: checkpointArg(to, 'to', 'diff') }) };
+}
+
+/** A checkpoint id given as --NAME: a positive integer. */
+export function checkpointArg(value: string, name: string, command: Command): number {
+  if (!/^[1-9]\d{0,14}$/.test(value)) throw new UsageError(`--${name} must be a checkpoint id (a positive integer, see "dsh-fs checkpoints"), not "${value}"`, command);
+  return Number(value);
 }
 
 /**
@@ -314,7 +324,7 @@ export async function fork(parsed: Parsed, io: Io): Promise<number> {
   );
 }
 
-function waiting(io: Io, pid: number | undefined): void {
+export function waiting(io: Io, pid: number | undefined): void {
   io.stderr.write(`dsh-fs: waiting for ${pid === undefined ? 'another process' : `process ${pid}`}, which is using the sandbox…\n`);
 }
 

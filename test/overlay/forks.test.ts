@@ -181,7 +181,7 @@ describe('overlay forks', () => {
     const lower = createMemoryFs({ files: { '/a.txt': 'a\n' } });
     const parentDir = freshDir();
     const forkDir = freshDir();
-    const parent = await createOverlayFs({ lower, stateDir: parentDir });
+    const parent = await createOverlayFs({ lower, stateDir: parentDir, keepCheckpoints: 0 });
     await parent.writeText(await parent.resolve('/a.txt'), 'shared\n');
     const fork = await parent.fork({ stateDir: forkDir });
     const blobs = (dir: string) => readdir(join(dir, 'blobs'));
@@ -195,7 +195,7 @@ describe('overlay forks', () => {
     // What only the fork wrote is gone; what the fork started from stays (changes against the parent need it).
     expect(await blobs(forkDir)).toEqual([shared]);
     expect(await blobs(parentDir)).toEqual([shared]);
-    expect(await viewOf(parent)).toEqual(await viewOf(await createOverlayFs({ lower, stateDir: parentDir })));
+    expect(await viewOf(parent)).toEqual(await viewOf(await createOverlayFs({ lower, stateDir: parentDir, keepCheckpoints: 0 })));
     await expect(parent.fork({ stateDir: forkDir })).rejects.toMatchObject({ code: 'FS_ALREADY_EXISTS' });
     await expect((await createOverlayFs({ lower })).fork({ stateDir: freshDir() })).rejects.toMatchObject({ code: 'FS_INVALID_ARGUMENT' });
   });

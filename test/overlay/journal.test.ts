@@ -21,13 +21,13 @@ async function tempDir(): Promise<string> {
 }
 
 describe('overlay journal', () => {
-  it('the first save writes a version-3 document; later saves only append one record each', async () => {
+  it('the first save writes a version-4 document; later saves only append one record each', async () => {
     const stateDir = await tempDir();
     const lower = createMemoryFs({ files: { '/a': 'a' } });
     const fs = await createOverlayFs({ lower, stateDir });
     await fs.writeText(await fs.resolve('/f0'), 'zero');
     const doc = await readFile(join(stateDir, 'overlay.json'));
-    expect(JSON.parse(doc.toString())).toMatchObject({ format: STATE_FORMAT, version: 3, generation: 1 });
+    expect(JSON.parse(doc.toString())).toMatchObject({ format: STATE_FORMAT, version: 4, generation: 1 });
     const sizes: number[] = [];
     for (let i = 1; i <= 5; i++) {
       await fs.writeText(await fs.resolve(`/f${i}`), `file ${i}`);
@@ -45,7 +45,7 @@ describe('overlay journal', () => {
   it('folds the journal into a new document past the size ratio; a reopen is the same at every step', async () => {
     const disk = memoryDisk();
     const lower = createMemoryFs({ files: { '/a': 'a' } });
-    const tuning = { compactMinBytes: 2000, compactRatio: 2 };
+    const tuning = { compactMinBytes: 2000, compactRatio: 2, keepCheckpoints: 0 };
     const fs = await composeOverlay({ lower }, crashingStore(disk), tuning);
     const generations = new Set<number>();
     for (let i = 0; i < 60; i++) {
@@ -59,7 +59,7 @@ describe('overlay journal', () => {
       }
     }
     expect(generations.size).toBeGreaterThan(2);
-    // Blobs of overwritten contents are gone: one per distinct live content.
+    // With no checkpoints kept, blobs of overwritten contents are gone: one per distinct live content.
     expect(disk.blobs.size).toBe(20);
   });
 
@@ -125,7 +125,7 @@ describe('overlay journal', () => {
     const fs = await createOverlayFs({ lower, stateDir });
     expect((await fs.changes()).map((c) => `${c.kind} ${c.path}`)).toEqual(['added /made', 'deleted /old']);
     await fs.writeText(await fs.resolve('/n'), 'n');
-    expect(JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'))).toMatchObject({ version: 3, generation: 1, dirs: ['/made'] });
+    expect(JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'))).toMatchObject({ version: 4, generation: 1, dirs: ['/made'] });
     expect((await readdir(stateDir)).sort()).toEqual(['blobs', 'overlay.journal', 'overlay.json']);
     const reopened = await createOverlayFs({ lower, stateDir });
     expect(await reopened.changes()).toEqual(await fs.changes());

@@ -80,11 +80,12 @@ describe('overlay persistence in a state directory', () => {
 
   it('writes a versioned state document, its journal and content-addressed blobs, with no temp files left', async () => {
     const stateDir = await tempDir();
-    const fs = await createOverlayFs({ lower: createMemoryFs({ files: seed }), stateDir });
+    // No checkpoint kept: one blob per live content.
+    const fs = await createOverlayFs({ lower: createMemoryFs({ files: seed }), stateDir, keepCheckpoints: 0 });
     await populate(fs);
     const snapshot = JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'));
     expect(snapshot.format).toBe(STATE_FORMAT);
-    expect(snapshot.version).toBe(3);
+    expect(snapshot.version).toBe(4);
     expect(snapshot.root).toBe('/');
     const doc = await effectiveDoc(stateDir);
     expect(doc.entries.map((e: { path: string }) => e.path)).toEqual(['/bin', '/new/deep/c.md', '/src/a.ts', '/src/b.ts']);
@@ -96,9 +97,9 @@ describe('overlay persistence in a state directory', () => {
     expect((await readdir(stateDir)).sort()).toEqual(['blobs', 'overlay.journal', 'overlay.json']);
   });
 
-  it('deletes blobs nobody refers to any more, and all of them on discard', async () => {
+  it('deletes blobs nobody refers to any more (no checkpoint kept), and all of them on discard', async () => {
     const stateDir = await tempDir();
-    const fs = await createOverlayFs({ lower: createMemoryFs({ files: seed }), stateDir });
+    const fs = await createOverlayFs({ lower: createMemoryFs({ files: seed }), stateDir, keepCheckpoints: 0 });
     const a = await fs.resolve('/src/a.ts');
     for (let i = 0; i < 5; i++) await fs.writeText(a, `version ${i}\n`);
     expect(await readdir(join(stateDir, 'blobs'))).toHaveLength(1);
@@ -165,9 +166,9 @@ describe('overlay persistence in an upper FileSystem', () => {
   it('reopens from the same upper filesystem', async () => {
     const upper = createMemoryFs();
     const lower = createMemoryFs({ files: seed });
-    const live = await createOverlayFs({ lower, upper });
+    const live = await createOverlayFs({ lower, upper, keepCheckpoints: 0 });
     await populate(live);
-    const reopened = await createOverlayFs({ lower, upper });
+    const reopened = await createOverlayFs({ lower, upper, keepCheckpoints: 0 });
     expect(await viewOf(reopened)).toEqual(await viewOf(live));
     expect(await reopened.changes()).toEqual(await live.changes());
     expect(Object.keys(upper.snapshot()).filter((p) => p.startsWith('/blobs/'))).toHaveLength(3);

@@ -1,5 +1,6 @@
 import { FsError, KeyedMutex, createFs, throwIfAborted, type CreateFsOptions, type FileSystem, type FsOpOptions } from '../../seam/index.js';
 import { createForkReview } from './fork.js';
+import { createHistory } from './history.js';
 import type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions } from './types.js';
 import { createOverlayProvider } from './provider.js';
 import { createReview } from './review.js';
@@ -10,10 +11,15 @@ import type { UpperStore } from './store.js';
  * An overlay over `options.lower` whose upper is kept in `store` (or in memory). Tests
  * give it stores that fail or crash, and a small compaction threshold.
  */
-export async function composeOverlay(options: CreateFsOptions & { readonly lower: FileSystem }, store: UpperStore | undefined, tuning?: UpperTuning): Promise<OverlayFileSystem> {
+export async function composeOverlay(
+  options: CreateFsOptions & { readonly lower: FileSystem; readonly keepCheckpoints?: number },
+  store: UpperStore | undefined,
+  tuning: UpperTuning = {},
+): Promise<OverlayFileSystem> {
   const { lower } = options;
   const rootKey = (await lower.resolve(lower.root ?? '/')).targetKey;
-  const state = await UpperState.open(rootKey, store, tuning);
+  const keepCheckpoints = tuning.keepCheckpoints ?? options.keepCheckpoints;
+  const state = await UpperState.open(rootKey, store, keepCheckpoints === undefined ? tuning : { ...tuning, keepCheckpoints });
   return assemble(options, rootKey, state);
 }
 
@@ -27,14 +33,22 @@ function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, roo
   const fs = createFs(provider, options);
   const review = createReview(core, fs);
   const forkReview = createForkReview(core, fs);
+  const { sides, ...history } = createHistory(core, fs);
   const overlay: OverlayFileSystem = Object.assign(fs, {
     lower,
     provider,
     ...review,
-    changes: async (paths?: readonly string[], o: OverlayReviewOptions = {}) =>
-      checkAgainst(o) === 'parent' ? forkReview.changes(paths, o) : review.changes(paths, o),
-    diff: async (paths?: readonly string[], o: OverlayReviewOptions = {}) =>
-      checkAgainst(o) === 'parent' ? forkReview.diff(paths, o) : review.diff(paths, o),
+    ...history,
+    changes: async (paths?: readonly string[], o: OverlayReviewOptions = {}) => {
+      const between = sides(o);
+      if (between) return forkReview.changes(paths, o, between);
+      return checkAgainst(o) === 'parent' ? forkReview.changes(paths, o) : review.changes(paths, o);
+    },
+    diff: async (paths?: readonly string[], o: OverlayReviewOptions = {}) => {
+      const between = sides(o);
+      if (between) return forkReview.diff(paths, o, between);
+      return checkAgainst(o) === 'parent' ? forkReview.diff(paths, o) : review.diff(paths, o);
+    },
     async fork(forkOptions: OverlayForkOptions = {}) {
       const dir = forkOptions.stateDir;
       if (dir !== undefined && (typeof dir !== 'string' || dir.length === 0)) throw new FsError('FS_INVALID_ARGUMENT', 'stateDir must be a non-empty path');

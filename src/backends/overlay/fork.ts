@@ -17,10 +17,9 @@ import type { UpperEntry, UpperSnapshot } from './state.js';
 export function createForkReview(core: OverlayCore, view: FileSystem) {
   const { lower, state, rootKey } = core;
 
-  async function baseOf(): Promise<UpperSnapshot> {
-    // An overlay that is no fork is compared with an empty layer: the lower itself.
-    return (await state.base()) ?? { entries: PMap.empty<UpperEntry>(), dirs: PSet.empty(), opaque: PSet.empty() };
-  }
+  const sidesOf = (given: LayerSides | undefined) => sidesFor(state, given);
+  const showsDirectory = (layer: UpperSnapshot, live: boolean, key: string, signal: AbortSignal | undefined) =>
+    showsDirectoryIn(core, view, layer, live, key, signal);
 
   /** What a layer's view shows at `key`: an upper file, nothing, or the lower (undefined side = read the lower). */
   async function sideVersion(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<FsVersion | undefined> {
@@ -52,12 +51,11 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
     }
   }
 
-  async function changes(paths: readonly string[] | undefined, options: FsOpOptions = {}): Promise<OverlayChange[]> {
+  async function changes(paths: readonly string[] | undefined, options: FsOpOptions = {}, given?: LayerSides): Promise<OverlayChange[]> {
     const { signal } = options;
     const roots = paths === undefined ? undefined : await settleAll(paths.map(async (p) => (await view.resolve(p, { signal })).targetKey));
     const within = (key: string) => roots === undefined || roots.some((r) => isWithin(r, key));
-    const base = await baseOf();
-    const now = state.snapshot();
+    const { base, now, live } = await sidesOf(given);
     const out: OverlayChange[] = [];
     for (const [key, before, after] of PMap.differences(base.entries, now.entries)) {
       throwIfAborted(signal, 'cannot list the changes against the parent');
@@ -80,8 +78,9 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
     }
     for (const [key, side] of PSet.differences(base.dirs, now.dirs)) {
       if (!within(key) || now.opaque.has(key) !== base.opaque.has(key)) continue;
-      if (side === 'right' && !state.hasDescendant(key)) out.push({ path: key, kind: 'added', type: 'directory', baseVersion: undefined });
-      if (side === 'left' && (await view.stat(pathTarget(key), { signal })) === undefined) {
+      const below = live ? state.hasDescendant(key) : holdsBelow(now, key);
+      if (side === 'right' && !below) out.push({ path: key, kind: 'added', type: 'directory', baseVersion: undefined });
+      if (side === 'left' && !(await showsDirectory(now, live, key, signal))) {
         out.push({ path: key, kind: 'deleted', type: 'directory', baseVersion: undefined });
       }
     }
@@ -89,12 +88,12 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
     return out.sort((a, b) => compareNames(a.path, b.path) || rank(a) - rank(b));
   }
 
-  async function diff(paths: readonly string[] | undefined, options: FsOpOptions = {}): Promise<string> {
+  async function diff(paths: readonly string[] | undefined, options: FsOpOptions = {}, given?: LayerSides): Promise<string> {
     const { signal } = options;
-    const base = await baseOf();
-    const now = state.snapshot();
+    const sides = await sidesOf(given);
+    const { base, now } = sides;
     let out = '';
-    for (const change of await changes(paths, options)) {
+    for (const change of await changes(paths, options, sides)) {
       if (change.type === 'directory') continue;
       const modes = { before: await sideMode(base, change.path, signal), after: await sideMode(now, change.path, signal) };
       out += fileDiff(displayName(rootKey, change.path), await sideBytes(base, change.path, signal), await sideBytes(now, change.path, signal), modes);
@@ -103,6 +102,44 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
   }
 
   return { changes, diff };
+}
+
+/** Two upper layers to compare; `live` when `now` is the overlay's layer now. */
+export interface LayerSides {
+  readonly base: UpperSnapshot;
+  readonly now: UpperSnapshot;
+  readonly live: boolean;
+}
+
+/** The two layers compared: `given` (two checkpoints, or one and now), else the parent at the fork and now. */
+async function sidesFor(state: OverlayCore['state'], given: LayerSides | undefined): Promise<LayerSides> {
+  if (given) return given;
+  // An overlay that is no fork is compared with an empty layer: the lower itself.
+  const base = (await state.base()) ?? { entries: PMap.empty<UpperEntry>(), dirs: PSet.empty(), opaque: PSet.empty() };
+  return { base, now: state.snapshot(), live: true };
+}
+
+/** True when the view of `layer` has a directory at `key` (the live view: asked of the overlay itself). */
+async function showsDirectoryIn(
+  core: OverlayCore,
+  view: FileSystem,
+  layer: UpperSnapshot,
+  live: boolean,
+  key: string,
+  signal: AbortSignal | undefined,
+): Promise<boolean> {
+  if (live) return (await view.stat(pathTarget(key), { signal })) !== undefined;
+  if (layer.dirs.has(key) || holdsBelow(layer, key)) return true;
+  if (hiddenIn(layer.opaque, key)) return false;
+  return (await lowerStat(core.lower, pathTarget(key), signal))?.type === 'directory';
+}
+
+/** True when `layer` holds a file or link, or made a directory, strictly below `key` (a scan: for past layers only). */
+function holdsBelow(layer: UpperSnapshot, key: string): boolean {
+  const prefix = key === '/' ? '/' : `${key}/`;
+  for (const [k, e] of layer.entries) if (e.kind !== 'whiteout' && k.startsWith(prefix)) return true;
+  for (const d of layer.dirs) if (d.startsWith(prefix)) return true;
+  return false;
 }
 
 function hiddenIn(opaque: PSet, key: string): boolean {

@@ -12,7 +12,14 @@ export type {
   OverlayCommitResult,
 } from './review.js';
 export type { UpperStore } from './store.js';
-export type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions } from './types.js';
+export type {
+  OverlayCheckpoint,
+  OverlayCheckpointLabel,
+  OverlayFileSystem,
+  OverlayForkOptions,
+  OverlayReviewOptions,
+  OverlayRewindOptions,
+} from './types.js';
 
 export interface OverlayFsOptions extends CreateFsOptions {
   /** The filesystem the overlay reads through to. It is only written by `commit`. */
@@ -32,6 +39,11 @@ export interface OverlayFsOptions extends CreateFsOptions {
    * Not together with `upper` or `stateDir`.
    */
   readonly store?: UpperStore;
+  /**
+   * How many checkpoints to keep (every change of the upper records one; the oldest are dropped
+   * first, with whatever blobs only they held). Default 1,000; 0 keeps none. See docs/history.md.
+   */
+  readonly keepCheckpoints?: number;
 }
 
 /**
@@ -54,6 +66,10 @@ export async function createOverlayFs(options: OverlayFsOptions): Promise<Overla
       throw new FsError('FS_INVALID_ARGUMENT', 'store must be an UpperStore');
     }
     if (upper !== undefined || stateDir !== undefined) throw new FsError('FS_INVALID_ARGUMENT', 'give one of upper, stateDir and store');
+  }
+  const keep = options.keepCheckpoints;
+  if (keep !== undefined && !(Number.isSafeInteger(keep) && keep >= 0)) {
+    throw new FsError('FS_INVALID_ARGUMENT', 'keepCheckpoints must be a non-negative integer');
   }
   let store: UpperStore | undefined = given;
   if (stateDir !== undefined) store = await openDirStore(stateDir);

@@ -1,11 +1,24 @@
 import type { UpperStore } from './store.js';
 import { emptyLayer, type LiveLayer } from './state-index.js';
-import type { UpperChange, UpperSnapshot, UpperTuning } from './state-types.js';
+import type { Checkpoint, CheckpointLabel, UpperChange, UpperSnapshot, UpperTuning } from './state-types.js';
 
 /** The journal is folded into a new state document once it is this many times the document's size. */
 const COMPACT_RATIO = 2;
 /** ...and at least this large (so a small sandbox does not rewrite its document every few saves). */
 const COMPACT_MIN_BYTES = 256 * 1024;
+/** How many checkpoints are kept by default. */
+export const KEEP_CHECKPOINTS = 1000;
+
+/** A checkpoint with the layer it holds. */
+export interface HeldCheckpoint {
+  readonly info: Checkpoint;
+  readonly layer: UpperSnapshot;
+  /**
+   * Blobs of the files the change replaced: still held by the checkpoints before this one, so
+   * released when this one becomes the oldest kept (already released for the oldest).
+   */
+  readonly released: readonly string[];
+}
 
 export type Pending =
   | { readonly change: UpperChange; readonly resolve: () => void; readonly reject: (err: unknown) => void }
@@ -37,6 +50,13 @@ export interface UpperContext {
   snapshotBytes: number;
   /** Where the next journal record goes; undefined when the next save must write a new document. */
   journalEnd: number | undefined;
+  /** The checkpoints kept, oldest first (see state-history.ts). */
+  history: HeldCheckpoint[];
+  /** The id the next checkpoint gets. */
+  nextId: number;
+  readonly keep: number;
+  /** The labels given by `UpperState.label`, innermost last. */
+  labels: CheckpointLabel[];
 }
 
 /** An empty state's context (nothing loaded yet). */
@@ -56,5 +76,9 @@ export function createContext(root: string, store: UpperStore | undefined, tunin
     generation: 0,
     snapshotBytes: 0,
     journalEnd: undefined,
+    history: [],
+    nextId: 1,
+    keep: tuning.keepCheckpoints ?? KEEP_CHECKPOINTS,
+    labels: [],
   };
 }

@@ -7,9 +7,12 @@ import { compact, enqueue } from './state-save.js';
 
 /** A new context sharing `cx`'s layer and indexes, with `cx`'s layer as its fork base. */
 function forkContext(cx: UpperContext, store: UpperStore | undefined): UpperContext {
-  const child = createContext(cx.root, store, { compactRatio: cx.compactRatio, compactMinBytes: cx.compactMinBytes });
+  const child = createContext(cx.root, store, { compactRatio: cx.compactRatio, compactMinBytes: cx.compactMinBytes, keepCheckpoints: cx.keep });
   adoptMaps(child.live, layerSnapshot(cx.live), cx.live);
   child.base = layerSnapshot(cx.live);
+  // The fork starts with its parent's checkpoints (at most `keep` of them, shared as they are).
+  child.history = [...cx.history];
+  child.nextId = cx.nextId;
   return child;
 }
 

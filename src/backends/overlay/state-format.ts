@@ -5,10 +5,11 @@ import type { UpperChange, UpperEntry } from './state-types.js';
 
 export const STATE_FORMAT = 'dsh-fs-overlay';
 /**
- * 3 adds `generation` and the journal (overlay.journal) of changes since the document; 2 added
- * `origin` on entries and `opaque`. Version-1 and -2 documents are still read (and saved as 3).
+ * 4 adds checkpoints: `checkpoint` and `history` in the document, `cp` on journal records (journal
+ * version 4). 3 added `generation` and the journal (overlay.journal) of changes since the
+ * document; 2 added `origin` on entries and `opaque`. Versions 1 to 3 are still read (and saved as 4).
  */
-export const STATE_FORMAT_VERSION = 3;
+export const STATE_FORMAT_VERSION = 4;
 export const JOURNAL_FORMAT = 'dsh-fs-overlay-journal';
 
 /** An entry as the state document and the journal write it. */
@@ -27,7 +28,7 @@ export interface DocEntry {
 
 export interface StateDocument {
   readonly format: typeof STATE_FORMAT;
-  readonly version: 1 | 2 | 3;
+  readonly version: 1 | 2 | 3 | 4;
   /** The lower's root target key; a state is only reopened over the same root. */
   readonly root: string;
   /** Version 3: the journal whose header names this generation applies on top of this document. */
@@ -36,12 +37,33 @@ export interface StateDocument {
   readonly dirs: readonly string[];
   /** Version 2: lower directories removed in the overlay (absent in version 1). */
   readonly opaque?: readonly string[];
+  /** Version 4: the id of the last checkpoint recorded before this document (0: none). */
+  readonly checkpoint?: number;
+  /** Version 4: the checkpoints kept, oldest first; the last one's layer is this document's. */
+  readonly history?: readonly DocCheckpoint[];
+}
+
+/** The label of the checkpoint a journal record makes. */
+export interface CheckpointStamp {
+  readonly id: number;
+  readonly time: number;
+  readonly owner?: string;
+  readonly source?: string;
+}
+
+/**
+ * A checkpoint in the document. `undo` takes the layer of this checkpoint back to the previous
+ * one's (absent for the oldest kept): the document holds the newest layer and walks back.
+ */
+export interface DocCheckpoint extends CheckpointStamp {
+  readonly paths: readonly string[];
+  readonly undo?: JournalRecord;
 }
 
 /** The first record of a journal. */
 export interface JournalHeader {
   readonly format: typeof JOURNAL_FORMAT;
-  readonly version: 3;
+  readonly version: 3 | 4;
   readonly root: string;
   readonly generation: number;
   /**
@@ -58,6 +80,8 @@ export interface JournalRecord {
   readonly dropDirs?: readonly string[];
   readonly addOpaque?: readonly string[];
   readonly dropOpaque?: readonly string[];
+  /** Version 4: the checkpoint this change records. */
+  readonly cp?: CheckpointStamp;
 }
 
 /** Each content's digest, cached on its bytes (shared by forks, which share the bytes). */
@@ -93,11 +117,11 @@ export function checksum(bytes: Uint8Array): string {
 
 /** A journal's first record, framed; `forkBase` for a fork's first journal. */
 export function journalHeader(root: string, generation: number, forkBase = false): Buffer {
-  const header: JournalHeader = { format: JOURNAL_FORMAT, version: 3, root, generation, ...(forkBase ? { forkBase: true } : {}) };
+  const header: JournalHeader = { format: JOURNAL_FORMAT, version: 4, root, generation, ...(forkBase ? { forkBase: true } : {}) };
   return frame(header);
 }
 
-function docEntry(path: string, e: UpperEntry): DocEntry {
+export function docEntry(path: string, e: UpperEntry): DocEntry {
   return {
     path,
     base: e.base ?? null,
@@ -112,7 +136,7 @@ function docEntry(path: string, e: UpperEntry): DocEntry {
 }
 
 /** The journal record of a change; undefined when it changes nothing the journal keeps. */
-export function journalRecord(change: UpperChange): JournalRecord | undefined {
+export function journalRecord(change: UpperChange, cp?: CheckpointStamp): JournalRecord | undefined {
   const rec: { -readonly [K in keyof JournalRecord]: JournalRecord[K] } = {};
   if (change.entries?.length) {
     rec.entries = change.entries.map(([path, e]) => (e ? docEntry(path, e) : { path, drop: true as const }));
@@ -121,11 +145,18 @@ export function journalRecord(change: UpperChange): JournalRecord | undefined {
   if (change.dropDirs?.length) rec.dropDirs = change.dropDirs;
   if (change.addOpaque?.length) rec.addOpaque = change.addOpaque;
   if (change.dropOpaque?.length) rec.dropOpaque = change.dropOpaque;
-  return Object.keys(rec).length === 0 ? undefined : rec;
+  if (Object.keys(rec).length === 0) return undefined;
+  if (cp) rec.cp = cp;
+  return rec;
 }
 
 /** The state document of a layer, as written: sorted, so the same layer always gives the same bytes. */
-export function serialize(root: string, entries: PMap<UpperEntry>, dirs: PSet, opaque: PSet, generation: number): Uint8Array {
+export function serialize(
+  root: string,
+  { entries, dirs, opaque }: { entries: PMap<UpperEntry>; dirs: PSet; opaque: PSet },
+  generation: number,
+  history: { readonly checkpoint: number; readonly history: readonly DocCheckpoint[] },
+): Uint8Array {
   const doc: StateDocument = {
     format: STATE_FORMAT,
     version: STATE_FORMAT_VERSION,
@@ -134,6 +165,8 @@ export function serialize(root: string, entries: PMap<UpperEntry>, dirs: PSet, o
     entries: [...entries].sort(([a], [b]) => compareNames(a, b)).map(([path, e]) => docEntry(path, e)),
     dirs: [...dirs].sort(compareNames),
     opaque: [...opaque].sort(compareNames),
+    checkpoint: history.checkpoint,
+    history: history.history,
   };
   return Buffer.from(`${JSON.stringify(doc, null, 1)}\n`, 'utf8');
 }

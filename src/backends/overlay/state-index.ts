@@ -71,9 +71,11 @@ export function applyTo(snap: UpperSnapshot, change: UpperChange): UpperSnapshot
 
 /**
  * Applies a saved change to the live state, keeping blob reference counts and the descendant index.
- * `refs` are the stored blobs' counts (undefined without a store); each id whose count fell is added to `touched`.
+ * `refs` are the stored blobs' counts (undefined without a store): each new file's blob is counted
+ * here; the blob of each file the change replaced is added to `released`, to be released once no
+ * retained checkpoint holds it (see state-history.ts).
  */
-export function applyLive(live: LiveLayer, change: UpperChange, touched: Set<string>, refs: Map<string, number> | undefined): void {
+export function applyLive(live: LiveLayer, change: UpperChange, released: string[], refs: Map<string, number> | undefined): void {
   for (const [key, given] of change.entries ?? []) {
     const old = live.entries.get(key);
     const entry = given?.kind === 'file' ? intern(live, given) : given;
@@ -82,11 +84,7 @@ export function applyLive(live: LiveLayer, change: UpperChange, touched: Set<str
       release(live, old);
       count(live, key, -1);
       count(live, key, -1, true);
-      if (refs) {
-        const id = blobId(old.bytes);
-        refs.set(id, (refs.get(id) ?? 1) - 1);
-        touched.add(id);
-      }
+      if (refs) released.push(blobId(old.bytes));
     }
     if (entry?.kind === 'file') {
       count(live, key, 1);

@@ -1,20 +1,16 @@
-import { hash } from 'node:crypto';
-import { FsError, FsVersion, contentVersion } from '../../seam/index.js';
-import { PMap, PSet } from './pmap.js';
+import { FsError } from '../../seam/index.js';
 import type { UpperStore } from './store.js';
 import { createContext, type UpperContext } from './state-context.js';
-import { rememberBlobId, type DocEntry, type JournalRecord, type StateDocument } from './state-format.js';
+import type { DocEntry, JournalRecord, StateDocument } from './state-format.js';
 import { layerSnapshot, reindex } from './state-index.js';
 import { invalid, parseDocument, parseJournal } from './state-parse.js';
-import type { UpperEntry, UpperSnapshot } from './state-types.js';
+import { buildState, type SavedState } from './state-replay.js';
+import type { UpperSnapshot } from './state-types.js';
 
 const readOnly = (): Promise<never> => Promise.reject(new FsError('FS_READ_ONLY', 'a fork base is read-only'));
 
-/** The saved layer as its document and journal describe it, entries still as written. */
-interface SavedLayer {
-  readonly docs: Map<string, DocEntry>;
-  readonly dirs: Set<string>;
-  readonly opaque: Set<string>;
+/** The saved state, and where the journal stands. */
+interface SavedLayer extends SavedState {
   readonly journalEnd: number | undefined;
   readonly continues: boolean;
 }
@@ -45,15 +41,17 @@ export async function load(cx: UpperContext, store: UpperStore): Promise<void> {
       pinForkBase(fork, pinned);
       cx.base = forkBaseLoader(cx.root, store, fork);
     }
-    const read = await readEntries(store, saved.docs);
-    if ('missing' in read) {
+    const built = await buildState(store, saved, cx.keep);
+    if ('missing' in built) {
       if (retry) continue;
-      throw new FsError('FS_IO_ERROR', `overlay blob ${read.missing} named by the state in "${store.where}" is missing`);
+      throw new FsError('FS_IO_ERROR', `overlay blob ${built.missing} named by the state in "${store.where}" is missing`);
     }
-    cx.live.entries = PMap.from(read.entries);
-    cx.live.dirs = PSet.from(saved.dirs);
-    cx.live.opaque = PSet.from(saved.opaque);
-    cx.refs = read.refs;
+    cx.live.entries = built.layer.entries;
+    cx.live.dirs = built.layer.dirs;
+    cx.live.opaque = built.layer.opaque;
+    cx.refs = built.refs;
+    cx.history = built.history;
+    cx.nextId = built.nextId;
     cx.pinned = pinned;
     reindex(cx.live);
     cx.generation = generation;
@@ -64,16 +62,14 @@ export async function load(cx: UpperContext, store: UpperStore): Promise<void> {
   }
 }
 
-/** The document with its journal (and a fork's base journal) replayed; undefined when a newer document is to be read first. */
+/** The document with its journal's records (and a fork's base journal's); undefined when a newer document is to be read first. */
 async function readSaved(root: string, store: UpperStore, doc: StateDocument, generation: number, retry: boolean): Promise<SavedLayer | undefined> {
   const docs = new Map<string, DocEntry>();
   for (const e of doc.entries) docs.set(e.path, e);
-  const dirs = new Set(doc.dirs);
-  // A version-1 document has no removed directories.
-  const opaque = new Set(doc.opaque ?? []);
+  const records: JournalRecord[] = [];
   let journalEnd: number | undefined;
   let continues = false;
-  if (doc.version === 3) {
+  if (doc.version >= 3) {
     const journal = parseJournal((await store.readJournal()) ?? new Uint8Array(0), store.where);
     if (journal.header && journal.header.generation > generation && retry) return undefined;
     if (journal.header?.generation === generation) {
@@ -81,25 +77,17 @@ async function readSaved(root: string, store: UpperStore, doc: StateDocument, ge
       if (journal.header.forkBase === true) {
         const base = await readForkBase(store);
         if (base?.journal.header?.generation !== generation) throw invalid(store.where, 'the fork base does not match the fork\'s journal');
-        for (const rec of base.journal.records) replay(docs, dirs, opaque, rec);
+        records.push(...base.journal.records);
         continues = true;
       }
-      for (const rec of journal.records) replay(docs, dirs, opaque, rec);
-      journalEnd = journal.end;
+      records.push(...journal.records);
+      // A document older than version 4 is saved anew, with checkpoints, by the first save.
+      journalEnd = doc.version === 4 ? journal.end : undefined;
     }
   }
-  return { docs, dirs, opaque, journalEnd, continues };
-}
-
-function replay(entries: Map<string, DocEntry>, dirs: Set<string>, opaque: Set<string>, rec: JournalRecord): void {
-  for (const e of rec.entries ?? []) {
-    if ('drop' in e) entries.delete(e.path);
-    else entries.set(e.path, e);
-  }
-  for (const d of rec.addDirs ?? []) dirs.add(d);
-  for (const d of rec.dropDirs ?? []) dirs.delete(d);
-  for (const d of rec.addOpaque ?? []) opaque.add(d);
-  for (const d of rec.dropOpaque ?? []) opaque.delete(d);
+  // A version-1 document has no removed directories.
+  const layer = { docs, dirs: new Set(doc.dirs), opaque: new Set(doc.opaque ?? []) };
+  return { ...layer, history: doc.history ?? [], checkpoint: doc.checkpoint ?? 0, records, journalEnd, continues };
 }
 
 /** The fork base of a state kept by `store` (its document, and its journal cut at the fork), if any. */
@@ -129,38 +117,8 @@ function forkBaseLoader(root: string, store: UpperStore, fork: ForkBase): () => 
       readBlob: (id) => store.readBlob(id),
       writeState: readOnly, writeBlob: readOnly, deleteBlob: readOnly, listBlobs: readOnly, writeJournal: readOnly, appendJournal: readOnly,
     };
-    const cx = createContext(root, view, {});
+    const cx = createContext(root, view, { keepCheckpoints: 0 });
     await load(cx, view);
     return layerSnapshot(cx.live);
   };
-}
-
-/** The entries with their contents read (and checked); `missing` names a blob the store lacks. */
-async function readEntries(
-  store: UpperStore,
-  docs: Map<string, DocEntry>,
-): Promise<{ entries: Map<string, UpperEntry>; refs: Map<string, number> } | { missing: string }> {
-  const entries = new Map<string, UpperEntry>();
-  const refs = new Map<string, number>();
-  const read = new Map<string, Uint8Array>();
-  for (const e of docs.values()) {
-    const base = e.base === null ? undefined : FsVersion(e.base);
-    if (e.blob === null) {
-      entries.set(e.path, typeof e.link === 'string' ? { kind: 'link', text: e.link, base } : { kind: 'whiteout', base });
-      continue;
-    }
-    // A content several entries share is read (and held) once.
-    const bytes = read.get(e.blob) ?? (await store.readBlob(e.blob));
-    if (bytes === undefined) return { missing: e.blob };
-    const id = hash('sha256', bytes, 'hex');
-    if (id !== e.blob) {
-      throw new FsError('FS_IO_ERROR', `overlay blob ${e.blob} in "${store.where}" is corrupt (its content digest is ${id})`);
-    }
-    rememberBlobId(bytes, id);
-    read.set(id, bytes);
-    refs.set(id, (refs.get(id) ?? 0) + 1);
-    const origin = e.origin && { path: e.origin.path, ...(e.origin.version === undefined ? {} : { version: FsVersion(e.origin.version) }) };
-    entries.set(e.path, { kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base, ...(origin ? { origin } : {}), ...(e.executable === true ? { executable: true } : {}) });
-  }
-  return { entries, refs };
 }

@@ -27,7 +27,7 @@ export function parseJournal(raw: Uint8Array, where: string): { header?: Journal
     if (header === undefined) {
       const h = value as Partial<JournalHeader> | null;
       if (typeof h !== 'object' || h === null || h.format !== JOURNAL_FORMAT) throw invalid(where, `the journal is not a ${JOURNAL_FORMAT} journal`);
-      if (h.version !== 3) throw invalid(where, `unsupported journal version ${String(h.version)}`);
+      if (h.version !== 3 && h.version !== 4) throw invalid(where, `unsupported journal version ${String(h.version)}`);
       if (typeof h.root !== 'string' || typeof h.generation !== 'number') throw invalid(where, 'the journal header lacks fields');
       if (h.forkBase !== undefined && h.forkBase !== true) throw invalid(where, 'bad forkBase in the journal header');
       header = h as JournalHeader;
@@ -47,6 +47,7 @@ function checkRecord(value: unknown, where: string): JournalRecord {
   if (typeof r !== 'object' || r === null || !paths(r.addDirs) || !paths(r.dropDirs) || !paths(r.addOpaque) || !paths(r.dropOpaque)) {
     throw invalid(where, `bad journal record ${JSON.stringify(value)}`);
   }
+  if (r.cp !== undefined && !isStamp(r.cp)) throw invalid(where, `bad journal record ${JSON.stringify(value)}`);
   if (r.entries !== undefined) {
     if (!Array.isArray(r.entries)) throw invalid(where, `bad journal record ${JSON.stringify(value)}`);
     for (const e of r.entries as unknown[]) {
@@ -56,6 +57,29 @@ function checkRecord(value: unknown, where: string): JournalRecord {
     }
   }
   return r;
+}
+
+function isStamp(v: unknown): boolean {
+  const c = v as { id?: unknown; time?: unknown; owner?: unknown; source?: unknown } | null;
+  return (
+    typeof c === 'object' && c !== null && Number.isSafeInteger(c.id) && (c.id as number) > 0 && typeof c.time === 'number' &&
+    (c.owner === undefined || typeof c.owner === 'string') && (c.source === undefined || typeof c.source === 'string')
+  );
+}
+
+/** A document's checkpoints (version 4), checked: stamps with increasing ids, paths, undo records. */
+function checkHistory(d: Partial<StateDocument>, where: string): void {
+  if (d.checkpoint !== undefined && !(Number.isSafeInteger(d.checkpoint) && d.checkpoint >= 0)) throw invalid(where, 'bad checkpoint counter');
+  if (d.history === undefined) return;
+  if (!Array.isArray(d.history)) throw invalid(where, 'bad checkpoint list');
+  let last = 0;
+  for (const c of d.history as unknown[]) {
+    const h = c as { id: number; paths?: unknown; undo?: unknown };
+    const paths = Array.isArray(h?.paths) && h.paths.every((p) => typeof p === 'string' && p.startsWith('/'));
+    if (!isStamp(c) || h.id <= last || !paths) throw invalid(where, `bad checkpoint ${JSON.stringify(c)}`);
+    if (h.undo !== undefined) checkRecord(h.undo, where);
+    last = h.id;
+  }
 }
 
 function checkEntry(e: unknown, where: string): void {
@@ -87,9 +111,9 @@ export function parseDocument(raw: Uint8Array, where: string): StateDocument {
   }
   const d = doc as Partial<StateDocument> | null;
   if (typeof d !== 'object' || d === null || d.format !== STATE_FORMAT) throw bad(`not a ${STATE_FORMAT} document`);
-  if (d.version !== 1 && d.version !== 2 && d.version !== 3) throw bad(`unsupported format version ${String(d.version)}`);
+  if (d.version !== 1 && d.version !== 2 && d.version !== 3 && d.version !== 4) throw bad(`unsupported format version ${String(d.version)}`);
   if (typeof d.root !== 'string' || !Array.isArray(d.entries) || !Array.isArray(d.dirs)) throw bad('missing fields');
-  if (d.version === 3 && !(typeof d.generation === 'number' && Number.isSafeInteger(d.generation) && d.generation > 0)) {
+  if (d.version >= 3 && !(typeof d.generation === 'number' && Number.isSafeInteger(d.generation) && d.generation > 0)) {
     throw bad('missing generation');
   }
   for (const e of d.entries as unknown[]) checkEntry(e, where);
@@ -97,5 +121,6 @@ export function parseDocument(raw: Uint8Array, where: string): StateDocument {
   if (d.opaque !== undefined && !(Array.isArray(d.opaque) && d.opaque.every((p) => typeof p === 'string' && p.startsWith('/')))) {
     throw bad('bad removed-directory list');
   }
+  checkHistory(d, where);
   return d as StateDocument;
 }

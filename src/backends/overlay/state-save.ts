@@ -1,8 +1,10 @@
 import { toFsError } from '../../seam/index.js';
 import type { UpperStore } from './store.js';
 import type { Pending, UpperContext } from './state-context.js';
-import { blobId, frame, journalHeader, journalRecord, serialize } from './state-format.js';
-import { adoptMaps, applyLive, applyTo, layerSnapshot, reindex } from './state-index.js';
+import { blobId, frame, journalHeader, journalRecord, serialize, type CheckpointStamp } from './state-format.js';
+import { changePaths, changesLayer, checkpointOf, docHistory, heldRefs, keepCheckpoint, stampOf, type HistoryContext } from './state-history.js';
+import { adoptMaps, applyTo, layerSnapshot, reindex } from './state-index.js';
+import { applyChange, expandReplace } from './state-apply.js';
 import type { UpperChange, UpperSnapshot } from './state-types.js';
 
 /** Queues a change or a task, and starts draining the queue unless it already is. */
@@ -44,17 +46,17 @@ async function drain(cx: UpperContext, store: UpperStore): Promise<void> {
  * Saves a group of changes and applies them. Throws (having applied nothing) when the save did
  * not land; returns the error when it landed but a later step failed (the caller still hears).
  */
-async function save(cx: UpperContext, store: UpperStore, changes: readonly UpperChange[]): Promise<unknown> {
+async function save(cx: UpperContext, store: UpperStore, given: readonly UpperChange[]): Promise<unknown> {
+  // A replacement (adopting a fork) is saved as the change from this layer to the other.
+  const changes = expandReplace(layerSnapshot(cx.live), given);
   const written = await writeBlobs(cx, store, changes);
   const sweep = changes.some((c) => c.sweep);
   const limit = Math.max(cx.compactRatio * cx.snapshotBytes, cx.compactMinBytes);
-  // A replacement is saved as a new document (it has no journal record).
-  if (sweep || changes.some((c) => c.replace) || cx.journalEnd === undefined || cx.journalEnd > limit) {
-    return compact(cx, store, changes, sweep);
-  }
-  const saveError = await appendRecords(cx, store, cx.journalEnd, changes);
+  if (sweep || cx.journalEnd === undefined || cx.journalEnd > limit) return compact(cx, store, changes, sweep);
+  const stamps = stampAll(cx.nextId, changes);
+  const saveError = await appendRecords(cx, store, cx.journalEnd, changes, stamps);
   const touched = new Set(written);
-  for (const change of changes) applyLive(cx.live, change, touched, cx.refs);
+  changes.forEach((change, i) => applyChange(cx, change, stamps[i], touched));
   // Best effort: a blob left behind is only wasted space (discard sweeps it).
   for (const id of touched) {
     if ((cx.refs.get(id) ?? 0) > 0) continue;
@@ -65,13 +67,18 @@ async function save(cx: UpperContext, store: UpperStore, changes: readonly Upper
   return saveError;
 }
 
+/** The stamps of the checkpoints a group of changes records (none for a change that changes nothing). */
+function stampAll(first: number, changes: readonly UpperChange[]): (CheckpointStamp | undefined)[] {
+  let id = first;
+  return changes.map((c) => (changesLayer(c) ? stampOf(id++, c.label) : undefined));
+}
+
 /** Writes the blobs the changes bring that the store lacks; returns their ids. */
 async function writeBlobs(cx: UpperContext, store: UpperStore, changes: readonly UpperChange[]): Promise<Set<string>> {
   // Blobs first, then the record that refers to them: a crash leaves at worst an unused blob.
   const written = new Set<string>();
   for (const change of changes) {
-    const incoming = change.replace ? [...change.replace.entries, ...(change.entries ?? [])] : (change.entries ?? []);
-    for (const [, entry] of incoming) {
+    for (const [, entry] of change.entries ?? []) {
       if (entry?.kind !== 'file') continue;
       const id = blobId(entry.bytes);
       if (written.has(id) || (cx.refs.get(id) ?? 0) > 0) continue;
@@ -86,8 +93,14 @@ async function writeBlobs(cx: UpperContext, store: UpperStore, changes: readonly
  * Appends the changes' records to the journal at `start`. Throws when they did not land; returns
  * the error when they landed all the same.
  */
-async function appendRecords(cx: UpperContext, store: UpperStore, start: number, changes: readonly UpperChange[]): Promise<unknown> {
-  const records = changes.map((c) => journalRecord(c)).filter((r) => r !== undefined);
+async function appendRecords(
+  cx: UpperContext,
+  store: UpperStore,
+  start: number,
+  changes: readonly UpperChange[],
+  stamps: readonly (CheckpointStamp | undefined)[],
+): Promise<unknown> {
+  const records = changes.map((c, i) => journalRecord(c, stamps[i])).filter((r) => r !== undefined);
   const bytes = Buffer.concat(records.map(frame));
   let saveError: unknown;
   if (bytes.byteLength > 0) {
@@ -115,11 +128,22 @@ async function appendRecords(cx: UpperContext, store: UpperStore, start: number,
 
 /** Writes the whole new state as a new document generation, then starts its (empty) journal. */
 export async function compact(cx: UpperContext, store: UpperStore, changes: readonly UpperChange[], sweep: boolean): Promise<unknown> {
+  // The checkpoints are staged, and kept only once the document is in place.
+  const hx: HistoryContext = { history: [...cx.history], refs: new Map(), keep: cx.keep, nextId: cx.nextId };
   let next: UpperSnapshot = layerSnapshot(cx.live);
-  for (const change of changes) next = applyTo(next, change);
-  const { entries, dirs, opaque } = next;
+  for (const change of changes) {
+    const before = next;
+    next = applyTo(next, change);
+    if (!changesLayer(change)) continue;
+    const released: string[] = [];
+    for (const [key] of change.entries ?? []) {
+      const old = before.entries.get(key);
+      if (old?.kind === 'file') released.push(blobId(old.bytes));
+    }
+    keepCheckpoint(hx, checkpointOf(stampOf(hx.nextId, change.label), changePaths(change)), next, released, new Set());
+  }
   const generation = cx.generation + 1;
-  const doc = serialize(cx.root, entries, dirs, opaque, generation);
+  const doc = serialize(cx.root, next, generation, { checkpoint: hx.nextId - 1, history: docHistory(hx.history) });
   let saveError: unknown;
   try {
     await store.writeState(doc);
@@ -144,12 +168,10 @@ export async function compact(cx: UpperContext, store: UpperStore, changes: read
     // The next save writes a new document again (and retries the journal).
     () => undefined,
   );
-  const refs = new Map<string, number>();
-  for (const entry of entries.values()) {
-    if (entry.kind !== 'file') continue;
-    const id = blobId(entry.bytes);
-    refs.set(id, (refs.get(id) ?? 0) + 1);
-  }
+  // Blobs the live layer or a kept checkpoint holds (see state-history.ts).
+  const refs = heldRefs(next, hx.history);
+  cx.history = hx.history;
+  cx.nextId = hx.nextId;
   const unused = [...cx.refs.keys()].filter((id) => !refs.has(id) && !cx.pinned.has(id));
   adoptMaps(cx.live, next);
   cx.refs = refs;

@@ -57,6 +57,25 @@ export interface UpperChange {
   readonly sweep?: boolean;
   /** Replace the whole upper layer with this one (adopting a fork); applied before the rest. */
   readonly replace?: UpperSnapshot;
+  /** Labels for the checkpoint this change records. */
+  readonly label?: CheckpointLabel;
+}
+
+/** Who or what made a change (free text, both optional): kept on its checkpoint. */
+export interface CheckpointLabel {
+  readonly owner?: string;
+  readonly source?: string;
+}
+
+/**
+ * The upper layer as it was right after one change. `id` is a positive integer, increasing by
+ * one with every change of the upper (ids are never reused, also across reopening); `time` is
+ * when the change was applied (ms since the epoch); `paths` are the target keys it touched.
+ */
+export interface Checkpoint extends CheckpointLabel {
+  readonly id: number;
+  readonly time: number;
+  readonly paths: readonly string[];
 }
 
 /**
@@ -73,4 +92,6 @@ export interface UpperSnapshot {
 export interface UpperTuning {
   readonly compactRatio?: number;
   readonly compactMinBytes?: number;
+  /** How many checkpoints are kept (the oldest are dropped first); default 1,000. */
+  readonly keepCheckpoints?: number;
 }

@@ -2,12 +2,16 @@ import type { PMap, PSet } from './pmap.js';
 import type { UpperStore } from './store.js';
 import { createContext, type UpperContext } from './state-context.js';
 import { forkInMemory, forkInto } from './state-fork.js';
-import { adoptMaps, applyLive, layerSnapshot, reindex } from './state-index.js';
+import { applyChange, expandReplace } from './state-apply.js';
+import { changePaths, changesLayer, checkpointOf, findCheckpoint, keepCheckpoint, layerChange, stampOf } from './state-history.js';
+import { adoptMaps, layerSnapshot } from './state-index.js';
 import { load } from './state-load.js';
 import { enqueue } from './state-save.js';
-import type { UpperChange, UpperEntry, UpperSnapshot, UpperTuning } from './state-types.js';
+import type { Checkpoint, CheckpointLabel, UpperChange, UpperEntry, UpperSnapshot, UpperTuning } from './state-types.js';
 
 export type {
+  Checkpoint,
+  CheckpointLabel,
   UpperChange,
   UpperEntry,
   UpperFile,
@@ -86,12 +90,46 @@ export class UpperState {
 
   /** Replaces this state's layer with `other`'s (adopting a fork), saved as one new state document. */
   replaceWith(other: UpperState): Promise<void> {
-    if (!this.#cx.store) {
-      // In memory: take the other's maps as they are (constant time).
-      adoptMaps(this.#cx.live, other.snapshot(), other.#cx.live);
+    const cx = this.#cx;
+    if (!cx.store) {
+      // In memory: take the other's maps as they are (constant time; the checkpoint's paths cost the differences).
+      const before = this.snapshot();
+      adoptMaps(cx.live, other.snapshot(), other.#cx.live);
+      const diff = layerChange(before, this.snapshot(), () => true);
+      if (changesLayer(diff)) keepCheckpoint(cx, checkpointOf(stampOf(cx.nextId, cx.labels.at(-1)), changePaths(diff)), this.snapshot(), [], new Set());
       return Promise.resolve();
     }
     return this.apply({ replace: other.snapshot() });
+  }
+
+  /** The checkpoints kept, oldest first (see docs/history.md). */
+  checkpoints(): Checkpoint[] {
+    return this.#cx.history.map((c) => c.info);
+  }
+
+  /** The layer right after the change of checkpoint `id`; undefined when no such checkpoint is kept. */
+  checkpoint(id: number): UpperSnapshot | undefined {
+    return findCheckpoint(this.#cx.history, id)?.layer;
+  }
+
+  /** The label `label` gives changes now (the innermost), if any. */
+  currentLabel(): CheckpointLabel | undefined {
+    return this.#cx.labels.at(-1);
+  }
+
+  /**
+   * Runs `fn`, labelling with `label` the checkpoint of every change applied (every `apply` call
+   * made) until it settles. Nested calls: the innermost label wins.
+   */
+  async label<T>(label: CheckpointLabel, fn: () => Promise<T>): Promise<T> {
+    const held = { ...label };
+    this.#cx.labels.push(held);
+    try {
+      return await fn();
+    } finally {
+      const i = this.#cx.labels.lastIndexOf(held);
+      if (i >= 0) this.#cx.labels.splice(i, 1);
+    }
   }
 
   /** True when the upper holds a file, or made a directory, strictly below `key` (constant time). */
@@ -123,14 +161,13 @@ export class UpperState {
    * one journal append and one fsync) and become visible only once saved; a failed save changes
    * nothing.
    */
-  apply(change: UpperChange): Promise<void> {
-    const { store, live } = this.#cx;
+  apply(given: UpperChange): Promise<void> {
+    const cx = this.#cx;
+    const { store } = cx;
+    const label = cx.labels.at(-1);
+    const change = given.label !== undefined || label === undefined ? given : { ...given, label };
     if (!store) {
-      if (change.replace) {
-        adoptMaps(live, change.replace);
-        reindex(live);
-      }
-      applyLive(live, change, new Set(), undefined);
+      for (const c of expandReplace(this.snapshot(), [change])) applyChange(cx, c, changesLayer(c) ? stampOf(cx.nextId, c.label) : undefined, new Set());
       return Promise.resolve();
     }
     return new Promise<void>((resolve, reject) => enqueue(this.#cx, store, { change, resolve, reject }));

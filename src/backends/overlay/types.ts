@@ -1,6 +1,23 @@
 import type { FileSystem, FsOpOptions, FsProvider } from '../../seam/index.js';
 import type { OverlayChange, OverlayCommitOptions, OverlayCommitResult } from './review.js';
 
+/** Who or what made a change (free text, both optional): kept on its checkpoint. */
+export interface OverlayCheckpointLabel {
+  readonly owner?: string;
+  readonly source?: string;
+}
+
+/**
+ * A checkpoint: the overlay as it was right after one change (see docs/history.md). `id` is a
+ * positive integer, one more than the previous change's (never reused, also across reopening);
+ * `time` is when the change was made (ms since the epoch); `paths` the target keys it changed.
+ */
+export interface OverlayCheckpoint extends OverlayCheckpointLabel {
+  readonly id: number;
+  readonly time: number;
+  readonly paths: readonly string[];
+}
+
 /** A copy-on-write view of `lower`: every mutation lands in the upper layer until it is committed. */
 export interface OverlayFileSystem extends FileSystem {
   readonly lower: FileSystem;
@@ -35,6 +52,20 @@ export interface OverlayFileSystem extends FileSystem {
   commit(paths?: readonly string[], options?: OverlayCommitOptions): Promise<OverlayCommitResult>;
   /** Drop the changes (all, or those at or beneath `paths`): those paths show the lower again. */
   discard(paths?: readonly string[], options?: FsOpOptions): Promise<void>;
+  /** The checkpoints kept, oldest first: every change of the upper records one (docs/history.md). */
+  checkpoints(): OverlayCheckpoint[];
+  /**
+   * Makes the view what it was at checkpoint `id` (with `paths`: at and below them only), as one
+   * change, which records a checkpoint too. The lower is not touched. An id not kept is FS_NOT_FOUND.
+   */
+  rewind(id: number, options?: OverlayRewindOptions): Promise<void>;
+  /** Runs `fn`; the checkpoint of every change made meanwhile carries `label` (the innermost, when nested). */
+  label<T>(label: OverlayCheckpointLabel, fn: () => Promise<T>): Promise<T>;
+}
+
+export interface OverlayRewindOptions extends FsOpOptions {
+  /** Rewind only these paths and what lies below them (default: everything). */
+  readonly paths?: readonly string[];
 }
 
 export interface OverlayReviewOptions extends FsOpOptions {
@@ -44,6 +75,12 @@ export interface OverlayReviewOptions extends FsOpOptions {
    * and an addition there).
    */
   readonly against?: 'lower' | 'parent';
+  /**
+   * Compare checkpoint `from` with checkpoint `to` (default: the view now) instead: what changed
+   * between them (not with `against`; renames show as a removal and an addition, as against the parent).
+   */
+  readonly from?: number;
+  readonly to?: number;
 }
 
 export interface OverlayForkOptions {
