@@ -1,6 +1,6 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, posix } from 'node:path';
 import type { ConformanceSubject } from '../../src/conformance/index.js';
 import { createSqliteFs, type SqliteFileSystem } from '../../src/backends/sqlite/index.js';
 import { openSqlite } from '../../src/backends/sqlite/db.js';
@@ -41,7 +41,13 @@ export function otherWriter(file: string, workspace: string) {
         return (await other.stat(target))?.type === 'file' ? (await other.readBytes(target, { maxBytes: 1 << 30 })).bytes : undefined;
       }),
     mkdir: async (path: string) => other.mkdir(await at(path)),
-    symlink: async (text: string, path: string) => other.symlink!(await other.resolve(path, { noFollow: true }), text),
+    async symlink(text: string, path: string) {
+      // As a process writing the file directly would: the link's directories first.
+      const dirs: string[] = [];
+      for (let p = posix.dirname(path); p !== '/'; p = posix.dirname(p)) dirs.unshift(p);
+      for (const dir of dirs) if ((await other.stat(await at(dir))) === undefined) await other.mkdir(await at(dir));
+      await other.symlink!(await other.resolve(path, { noFollow: true }), text);
+    },
     close: () => other.close(),
   };
 }

@@ -35,11 +35,21 @@ export interface Sql {
   all(sql: string, params?: unknown[]): Row[];
 }
 
+export interface TxOptions {
+  readonly readOnly?: boolean;
+  readonly durable?: boolean;
+}
+
 export interface SqliteDb {
   /** The file, for messages. */
   readonly file: string;
-  /** `body` in one transaction: BEGIN IMMEDIATE for a write, a deferred BEGIN for a read. */
-  transaction<T>(what: string, body: (sql: Sql) => Promise<T> | T, options?: { readonly readOnly?: boolean }): Promise<T>;
+  /**
+   * `body` in one transaction: BEGIN IMMEDIATE for a write, a deferred BEGIN for a read. A
+   * `durable` write is flushed to disk before it resolves (synchronous FULL); any other commit
+   * survives a crash of the process, and a power loss may take back the last ones (WAL with
+   * synchronous NORMAL), never corrupting the file.
+   */
+  transaction<T>(what: string, body: (sql: Sql) => Promise<T> | T, options?: TxOptions): Promise<T>;
   /** Lets go of this user's share of the connection; the last one closes it. */
   close(): Promise<void>;
 }
@@ -69,7 +79,7 @@ export function openSqlite(path: string, needer: string): SqliteDb {
     file,
     transaction: (what, body, options = {}) => {
       if (closed) return Promise.reject(new FsError('FS_IO_ERROR', `${what}: the SQLite file ${file} was closed`));
-      return s.serial.run('', () => inTransaction(s, file, what, body, options.readOnly === true));
+      return s.serial.run('', () => inTransaction(s, file, what, body, options));
     },
     close: () =>
       s.serial.run('', () => {
@@ -112,7 +122,9 @@ function connect(file: string, needer: string): Connection {
   }
 }
 
-async function inTransaction<T>(s: Shared, file: string, what: string, body: (sql: Sql) => Promise<T> | T, readOnly: boolean): Promise<T> {
+async function inTransaction<T>(s: Shared, file: string, what: string, body: (sql: Sql) => Promise<T> | T, options: TxOptions): Promise<T> {
+  const readOnly = options.readOnly === true;
+  const durable = !readOnly && options.durable === true;
   const full = `${what} in the SQLite file ${file}`;
   const statement = (sql: string) => {
     let st = s.statements.get(sql);
@@ -126,7 +138,13 @@ async function inTransaction<T>(s: Shared, file: string, what: string, body: (sq
       throw sqliteError(err, full);
     }
   };
-  guard(() => s.connection.exec(readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE'));
+  if (durable) guard(() => s.connection.exec('PRAGMA synchronous = FULL'));
+  try {
+    guard(() => s.connection.exec(readOnly ? 'BEGIN' : 'BEGIN IMMEDIATE'));
+  } catch (err) {
+    if (durable) normal(s);
+    throw err;
+  }
   let open = true;
   const sql: Sql = {
     run: (text, params = []) => void guard(() => (check(open, full), statement(text).run(params))),
@@ -147,6 +165,16 @@ async function inTransaction<T>(s: Shared, file: string, what: string, body: (sq
     throw err;
   } finally {
     open = false;
+    if (durable) normal(s);
+  }
+}
+
+/** Back to the connection's default after a durable write (a failure here only costs durability later). */
+function normal(s: Shared): void {
+  try {
+    s.connection.exec('PRAGMA synchronous = NORMAL');
+  } catch {
+    // The next durable write sets FULL again; the others are no worse off than NORMAL.
   }
 }
 
@@ -169,7 +197,7 @@ export function sqliteError(err: unknown, what: string): FsError {
 
 /** A BLOB column's value as bytes (libsql gives an ArrayBuffer, possibly of another realm). */
 export function blobOf(value: unknown, what: string): Uint8Array {
-  if (value instanceof Uint8Array) return value;
+  if (value instanceof Uint8Array) return new Uint8Array(value.buffer, value.byteOffset, value.byteLength);
   if (Object.prototype.toString.call(value) === '[object ArrayBuffer]') return new Uint8Array(value as ArrayBuffer);
   throw new FsError('FS_IO_ERROR', `${what}: expected a BLOB from SQLite, got ${value === null ? 'NULL' : typeof value}`);
 }

@@ -13,13 +13,13 @@ export const LIST_PAGE = 500;
 
 const HEAD_COLUMNS = 'kind, version, executable, link, mtime, length(bytes) AS size';
 
-export function createSqliteStore(db: SqliteDb, workspace: string): FsStore {
+export function createSqliteStore(db: SqliteDb, workspace: string, durable = false): FsStore {
   return {
     transaction: (body, options = {}) =>
       db.transaction(
         options.readOnly === true ? `cannot read workspace "${workspace}"` : `cannot change workspace "${workspace}"`,
         (sql) => body(storeTx(sql, workspace)),
-        options,
+        { readOnly: options.readOnly === true, durable },
       ),
     close: () => db.close(),
   };
