@@ -83,8 +83,8 @@ await mountFs(fs, '/nonexistent-mountpoint').then(() => fail('mountFs ran withou
   if (!/the fuse-native package: install it with: npm install fuse-native@/.test(err?.message)) fail(`mountFs without fuse-native: ${err?.stack ?? err}`);
 });
 JS
-for args in "serve --root ." "status --postgres postgres://127.0.0.1:1/x --workspace w"; do
-  peer=$([ "${args%% *}" = serve ] && echo @modelcontextprotocol/sdk || echo pg)
+for args in "serve --root ." "status --postgres postgres://127.0.0.1:1/x --workspace w" "status --sqlite ./absent.db"; do
+  case "$args" in serve*) peer=@modelcontextprotocol/sdk ;; *--sqlite*) peer=libsql ;; *) peer=pg ;; esac
   if out="$(npx --no-install dsh-fs $args 2>&1 </dev/null)"; then echo "pack-check: dsh-fs $args ran without $peer"; exit 1; fi
   grep -q "needs the package $peer, which is not installed; install it with: npm install $peer@" <<<"$out" || { echo "pack-check: dsh-fs $args without $peer said:"; echo "$out"; exit 1; }
 done
