@@ -1,8 +1,20 @@
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { EXIT_OK, EXIT_USAGE } from '../../src/cli/args.js';
+import type { Io } from '../../src/cli/io.js';
+import { main } from '../../src/cli/main.js';
 import { createSqliteFs } from '../../src/backends/sqlite/index.js';
 import { codeOf, ensureBuilt, removeTemps, runCli, serve, tempDir, textOf } from './helpers.js';
+
+/** The CLI in this process, its output captured. */
+async function runHere(argv: string[]) {
+  let stdout = '';
+  let stderr = '';
+  const stream = (sink: (s: string) => void) => ({ isTTY: false, write: (s: string) => (sink(s), true) }) as unknown as Io['stdout'];
+  const io: Io = { stdout: stream((s) => (stdout += s)), stderr: stream((s) => (stderr += s)), env: {}, cwd: process.cwd() };
+  const code = await main(argv, io);
+  return { code, stdout, stderr };
+}
 
 describe('dsh-fs over a SQLite file', () => {
   beforeAll(ensureBuilt, 300_000);
@@ -53,10 +65,10 @@ describe('dsh-fs over a SQLite file', () => {
   }, 120_000);
 
   it('usage errors: --sqlite with --root or --postgres, --workspace alone', async () => {
-    const both = await runCli(['status', '--sqlite', 'x.db', '--root', '.']);
+    const both = await runHere(['status', '--sqlite', 'x.db', '--root', '.']);
     expect(both.code).toBe(EXIT_USAGE);
     expect(both.stderr).toContain('--root does not go with --sqlite');
-    expect((await runCli(['status', '--sqlite', 'x.db', '--postgres', 'postgres://h/d', '--workspace', 'w'])).stderr).toContain('--sqlite and --postgres do not go together');
-    expect((await runCli(['diff', '--root', '.', '--workspace', 'x'])).stderr).toContain('--workspace goes with --postgres or --sqlite');
+    expect((await runHere(['status', '--sqlite', 'x.db', '--postgres', 'postgres://h/d', '--workspace', 'w'])).stderr).toContain('--sqlite and --postgres do not go together');
+    expect((await runHere(['diff', '--root', '.', '--workspace', 'x'])).stderr).toContain('--workspace goes with --postgres or --sqlite');
   });
 });
