@@ -87,7 +87,11 @@ export function openSqlite(path: string, needer: string): SqliteDb {
         closed = true;
         if (--s.users > 0) return;
         if (open.get(file) === s) open.delete(file);
-        s.connection.close();
+        try {
+          s.connection.close();
+        } catch (err) {
+          throw sqliteError(err, `cannot close the SQLite file ${file}`);
+        }
       }),
   };
 }
