@@ -9,6 +9,7 @@ import { runOverlayBench } from './sections/overlay.js';
 import { runPatchBench } from './sections/patch.js';
 import { runPostgresBench } from './sections/postgres.js';
 import { runScaleBench } from './sections/scale.js';
+import { runSqliteBench } from './sections/sqlite.js';
 import { runToolStackBench } from './sections/tool-stack.js';
 import { runVersionsBench } from './sections/versions.js';
 
@@ -25,6 +26,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'scale', run: runScaleBench },
   { name: 'search', run: runSearchRows },
   { name: 'postgres', run: runPostgresBench },
+  { name: 'sqlite', run: runSqliteBench },
   { name: 'mount', run: runMountBench },
 ];
 

@@ -53,14 +53,14 @@ npm install --prefer-offline --no-audit --no-fund --loglevel=error "$tarball" > 
 installed="$(node -p "Object.keys(require('./node_modules/.package-lock.json').packages).filter((k) => k.startsWith('node_modules/')).length")"
 echo "pack-check: $installed packages installed"
 [ "$installed" -lt $((171 / 2)) ] || { echo "pack-check: the tarball installs $installed packages, not fewer than half of 171"; exit 1; }
-for peer in @modelcontextprotocol/sdk fast-check pg fuse-native ai vitest; do
+for peer in @modelcontextprotocol/sdk fast-check pg fuse-native libsql ai vitest; do
   [ ! -e "node_modules/$peer" ] || { echo "pack-check: the optional peer $peer was installed"; exit 1; }
 done
 
 echo "pack-check: importing the entry points that need no peer, and each peer's clear refusal"
 node --input-type=module - <<'JS'
 const fail = (m) => { console.error(`pack-check: ${m}`); process.exit(1); };
-for (const name of ['dsh-fs', 'dsh-fs/memory', 'dsh-fs/local', 'dsh-fs/overlay', 'dsh-fs/postgres', 'dsh-fs/observation-policy', 'dsh-fs/tools', 'dsh-fs/search', 'dsh-fs/mcp', 'dsh-fs/mount', 'dsh-fs/ai-sdk']) {
+for (const name of ['dsh-fs', 'dsh-fs/memory', 'dsh-fs/local', 'dsh-fs/overlay', 'dsh-fs/postgres', 'dsh-fs/sqlite', 'dsh-fs/observation-policy', 'dsh-fs/tools', 'dsh-fs/search', 'dsh-fs/mcp', 'dsh-fs/mount', 'dsh-fs/ai-sdk']) {
   const mod = await import(name);
   if (Object.keys(mod).length === 0) fail(`${name} exports nothing`);
 }
@@ -76,13 +76,15 @@ try { createMcpServer({ fs }); fail('createMcpServer ran without the MCP SDK'); 
 const { aiSdkTools } = await import('dsh-fs/ai-sdk');
 const { createHarness } = await import('dsh-fs');
 try { aiSdkTools(createHarness({ fs })); fail('aiSdkTools ran without ai'); } catch (err) { refusal('aiSdkTools', err, 'ai'); }
+const { createSqliteFs } = await import('dsh-fs/sqlite');
+try { createSqliteFs({ path: ':memory:' }); fail('createSqliteFs ran without libsql'); } catch (err) { refusal('createSqliteFs', err, 'libsql'); }
 const { mountFs } = await import('dsh-fs/mount');
 await mountFs(fs, '/nonexistent-mountpoint').then(() => fail('mountFs ran without fuse-native'), (err) => {
   if (!/the fuse-native package: install it with: npm install fuse-native@/.test(err?.message)) fail(`mountFs without fuse-native: ${err?.stack ?? err}`);
 });
 JS
-for args in "serve --root ." "status --postgres postgres://127.0.0.1:1/x --workspace w"; do
-  peer=$([ "${args%% *}" = serve ] && echo @modelcontextprotocol/sdk || echo pg)
+for args in "serve --root ." "status --postgres postgres://127.0.0.1:1/x --workspace w" "status --sqlite ./absent.db"; do
+  case "$args" in serve*) peer=@modelcontextprotocol/sdk ;; *--sqlite*) peer=libsql ;; *) peer=pg ;; esac
   if out="$(npx --no-install dsh-fs $args 2>&1 </dev/null)"; then echo "pack-check: dsh-fs $args ran without $peer"; exit 1; fi
   grep -q "needs the package $peer, which is not installed; install it with: npm install $peer@" <<<"$out" || { echo "pack-check: dsh-fs $args without $peer said:"; echo "$out"; exit 1; }
 done
@@ -128,6 +130,7 @@ import { createMemoryFs } from 'dsh-fs/memory';
 import { createLocalFs } from 'dsh-fs/local';
 import { createOverlayFs } from 'dsh-fs/overlay';
 import { createPostgresFs } from 'dsh-fs/postgres';
+import { createSqliteFs } from 'dsh-fs/sqlite';
 import { createObservationPolicy } from 'dsh-fs/observation-policy';
 import { fsTools, isImageValue, searchTools, toolDefinitions, type ReadResultValue } from 'dsh-fs/tools';
 import { createMcpServer } from 'dsh-fs/mcp';
@@ -142,7 +145,7 @@ const anthropic: string = toolDefinitions()[0]!.input_schema.type as string;
 const strict: boolean | undefined = toolDefinitions({ format: 'openai-strict' })[0]!.function.strict;
 const server = createMcpServer({ fs });
 const tools = aiSdkTools(ctx);
-export { code, anthropic, strict, server, tools, createLocalFs, createOverlayFs, createPostgresFs, runConformance };
+export { code, anthropic, strict, server, tools, createLocalFs, createOverlayFs, createPostgresFs, createSqliteFs, runConformance };
 TS
 for resolution in nodenext bundler; do
   module=$([ "$resolution" = nodenext ] && echo nodenext || echo esnext)

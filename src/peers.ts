@@ -12,6 +12,7 @@ export const PEERS = {
   'fast-check': '^4.11.0',
   'fuse-native': '^2.2.6',
   ai: '>=7.0.0',
+  libsql: '^0.5.29',
 } as const;
 export type Peer = keyof typeof PEERS;
 

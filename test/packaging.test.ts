@@ -61,7 +61,7 @@ describe('package.json and the files it ships', () => {
   });
 
   it('makes every peer optional, keeps each as a pinned devDependency, and names the same ranges in its errors', () => {
-    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['@modelcontextprotocol/sdk', 'ai', 'fast-check', 'fuse-native', 'pg', 'vitest']);
+    expect(Object.keys(pkg.peerDependencies).sort()).toEqual(['@modelcontextprotocol/sdk', 'ai', 'fast-check', 'fuse-native', 'libsql', 'pg', 'vitest']);
     for (const name of Object.keys(pkg.peerDependencies)) {
       expect(pkg.peerDependenciesMeta[name]?.optional, name).toBe(true);
       expect(pkg.devDependencies[name], name).toMatch(/^\d+\.\d+\.\d+$/);

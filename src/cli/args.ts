@@ -29,8 +29,8 @@ function options(strings: readonly string[], flags: readonly string[] = []): Opt
   return table;
 }
 
-/** Where a sandbox is: over a directory (with its state), or in PostgreSQL. */
-const SANDBOX = ['root', 'state', 'postgres', 'workspace', 'sandbox'];
+/** Where a sandbox is: over a directory (with its state), in PostgreSQL, or in a SQLite file. */
+const SANDBOX = ['root', 'state', 'postgres', 'sqlite', 'workspace', 'sandbox'];
 const TRANSFER = options(['root', 'postgres', 'workspace'], ['overwrite', 'json']);
 
 const OPTIONS: Record<Command, Options> = {

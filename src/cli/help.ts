@@ -13,7 +13,10 @@ const STATE_HELP = `  --state DIR   where the sandbox keeps its changes (default
 const POSTGRES_HELP = `  --postgres URL     instead of --root and --state: a workspace in PostgreSQL (a connection string,
                      postgresql://user@host:port/db); the sandbox is kept in the same database
   --workspace NAME   the workspace (required with --postgres)
-  --sandbox NAME     the sandbox's name in the database (default: the workspace's name)`;
+  --sandbox NAME     the sandbox's name in the database (default: the workspace's name)
+  --sqlite FILE      instead of --root and --state: a workspace in a SQLite file (created when
+                     missing); the sandbox is kept in the same file, and --workspace is optional
+                     (default: default)`;
 const AGAINST_HELP = `  --against-parent  for a fork (dsh-fs fork): compare with the sandbox it was forked from, as
                 it was then, instead of DIR: what this attempt did differently`;
 
@@ -35,6 +38,7 @@ Usage:
   dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
   dsh-fs serve|status|diff|commit|discard|checkpoints|rewind|mount|run --postgres URL --workspace NAME [--sandbox NAME] [...]
+  dsh-fs serve|status|diff|commit|discard|checkpoints|rewind|mount|run --sqlite FILE [--workspace NAME] [--sandbox NAME] [...]
   dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
   dsh-fs export  --postgres URL --workspace NAME --root DIR [--overwrite] [--json]
 
@@ -65,6 +69,7 @@ export const HELP: Record<Command, string> = {
   serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete]
                     [--tools patch,text-editor] [--max-request-bytes N]
        dsh-fs serve --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [...]
+       dsh-fs serve --sqlite FILE [--workspace NAME] [--sandbox NAME] [--mode sandbox|direct] [...]
 
 Runs an MCP server on stdin/stdout exposing the tools read, write, edit, list, glob and grep, and
 in sandbox mode move and delete, confined to DIR, under the observation policy: a session must
@@ -97,6 +102,7 @@ stderr. The sandbox is saved after every change, so "dsh-fs status", "diff", "co
 `,
   status: `Usage: dsh-fs status --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
        dsh-fs status --postgres URL --workspace NAME [--sandbox NAME] [--json] [PATH...]
+       dsh-fs status --sqlite FILE [--workspace NAME] [--sandbox NAME] [--json] [PATH...]
 
 Lists the changes in the sandbox over DIR, one per line: A (added), M (modified) or D (deleted),
 then the path relative to DIR.
@@ -113,6 +119,7 @@ ${PATHS_HELP}
 `,
   diff: `Usage: dsh-fs diff --root DIR [--state DIR] [--against-parent | --from ID [--to ID]] [--color auto|always|never] [--json] [PATH...]
        dsh-fs diff --postgres URL --workspace NAME [--sandbox NAME] [--color auto|always|never] [--json] [PATH...]
+       dsh-fs diff --sqlite FILE [--workspace NAME] [--sandbox NAME] [--color auto|always|never] [--json] [PATH...]
 
 Prints the sandbox's changes as a git-style unified diff, from DIR as it is now to the sandbox.
 
@@ -130,6 +137,7 @@ ${PATHS_HELP}
 `,
   commit: `Usage: dsh-fs commit --root DIR [--state DIR] [--force] [--json] [PATH...]
        dsh-fs commit --postgres URL --workspace NAME [--sandbox NAME] [--force] [--json] [PATH...]
+       dsh-fs commit --sqlite FILE [--workspace NAME] [--sandbox NAME] [--force] [--json] [PATH...]
 
 Writes the sandbox's changes to DIR. A file that changed in DIR since the sandbox first saw it is
 a conflict: it is reported and left untouched, and stays in the sandbox. Look at it with
@@ -150,6 +158,7 @@ ${PATHS_HELP}
 `,
   discard: `Usage: dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
        dsh-fs discard --postgres URL --workspace NAME [--sandbox NAME] [--json] [PATH...]
+       dsh-fs discard --sqlite FILE [--workspace NAME] [--sandbox NAME] [--json] [PATH...]
 
 Drops the sandbox's changes: those paths show DIR's content again.
 
@@ -210,6 +219,7 @@ ${STATE_HELP}
 `,
   mount: `Usage: dsh-fs mount --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] MOUNTPOINT
        dsh-fs mount --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [--read-only] MOUNTPOINT
+       dsh-fs mount --sqlite FILE [--workspace NAME] [--sandbox NAME] [--mode sandbox|direct] [--read-only] MOUNTPOINT
 
 Serves the sandbox over DIR (or DIR itself with --mode direct) through FUSE at MOUNTPOINT, an
 existing directory, so that any program (a shell, a compiler, git) reads and writes it. Runs in
@@ -231,6 +241,7 @@ ${POSTGRES_HELP}
   run: `Usage: dsh-fs run --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]]
                   [--fork NEWSTATE] -- CMD [ARG...]
        dsh-fs run --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [...] -- CMD [ARG...]
+       dsh-fs run --sqlite FILE [--workspace NAME] [--sandbox NAME] [--mode sandbox|direct] [...] -- CMD [ARG...]
 
 Mounts the sandbox over DIR at a temporary directory, runs CMD there (its working directory is
 the mount), unmounts whatever happens, and exits with CMD's exit status. DIR itself is untouched:
@@ -247,7 +258,7 @@ ${MOUNT_HELP}
   --no-network  with --jail: no network either
   --fork NEWSTATE  first fork the sandbox into NEWSTATE (as "dsh-fs fork --into"), then run in
                 the fork: the sandbox itself is left as it was; compare with
-                "dsh-fs diff --state NEWSTATE --against-parent" (not with --postgres)
+                "dsh-fs diff --state NEWSTATE --against-parent" (not with --postgres or --sqlite)
 ${POSTGRES_HELP}
   -h, --help    show this help
 `,

@@ -27,6 +27,7 @@ import { importPeer } from '../peers.js';
 import { fsTools, moveDeleteTools, patchTools, searchTools, textEditorTool } from '../tools/index.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode } from './workspace.js';
 import { closePools, openPostgresWorkspace, postgresTarget, transfer } from './postgres.js';
+import { openSqliteWorkspace, sqliteTarget } from './sqlite.js';
 
 export function packageVersion(): string {
   // src/cli and dist/cli both sit two levels below package.json.
@@ -119,11 +120,13 @@ export function quietOnClosedPipe(stream: NodeJS.WritableStream, stderr: NodeJS.
 async function serve(parsed: Parsed, io: Io): Promise<number> {
   const mode = oneOf<Mode>(optionalString(parsed, 'mode'), ['sandbox', 'direct'], 'mode', 'serve') ?? 'sandbox';
   const pgTarget = postgresTarget(parsed, 'serve');
-  if (pgTarget !== undefined && mode === 'direct' && parsed.values.sandbox !== undefined) throw new UsageError('--sandbox applies to --mode sandbox only', 'serve');
-  const root = pgTarget === undefined ? await resolveRoot(requireString(parsed, 'root', 'serve')) : '/';
+  const fileTarget = sqliteTarget(parsed, 'serve');
+  const inDb = pgTarget !== undefined || fileTarget !== undefined;
+  if (inDb && mode === 'direct' && parsed.values.sandbox !== undefined) throw new UsageError('--sandbox applies to --mode sandbox only', 'serve');
+  const root = inDb ? '/' : await resolveRoot(requireString(parsed, 'root', 'serve'));
   const stateOption = optionalString(parsed, 'state');
   if (mode === 'direct' && stateOption !== undefined) throw new UsageError('--state applies to --mode sandbox only', 'serve');
-  const stateDir = mode === 'sandbox' && pgTarget === undefined ? await resolveStateDir(root, stateOption, io.env) : undefined;
+  const stateDir = mode === 'sandbox' && !inDb ? await resolveStateDir(root, stateOption, io.env) : undefined;
   // move and delete take content away: served where a person reviews changes before they land
   // (the sandbox), and in direct mode only when asked for.
   const moveDelete = mode === 'sandbox' || parsed.values['allow-delete'] === true;
@@ -144,9 +147,11 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
 
   const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
   const workspace =
-    pgTarget === undefined
-      ? await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) })
-      : await openPostgresWorkspace(pgTarget, mode);
+    pgTarget !== undefined
+      ? await openPostgresWorkspace(pgTarget, mode)
+      : fileTarget !== undefined
+        ? await openSqliteWorkspace(fileTarget, mode)
+        : await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
   const version = packageVersion();
   const tools = () => [
     fsTools(),

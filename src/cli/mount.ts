@@ -13,6 +13,7 @@ import type { Io } from './io.js';
 import { fork } from './review.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode, type Workspace } from './workspace.js';
 import { openPostgresWorkspace, postgresTarget } from './postgres.js';
+import { openSqliteWorkspace, sqliteTarget } from './sqlite.js';
 
 interface Served {
   readonly workspace: Workspace;
@@ -34,6 +35,13 @@ async function openServed(command: Command, parsed: Parsed, io: Io): Promise<Ser
     const workspace = await openPostgresWorkspace(pgTarget, mode);
     const where = `PostgreSQL workspace "${pgTarget.workspace}"`;
     return served(workspace, mode === 'sandbox' ? `${where} (sandbox "${pgTarget.sandbox}" in the database)` : `${where} (direct: writes go to the workspace)`);
+  }
+  const fileTarget = sqliteTarget(parsed, command);
+  if (fileTarget !== undefined) {
+    if (mode === 'direct' && parsed.values.sandbox !== undefined) throw new UsageError('--sandbox applies to --mode sandbox only', command);
+    const workspace = await openSqliteWorkspace(fileTarget, mode);
+    const where = `workspace "${fileTarget.workspace}" in ${fileTarget.file}`;
+    return served(workspace, mode === 'sandbox' ? `${where} (sandbox "${fileTarget.sandbox}" in the file)` : `${where} (direct: writes go to the workspace)`);
   }
   const root = await resolveRoot(requireString(parsed, 'root', command));
   const stateOption = optionalString(parsed, 'state');
@@ -130,6 +138,7 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
 async function forkFirst(parsed: Parsed, into: string, io: Io, log: (line: string) => void): Promise<Parsed> {
   if (optionalString(parsed, 'mode') === 'direct') throw new UsageError('--fork applies to --mode sandbox only', 'run');
   if (parsed.values.postgres !== undefined) throw new UsageError('--fork does not go with --postgres (a sandbox in the database has no forks)', 'run');
+  if (parsed.values.sqlite !== undefined) throw new UsageError('--fork does not go with --sqlite', 'run');
   const values = { root: parsed.values.root, ...(parsed.values.state === undefined ? {} : { state: parsed.values.state }), into };
   const discard = new Writable({ write: (_chunk, _encoding, done) => done() });
   const code = await fork({ values, positionals: [] }, { ...io, stdout: discard });

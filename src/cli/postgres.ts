@@ -23,11 +23,14 @@ export interface PostgresTarget {
 export function postgresTarget(parsed: Parsed, command: Command): PostgresTarget | undefined {
   const url = optionalString(parsed, 'postgres');
   if (url === undefined) {
+    // A workspace and sandbox in a SQLite file (see sqliteTarget).
+    if (parsed.values.sqlite !== undefined) return undefined;
     for (const name of ['workspace', 'sandbox']) {
-      if (parsed.values[name] !== undefined) throw new UsageError(`--${name} goes with --postgres`, command);
+      if (parsed.values[name] !== undefined) throw new UsageError(`--${name} goes with --postgres or --sqlite`, command);
     }
     return undefined;
   }
+  if (parsed.values.sqlite !== undefined) throw new UsageError('--sqlite and --postgres do not go together', command);
   // A sandbox in the database has no forks (yet): nothing to compare against.
   if (parsed.values['against-parent'] !== undefined) throw new UsageError('--against-parent does not go with --postgres', command);
   for (const name of ['root', 'state']) {

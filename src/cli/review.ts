@@ -8,24 +8,25 @@ import type { Io } from './io.js';
 import { relativeInside } from '../seam/path.js';
 import { hasSandboxState, mkdirState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
 import { postgresSandbox, postgresTarget, type PostgresSandbox } from './postgres.js';
+import { sqliteSandbox, sqliteTarget, type SqliteSandbox } from './sqlite.js';
 
 interface Located {
   readonly root: string;
   readonly stateDir: string;
   /** The PATH arguments, relative to the root ('.' for the root itself); undefined for all. */
   readonly paths: string[] | undefined;
-  /** With --postgres: the sandbox in the database (then root is the workspace's '/'). */
-  readonly pg?: PostgresSandbox;
+  /** With --postgres or --sqlite: the sandbox in the database (then root is the workspace's '/'). */
+  readonly pg?: PostgresSandbox | SqliteSandbox;
   /** What the changes land in, for messages: the root directory, or the workspace. */
   readonly label: string;
 }
 
 export async function locate(command: Command, parsed: Parsed, io: Io): Promise<Located> {
-  const target = postgresTarget(parsed, command);
+  const target = postgresTarget(parsed, command) ?? sqliteTarget(parsed, command);
   if (target !== undefined) {
     // Workspace paths: absolute, or relative to the workspace's root.
     const paths = parsed.positionals.length === 0 ? undefined : parsed.positionals.map((p) => workspaceRelative(p, command));
-    const pg = postgresSandbox(target);
+    const pg = 'url' in target ? postgresSandbox(target) : sqliteSandbox(target);
     return { root: '/', stateDir: pg.where, paths, pg, label: `workspace "${target.workspace}"` };
   }
   const given = requireString(parsed, 'root', command);

@@ -17,9 +17,10 @@ import {
 import { png } from './images.js';
 import { localSubject, memorySubject, overlaySubject, type SubjectFactory, type ToolSubject } from './subjects.js';
 import { postgresToolSubjects } from '../postgres/tool-subjects.js';
+import { sqliteToolSubject } from '../sqlite/tool-subjects.js';
 
 /** Every provider the tools must behave identically over; adding one is one line. */
-const SUBJECTS: readonly SubjectFactory[] = [memorySubject, localSubject, overlaySubject, ...postgresToolSubjects];
+const SUBJECTS: readonly SubjectFactory[] = [memorySubject, localSubject, overlaySubject, ...postgresToolSubjects, sqliteToolSubject];
 
 const text = (bytes: Uint8Array | undefined) => (bytes === undefined ? undefined : Buffer.from(bytes).toString('utf8'));
 

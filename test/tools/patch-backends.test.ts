@@ -4,8 +4,9 @@ import { createObservationPolicy } from '../../src/policy/index.js';
 import { fsTools, patchTools, type PatchValue } from '../../src/tools/index.js';
 import { localSubject, memorySubject, overlaySubject, type SubjectFactory, type ToolSubject } from './subjects.js';
 import { postgresToolSubjects } from '../postgres/tool-subjects.js';
+import { sqliteToolSubject } from '../sqlite/tool-subjects.js';
 
-const SUBJECTS: readonly SubjectFactory[] = [memorySubject, localSubject, overlaySubject, ...postgresToolSubjects];
+const SUBJECTS: readonly SubjectFactory[] = [memorySubject, localSubject, overlaySubject, ...postgresToolSubjects, sqliteToolSubject];
 const P = (...lines: string[]) => `*** Begin Patch\n${lines.join('\n')}\n*** End Patch\n`;
 const text = (b: Uint8Array | undefined) => (b === undefined ? undefined : Buffer.from(b).toString('utf8'));
 

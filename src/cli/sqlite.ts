@@ -1,0 +1,81 @@
+/**
+ * The CLI over a workspace in a SQLite file (`--sqlite FILE [--workspace NAME]`): serving it
+ * directly or through a sandbox kept in the same file (named by `--sandbox`, default the
+ * workspace's name), so the review commands work from any process that opens the file.
+ */
+import { resolve } from 'node:path';
+import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
+import { createSqliteFs, createSqliteUpperStore } from '../backends/sqlite/index.js';
+import { KeyedMutex, type FileSystem } from '../seam/index.js';
+import { UsageError, optionalString, type Command, type Parsed } from './args.js';
+import type { StateLockOptions } from './lock.js';
+import type { PostgresSandbox } from './postgres.js';
+import type { Mode, Workspace } from './workspace.js';
+
+export interface SqliteTarget {
+  readonly file: string;
+  readonly workspace: string;
+  readonly sandbox: string;
+}
+
+/** `--sqlite`, `--workspace` (default `default`) and `--sandbox`, or undefined when the command works elsewhere. */
+export function sqliteTarget(parsed: Parsed, command: Command): SqliteTarget | undefined {
+  const file = optionalString(parsed, 'sqlite');
+  if (file === undefined) return undefined;
+  if (parsed.values.postgres !== undefined) throw new UsageError('--sqlite and --postgres do not go together', command);
+  if (parsed.values['against-parent'] !== undefined) throw new UsageError('--against-parent does not go with --sqlite', command);
+  for (const name of ['root', 'state']) {
+    if (parsed.values[name] !== undefined) throw new UsageError(`--${name} does not go with --sqlite (the workspace and its sandbox are in the file)`, command);
+  }
+  const workspace = optionalString(parsed, 'workspace') ?? 'default';
+  return { file: resolve(file), workspace, sandbox: optionalString(parsed, 'sandbox') ?? workspace };
+}
+
+const LOCK_TIMEOUT_MS = 120_000;
+
+function lockOptions(options: StateLockOptions) {
+  return {
+    timeoutMs: options.timeoutMs ?? LOCK_TIMEOUT_MS,
+    ...(options.signal ? { signal: options.signal } : {}),
+    ...(options.onWait ? { onWait: () => options.onWait!(undefined) } : {}),
+  };
+}
+
+/** A sandbox's upper layer in the file, for the review commands. */
+export type SqliteSandbox = Omit<PostgresSandbox, 'store'>;
+
+export function sqliteSandbox(target: SqliteTarget): SqliteSandbox {
+  const lower = createSqliteFs({ path: target.file, workspace: target.workspace });
+  const store = createSqliteUpperStore({ path: target.file, sandbox: target.sandbox });
+  return {
+    where: `sandbox "${target.sandbox}" of workspace "${target.workspace}" in ${target.file}`,
+    exists: () => store.exists(),
+    open: () => createOverlayFs({ lower, store }),
+    exclusive: (fn, options = {}) => store.withLock(fn, lockOptions(options)),
+  };
+}
+
+/** What `serve --sqlite` (and mount, run) works on: the workspace, or a sandbox over it kept in the file. */
+export async function openSqliteWorkspace(target: SqliteTarget, mode: Mode): Promise<Workspace> {
+  const lower = createSqliteFs({ path: target.file, workspace: target.workspace });
+  if (mode === 'direct') return { mode, root: '/', stateDir: undefined, use: (fn) => fn(lower) };
+  const store = createSqliteUpperStore({ path: target.file, sandbox: target.sandbox });
+  const serial = new KeyedMutex();
+  let overlay: OverlayFileSystem | undefined;
+  let seen: string | undefined;
+  const use = <T>(fn: (fs: FileSystem) => Promise<T>, options: StateLockOptions = {}) =>
+    serial.run('', () =>
+      store.withLock(async () => {
+        // Another process (a commit or discard) may have changed the sandbox since.
+        const now = await store.revision();
+        if (overlay === undefined || now !== seen) overlay = await createOverlayFs({ lower, store });
+        try {
+          return await fn(overlay);
+        } finally {
+          seen = await store.revision().catch(() => undefined);
+        }
+      }, lockOptions(options)),
+    );
+  await use(async () => undefined);
+  return { mode, root: '/', stateDir: undefined, use };
+}

@@ -1,0 +1,4 @@
+import { describeConformance } from '../../src/conformance/index.js';
+import { sqliteSubject } from './helpers.js';
+
+describeConformance('sqlite', sqliteSubject);
