@@ -61,10 +61,11 @@ export async function listKey(tx: StoreTx, target: FsTarget): Promise<FsDirEntry
       entries.push(entryOf(child, child, lexical, displayPath));
       continue;
     }
-    // P4: a link is listed as what it leads to; dangling or looping, as `other` under its own key.
+    // P4: a link is listed as what it leads to; dangling, as `other` under the key it leads to (a
+    // layer above may hold something there); looping, as `other` under its own key.
     const key = await resolveKey(tx, lexical).catch(() => undefined);
     const there = key === undefined ? undefined : await headAt(tx, key);
-    if (key === undefined || there === undefined || there.kind === 'link') entries.push({ name: child.name, type: 'other', target: { targetKey: FsTargetKey(lexical), displayPath } });
+    if (key === undefined || there === undefined || there.kind === 'link') entries.push({ name: child.name, type: 'other', target: { targetKey: FsTargetKey(key ?? lexical), displayPath } });
     else entries.push(entryOf(child, { name: child.name, ...there }, key, displayPath));
   }
   return entries;

@@ -35,11 +35,6 @@ function overlayHooks(fs: OverlayFileSystem, lower: OutOfBandHooks): OutOfBandHo
 /**
  * The overlay's properties over a SQLite workspace (its upper layer in memory, as for PostgreSQL;
  * the upper store in the file is exercised by upper.test.ts and the round trip below).
- *
- * P4 and R2 are left out: a link of the workspace whose target exists only in the sandbox is
- * listed by the overlay as `other`, because the store tier lists a dangling link under its own
- * key, not under the key it leads to (src/store/read.ts, listKey), so the overlay cannot type it
- * by what it holds there. The same holds over any store-tier filesystem; it is not this backend's.
  */
 describeConformance(
   'overlay over sqlite',
@@ -56,7 +51,6 @@ describeConformance(
       cleanup: lowerSubject.cleanup!,
     };
   },
-  { skip: ['P4', 'R2'] },
 );
 
 const read = async (fs: FileSystem, path: string) => {
