@@ -18,10 +18,11 @@ const selfReferences = Object.entries(pkg.exports).flatMap(([subpath, target]) =
   replacement: fileURLToPath(new URL(sourceOf(target)!, import.meta.url)),
 }]));
 
-// The slowest end-to-end files (real programs through `dsh-fs run`, the kit through a mount) run at
-// full scale only: `npm run test:full`, which CI runs after `npm test`, and `npm run test:stress`.
+// The slowest end-to-end files (real programs through `dsh-fs run`, the kit through a mount, an MCP
+// server and a mount on one sandbox, writers killed mid-write) run at full scale only:
+// `npm run test:full`, which CI runs after `npm test`, and `npm run test:stress`.
 const fullScale = process.env.DSH_FS_SCALE === 'full' || process.env.DSH_FS_SCALE === 'heavy';
-const fullScaleOnly = ['test/mount/cli.test.ts', 'test/mount/conformance.test.ts'];
+const fullScaleOnly = ['test/mount/cli.test.ts', 'test/mount/conformance.test.ts', 'test/mount/agents.test.ts', 'test/overlay/commit-crash.test.ts', 'test/local/crash.test.ts'];
 
 export default defineConfig({
   resolve: { conditions: ['dsh-fs-source'], alias: selfReferences },
