@@ -24,5 +24,5 @@ export { KeyedMutex } from './lock.js';
 export { contentVersion, contentHasher, directoryVersion, type ContentHasher } from './version.js';
 export { inListingOrder, inWalkOrder } from './listing.js';
 export { resolveLinks, checkWriteIntent, compareNames, MAX_SYMLINK_HOPS, type LinkReader, type NodeKind } from './resolve.js';
-export { expectHolds, observe, checkRename, checkRmdir, type RenameSide } from './swap.js';
+export { expectHolds, observe, checkRename, checkRmdir, checkNotRoot, type RenameSide } from './swap.js';
 export { withExecutable, isExecutableMode } from './modes.js';

@@ -74,6 +74,15 @@ export function checkRename(
 }
 
 /** D2: a non-empty directory goes only when asked. */
+/**
+ * D5 inside a provider's atomic step: FS_INVALID_ARGUMENT when any of `keys` is the root's key.
+ * The seam refuses the root before it calls the provider; a provider that follows a link that
+ * appeared after that (a name swapped for a link to the root) calls this where it acts.
+ */
+export function checkNotRoot(what: string, rootKey: string, ...keys: readonly string[]): void {
+  if (keys.includes(rootKey)) throw new FsError('FS_INVALID_ARGUMENT', `${what}: the root is never removed, moved or replaced`);
+}
+
 export function checkRmdir(what: string, entries: number, recursive: boolean): void {
   if (entries > 0 && !recursive) {
     throw new FsError('FS_NOT_EMPTY', `${what}: the directory is not empty (${entries} ${entries === 1 ? 'entry' : 'entries'}); pass recursive to remove it all`);

@@ -1,7 +1,7 @@
 import type { BigIntStats } from 'node:fs';
 import { posix } from 'node:path';
 import { FsError, throwIfAborted, toFsError } from '../../seam/errors.js';
-import { checkRmdir } from '../../seam/swap.js';
+import { checkNotRoot, checkRmdir } from '../../seam/swap.js';
 import { forEachBounded } from '../../seam/settle.js';
 import type { FsProviderInfo, FsTarget } from '../../seam/types.js';
 import { Moved, type DirAnchor } from './anchor.js';
@@ -64,7 +64,7 @@ export async function inParent<T>(
   what: string,
   fn: (anchor: DirAnchor, name: string) => Promise<T>,
 ): Promise<T> {
-  if (key === ctx.root) throw new FsError('FS_INVALID_ARGUMENT', `${what}: it is the root`);
+  checkNotRoot(what, ctx.root, key);
   const anchor = await openParent(ctx, key);
   if (anchor === undefined) throw notFound(what);
   try {
@@ -147,7 +147,7 @@ export function rmdir(ctx: LocalContext, target: FsTarget, recursive: boolean): 
   const what = `cannot remove directory "${target.displayPath}"`;
   return guard(what, () =>
     withRedirects(ctx, target.targetKey, what, async (key) => {
-      if (key === ctx.root) throw new FsError('FS_INVALID_ARGUMENT', `${what}: it is the root`);
+      checkNotRoot(what, ctx.root, key);
       let dir: DirAnchor;
       try {
         dir = await ctx.openDir(key);

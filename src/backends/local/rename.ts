@@ -1,7 +1,7 @@
 import type { BigIntStats } from 'node:fs';
 import { posix } from 'node:path';
 import { FsError } from '../../seam/errors.js';
-import { checkRename, type RenameSide } from '../../seam/swap.js';
+import { checkNotRoot, checkRename, type RenameSide } from '../../seam/swap.js';
 import { FsVersion, type FsProviderRename, type FsTarget } from '../../seam/types.js';
 import { Moved, type DirAnchor } from './anchor.js';
 import type { LocalContext } from './context.js';
@@ -57,7 +57,7 @@ async function renameSide(ctx: LocalContext, anchor: DirAnchor | undefined, key:
 
 async function renameLocked(ctx: LocalContext, from: string, to: string, options: FsProviderRename, what: string): Promise<void> {
   const { fsp, cache } = ctx;
-  if (from === ctx.root || to === ctx.root) throw new FsError('FS_INVALID_ARGUMENT', `${what}: the root cannot be moved or replaced`);
+  checkNotRoot(what, ctx.root, from, to);
   const source = await openParent(ctx, from);
   if (source === undefined) throw new FsError('FS_NOT_FOUND', `${what}: the source does not exist`);
   const made: string[] = [];
