@@ -20,6 +20,12 @@ export const unversionedRules: Rule[] = [
     title: 'stat without a version agrees with stat on existence, type, size and the executable bit, and reports UNVERSIONED',
     async run(ctx) {
       const { fs } = ctx;
+      await ctx.example('a file of a few bytes and a directory', async () => {
+        const dir = ctx.dir();
+        const { target } = await seedFile(fs, `${dir}/f.txt`, 'hello\n');
+        deepEqual(await shape(fs, target, false), { type: 'file', size: 6, executable: false }, 'stat of a 6-byte file without a version');
+        deepEqual(await shape(fs, await fs.resolve(dir), false), await shape(fs, await fs.resolve(dir), true), 'stat of a directory with and without a version');
+      });
       await ctx.check(
         'files, directories and nothing',
         fc.asyncProperty(entryArb, async ({ kind, content }) => {
