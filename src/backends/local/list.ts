@@ -12,6 +12,8 @@ import { isTempName } from './temps.js';
 
 /** listDir entries between two turns of the event loop. */
 const LIST_YIELD_EVERY = 256;
+/** Reads of a directory whose names keep vanishing before the last is taken as it is. */
+const RELIST_ATTEMPTS = 4;
 
 export function listDir(ctx: LocalContext, target: FsTarget, stats: boolean | undefined): Promise<FsDirEntry[]> {
   const what = `cannot list "${target.displayPath}"`;
@@ -25,15 +27,21 @@ export function listDir(ctx: LocalContext, target: FsTarget, stats: boolean | un
       }
       try {
         if (stats === false) return await listTyped(ctx, anchor, key, target.displayPath);
-        const entries: FsDirEntry[] = [];
-        const names = await listNames(ctx, anchor);
-        for (let i = 0; i < names.length; i++) {
-          // Synchronous lstats would otherwise hold the event loop for a whole large directory.
-          if (i > 0 && i % LIST_YIELD_EVERY === 0) await new Promise((done) => setImmediate(done));
-          const entry = await describeEntry(ctx, anchor, key, names[i]!, target.displayPath);
-          if (entry !== undefined) entries.push(entry);
+        // A name that vanished between the read of the directory and its lstat was renamed or
+        // removed meanwhile: the directory is read again, so a rename shows one name, not none.
+        for (let attempt = 1; ; attempt++) {
+          const entries: FsDirEntry[] = [];
+          const names = await listNames(ctx, anchor);
+          let vanished = false;
+          for (let i = 0; i < names.length; i++) {
+            // Synchronous lstats would otherwise hold the event loop for a whole large directory.
+            if (i > 0 && i % LIST_YIELD_EVERY === 0) await new Promise((done) => setImmediate(done));
+            const entry = await describeEntry(ctx, anchor, key, names[i]!, target.displayPath);
+            if (entry !== undefined) entries.push(entry);
+            else vanished = true;
+          }
+          if (!vanished || attempt >= RELIST_ATTEMPTS) return entries;
         }
-        return entries;
       } finally {
         await anchor.close();
       }
