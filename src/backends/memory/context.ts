@@ -47,7 +47,9 @@ export function follow(ctx: MemoryContext, p: string) {
   try {
     return ctx.vol.statSync(p);
   } catch (err) {
-    if (isAbsentError(err)) return undefined;
+    // A loop leads to nothing, as a dangling link does (P4); memfs also answers ELOOP for a
+    // resolved key that still holds `..` after a missing directory.
+    if (isAbsentError(err) || (err as { code?: unknown } | null)?.code === 'ELOOP') return undefined;
     throw err;
   }
 }
