@@ -34,7 +34,7 @@ const SANDBOX = ['root', 'state', 'postgres', 'sqlite', 'workspace', 'sandbox'];
 const TRANSFER = options(['root', 'postgres', 'workspace'], ['overwrite', 'json']);
 
 const OPTIONS: Record<Command, Options> = {
-  serve: options([...SANDBOX, 'mode', 'tools', 'max-request-bytes'], ['allow-delete']),
+  serve: options([...SANDBOX, 'mode', 'tools', 'max-request-bytes'], ['allow-delete', 'rewind-tool']),
   status: options(SANDBOX, ['against-parent', 'json']),
   diff: options([...SANDBOX, 'color', 'from', 'to'], ['against-parent', 'json']),
   commit: options(SANDBOX, ['force', 'json']),

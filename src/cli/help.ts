@@ -26,7 +26,7 @@ const PATHS_HELP = `  PATH...       limit the command to these files or director
 export const MAIN_HELP = `dsh-fs — file tools for AI agents (read, write, edit, list, glob, grep, move, delete) over MCP, on a directory or a reviewable sandbox of it
 
 Usage:
-  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--tools LIST] [--max-request-bytes N]
+  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--tools LIST] [--rewind-tool] [--max-request-bytes N]
   dsh-fs status  --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
   dsh-fs diff    --root DIR [--state DIR] [--against-parent | --from ID [--to ID]] [--color auto|always|never] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
@@ -67,7 +67,7 @@ Exit status: 0 success, 1 failure or commit conflict, 2 usage error.
 
 export const HELP: Record<Command, string> = {
   serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete]
-                    [--tools patch,text-editor] [--max-request-bytes N]
+                    [--tools patch,text-editor] [--rewind-tool] [--max-request-bytes N]
        dsh-fs serve --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [...]
        dsh-fs serve --sqlite FILE [--workspace NAME] [--sandbox NAME] [--mode sandbox|direct] [...]
 
@@ -90,13 +90,17 @@ ${STATE_HELP}
                   text-editor  str_replace_based_edit_tool (Anthropic's text editor commands)
                 under the same read-before-write rule; patch can delete and move files, so in
                 direct mode it needs --allow-delete
+  --rewind-tool also serve rewind (sandbox mode only): the model may take the sandbox, or some
+                paths of it, back to a checkpoint (off by default)
 ${POSTGRES_HELP}
   --max-request-bytes N
                 the largest MCP message accepted, in bytes (default 67108864, 64 MiB); a larger
                 request is answered with an error (FS_TOO_LARGE) and the server goes on
   -h, --help    show this help
 
-Each MCP session is one agent session for the policy. Only MCP messages go to stdout; logs go to
+Each MCP session is one agent session for the policy. In sandbox mode the server lists the
+checkpoints as the resource dsh-fs://checkpoints, and each change a tool makes is labelled on its
+checkpoint (source tool:NAME, owner the client's name). Only MCP messages go to stdout; logs go to
 stderr. The sandbox is saved after every change, so "dsh-fs status", "diff", "commit" and
 "discard" work from another terminal while the server runs.
 `,

@@ -11,6 +11,16 @@ const IDLE_MS = 20;
  */
 const YIELD_MS = 250;
 
+/** The labels a sandbox gives the checkpoints of the changes made through the lease. */
+export interface ChangeLabel {
+  readonly owner?: string;
+  readonly source?: string;
+}
+
+interface Labelled {
+  label<T>(label: ChangeLabel, fn: () => Promise<T>): Promise<T>;
+}
+
 interface Lease {
   readonly fs: FileSystem;
   readonly started: number;
@@ -26,7 +36,7 @@ interface Lease {
  * of the lock serves a burst of them: it is let go after IDLE_MS without calls, or once it has
  * been held MAX_HOLD_MS, so "dsh-fs status" or "commit" from another terminal gets its turn.
  */
-export function leasedFs(workspace: Workspace, current: FileSystem): FileSystem & { close(): void } {
+export function leasedFs(workspace: Workspace, current: FileSystem, label?: ChangeLabel): FileSystem & { close(): void } {
   let lease: Lease | undefined;
   let pending: Promise<Lease> | undefined;
   let yieldUntil = 0;
@@ -71,7 +81,9 @@ export function leasedFs(workspace: Workspace, current: FileSystem): FileSystem 
     l.timer = undefined;
     l.active++;
     try {
-      return await fn(l.fs);
+      // A sandbox labels each change's checkpoint with where it came from (the mount, the command run).
+      const labelled = label === undefined ? undefined : (l.fs as Partial<Labelled>).label;
+      return await (labelled === undefined ? fn(l.fs) : labelled.call<FileSystem, [ChangeLabel, () => Promise<T>], Promise<T>>(l.fs, label!, () => fn(l.fs)));
     } finally {
       if (--l.active === 0) {
         if (l.closing || Date.now() - l.started >= MAX_HOLD_MS) finish(l);

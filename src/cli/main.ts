@@ -133,6 +133,8 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   const extra = parseToolList(optionalString(parsed, 'tools'), 'serve');
   // A patch can delete and move files, so it follows the same rule as move and delete.
   if (extra.includes('patch') && !moveDelete) throw new UsageError('--tools patch can delete and move files: in --mode direct, add --allow-delete', 'serve');
+  const rewindTool = parsed.values['rewind-tool'] === true;
+  if (rewindTool && mode === 'direct') throw new UsageError('--rewind-tool applies to --mode sandbox only', 'serve');
 
   // The MCP SDK is an optional peer: checked before anything is opened, loaded only to serve.
   await importPeer('@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/types.js', 'dsh-fs serve');
@@ -160,7 +162,7 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
     ...(extra.includes('patch') ? [patchTools()] : []),
     ...(extra.includes('text-editor') ? [textEditorTool()] : []),
   ];
-  const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools, moveDelete });
+  const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools, moveDelete, rewindTool });
 
   const transport = new BoundedStdioTransport({ maxRequestBytes: maxRequestBytes(parsed), log });
   const stopped = new Promise<TransportEnd>((resolve) => {

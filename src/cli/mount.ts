@@ -8,7 +8,7 @@ import { mountFs, type Mount, type MountOptions } from '../mount/index.js';
 import { FsError, type FileSystem } from '../seam/index.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, oneOf, optionalString, requireString, type Command, type Parsed } from './args.js';
 import { Writable } from 'node:stream';
-import { leasedFs } from './lease.js';
+import { leasedFs, type ChangeLabel } from './lease.js';
 import type { Io } from './io.js';
 import { fork } from './review.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode, type Workspace } from './workspace.js';
@@ -27,33 +27,33 @@ interface Served {
  * --root, --mode, --state (or --postgres, --workspace, --sandbox) as `serve` takes them, opened the
  * same way (with the sandbox's lock).
  */
-async function openServed(command: Command, parsed: Parsed, io: Io): Promise<Served> {
+async function openServed(command: Command, parsed: Parsed, io: Io, label: ChangeLabel): Promise<Served> {
   const mode = oneOf<Mode>(optionalString(parsed, 'mode'), ['sandbox', 'direct'], 'mode', command) ?? 'sandbox';
   const pgTarget = postgresTarget(parsed, command);
   if (pgTarget !== undefined) {
     if (mode === 'direct' && parsed.values.sandbox !== undefined) throw new UsageError('--sandbox applies to --mode sandbox only', command);
     const workspace = await openPostgresWorkspace(pgTarget, mode);
     const where = `PostgreSQL workspace "${pgTarget.workspace}"`;
-    return served(workspace, mode === 'sandbox' ? `${where} (sandbox "${pgTarget.sandbox}" in the database)` : `${where} (direct: writes go to the workspace)`);
+    return served(workspace, label, mode === 'sandbox' ? `${where} (sandbox "${pgTarget.sandbox}" in the database)` : `${where} (direct: writes go to the workspace)`);
   }
   const fileTarget = sqliteTarget(parsed, command);
   if (fileTarget !== undefined) {
     if (mode === 'direct' && parsed.values.sandbox !== undefined) throw new UsageError('--sandbox applies to --mode sandbox only', command);
     const workspace = await openSqliteWorkspace(fileTarget, mode);
     const where = `workspace "${fileTarget.workspace}" in ${fileTarget.file}`;
-    return served(workspace, mode === 'sandbox' ? `${where} (sandbox "${fileTarget.sandbox}" in the file)` : `${where} (direct: writes go to the workspace)`);
+    return served(workspace, label, mode === 'sandbox' ? `${where} (sandbox "${fileTarget.sandbox}" in the file)` : `${where} (direct: writes go to the workspace)`);
   }
   const root = await resolveRoot(requireString(parsed, 'root', command));
   const stateOption = optionalString(parsed, 'state');
   if (mode === 'direct' && stateOption !== undefined) throw new UsageError('--state applies to --mode sandbox only', command);
   const stateDir = mode === 'sandbox' ? await resolveStateDir(root, stateOption, io.env) : undefined;
   const workspace = await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
-  return served(workspace, stateDir === undefined ? `${root} (direct: writes go to the directory)` : `${root} (sandbox; state in ${stateDir})`);
+  return served(workspace, label, stateDir === undefined ? `${root} (direct: writes go to the directory)` : `${root} (sandbox; state in ${stateDir})`);
 }
 
-async function served(workspace: Workspace, describe: string): Promise<Served> {
+async function served(workspace: Workspace, label: ChangeLabel, describe: string): Promise<Served> {
   const current = await workspace.use(async (fs) => fs);
-  const fs = workspace.mode === 'sandbox' ? leasedFs(workspace, current) : current;
+  const fs = workspace.mode === 'sandbox' ? leasedFs(workspace, current, label) : current;
   return { workspace, fs, describe, close: () => (fs as Partial<ReturnType<typeof leasedFs>>).close?.() };
 }
 
@@ -78,7 +78,7 @@ export async function mountCommand(parsed: Parsed, io: Io): Promise<number> {
   const mountpoint = parsed.positionals[0];
   if (mountpoint === undefined) throw new UsageError('MOUNTPOINT is required', 'mount');
   if (parsed.positionals.length > 1) throw new UsageError(`unexpected argument "${parsed.positionals[1]}"`, 'mount');
-  const served = await openServed('mount', parsed, io);
+  const served = await openServed('mount', parsed, io, { source: 'mount' });
   const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
   // Listening before the mount exists: a SIGTERM while it starts still unmounts it.
   const signals = signalled();
@@ -121,7 +121,7 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
   const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
   const into = optionalString(parsed, 'fork');
   if (into !== undefined) parsed = await forkFirst(parsed, into, io, log);
-  const served = await openServed('run', parsed, io);
+  const served = await openServed('run', parsed, io, { source: `run: ${[command, ...args].join(' ')}` });
   const where = await mkdtemp(join(tmpdir(), 'dsh-fs-run-'));
   let mount: Mount | undefined;
   try {

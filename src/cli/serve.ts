@@ -13,6 +13,8 @@ export interface McpServerOptions {
   readonly tools?: () => readonly HarnessPlugin[];
   /** The tools include move and delete: the instructions say so. */
   readonly moveDelete?: boolean;
+  /** Serve the `rewind` tool (a sandbox only). */
+  readonly rewindTool?: boolean;
 }
 
 export interface DshFsMcpServer {
@@ -38,6 +40,7 @@ export async function createDshFsMcpServer(workspace: Workspace, options: McpSer
     version: options.version,
     instructions: instructions(workspace, options.moveDelete === true),
     destructive: workspace.mode === 'direct',
+    rewindTool: options.rewindTool === true,
     owner: `mcp-session-${randomUUID()}`,
     ...(options.log ? { log: options.log } : {}),
     run: (call, signal) => {

@@ -4,6 +4,7 @@ import { requirePeer } from '../peers.js';
 import { createObservationPolicy } from '../policy/index.js';
 import type { FileSystem } from '../seam/index.js';
 import { fsTools, searchTools } from '../tools/index.js';
+import { createRewindTool, hasHistory, registerCheckpoints } from './history.js';
 import { mcpTool, toCallToolResult } from './result.js';
 
 export interface CreateMcpServerOptions {
@@ -29,6 +30,11 @@ export interface CreateMcpServerOptions {
    * FileSystem; a harness is made per FileSystem, under the same policy.
    */
   readonly run?: <T>(call: (fs: FileSystem) => Promise<T>, signal: AbortSignal) => Promise<T>;
+  /**
+   * Serve a `rewind` tool (default false: a model that can undo anything undoes what a person
+   * wanted kept). Only where `fs` keeps checkpoints (an overlay).
+   */
+  readonly rewindTool?: boolean;
 }
 
 /**
@@ -48,7 +54,9 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
     'dsh-fs/mcp',
   );
   const policy = options.policy ?? createObservationPolicy();
-  const plugins = options.tools ?? [fsTools(), searchTools()];
+  const history = hasHistory(options.fs);
+  const rewind: HarnessPlugin[] = history && options.rewindTool === true ? [{ name: 'rewind-tool', apply: (ctx) => ctx.tools.register(createRewindTool()) }] : [];
+  const plugins = [...(options.tools ?? [fsTools(), searchTools()]), ...rewind];
   const log = options.log ?? (() => {});
   const owner: Owner = options.owner ?? {};
   const run = options.run ?? (<T>(call: (fs: FileSystem) => Promise<T>) => call(options.fs));
@@ -88,8 +96,11 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
       throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name)}; available tools: ${[...names].join(', ')}`);
     }
     let result: ToolResult;
+    // The change a call makes is labelled on its checkpoint: which tool, for which client.
+    const label = { owner: server.server.getClientVersion()?.name ?? 'mcp', source: `tool:${name}` };
+    const execute = (fs: FileSystem) => harnessFor(fs).tools.execute(name, request.params.arguments ?? {}, { owner, signal: extra.signal });
     try {
-      result = await run((fs) => harnessFor(fs).tools.execute(name, request.params.arguments ?? {}, { owner, signal: extra.signal }), extra.signal);
+      result = await run((fs) => (hasHistory(fs) ? fs.label(label, () => execute(fs)) : execute(fs)), extra.signal);
     } catch (err) {
       // The host's wrapper failed (a lock, a damaged sandbox): still a result the model can read.
       result = errorResult(err, `${name} failed`);
@@ -97,5 +108,6 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
     log(`${name}: ${result.isError ? result.error.code : 'ok'}`);
     return toCallToolResult(result);
   });
+  if (history) registerCheckpoints(server, () => run(async (fs) => (hasHistory(fs) ? fs.checkpoints() : []), new AbortController().signal));
   return server;
 }
