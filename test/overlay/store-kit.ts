@@ -5,6 +5,7 @@ import { createOverlayFs, type UpperStore } from '../../src/backends/overlay/ind
 import { composeOverlay } from '../../src/backends/overlay/compose.js';
 import { FsError } from '../../src/seam/index.js';
 import { RUNS, lowerTreeArb, opsArb, runOp, viewOf } from './helpers.js';
+import { describeHistoryKit } from './store-kit-history.js';
 
 /**
  * Where an overlay's upper layer is persisted, for the persistence properties every UpperStore
@@ -166,5 +167,7 @@ export function describeUpperStoreKit(label: string, backing: StoreBacking): voi
       const reopened = await createOverlayFs({ lower, store: await place.open() });
       expect(await reopened.changes()).toEqual([]);
     });
+
+    describeHistoryKit(backing, runs);
   });
 }
