@@ -1,6 +1,6 @@
 import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
@@ -21,11 +21,14 @@ async function tempDir(): Promise<string> {
   return d;
 }
 
-/** A rewind of everything, or of one top-level path (whose only ancestor, `/`, is never removed). */
+/** A rewind of everything, or of one path (top-level, or below directories removed or replaced since). */
 type Step = { readonly op: Op } | { readonly rewind: number; readonly path: string | null };
 const stepArb: fc.Arbitrary<Step> = fc.oneof(
   { weight: 3, arbitrary: opArb.map((op) => ({ op })) },
-  { weight: 1, arbitrary: fc.record({ rewind: fc.nat(50), path: fc.option(fc.constantFrom('/a', '/b', '/d', '/e', '/n')) }) },
+  {
+    weight: 1,
+    arbitrary: fc.record({ rewind: fc.nat(50), path: fc.option(fc.constantFrom('/a', '/b', '/d', '/e', '/n', '/d/a', '/d/e', '/d/e/f', '/a/x', '/e/g', '/n/m/o', '/n/z')) }),
+  },
 );
 
 type View = Record<string, ViewEntry>;
@@ -35,11 +38,16 @@ const withoutDirVersions = (view: View): View => Object.fromEntries(Object.entri
 const aliased = (k: string) => k === '/l' || k.startsWith('/l/') || k === '/lf';
 const sorted = (v: View): View => Object.fromEntries(Object.entries(v).filter(([k]) => !aliased(k)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
 
-/** `now` with what lies at and below `path` taken from `then` (directory versions left out: they depend on both). */
+/**
+ * `now` with what lies at and below `path` taken from `then`, and, when `then` showed something
+ * there, its directories above `path` (directory versions left out: they depend on both).
+ */
 function spliced(now: View, then: View, path: string): View {
   const within = (k: string) => k === path || k.startsWith(`${path}/`);
   const keep = (v: View, inside: boolean) => Object.entries(withoutDirVersions(v)).filter(([k]) => within(k) === inside);
-  return sorted(Object.fromEntries([...keep(now, false), ...keep(then, true)]));
+  const parents: [string, ViewEntry][] = [];
+  if (then[path] !== undefined) for (let d = dirname(path); d !== '/'; d = dirname(d)) parents.push([d, { type: 'directory' } as ViewEntry]);
+  return sorted(Object.fromEntries([...keep(now, false), ...parents, ...keep(then, true)]));
 }
 
 /** Views seen right after each checkpoint an operation ended on: what a rewind to it must show. */
@@ -121,6 +129,30 @@ describe('overlay checkpoints and rewind', () => {
     expect((await fs.readText(await fs.resolve('/d/x'))).text).toBe('x0');
     expect(fs.checkpoints().at(-1)).toMatchObject({ source: `rewind to ${second!.id}`, paths: ['/a', '/d', '/d/x'] });
     expect((await lower.readText(await lower.resolve('/a'))).text).toBe('a0');
+  });
+
+  it('rewind paths leaves no removed ancestor dir: the directories above come back, nothing else of them', async () => {
+    for (const where of ['lower', 'upper'] as const) {
+      const lower = createMemoryFs({ files: where === 'lower' ? { '/a/b.txt': 'b', '/a/c.txt': 'c', '/a/s/d': 'd' } : {} });
+      const fs = await createOverlayFs({ lower });
+      if (where === 'upper') for (const f of ['/a/b.txt', '/a/c.txt', '/a/s/d']) await fs.writeText(await fs.resolve(f), f.slice(-1));
+      await fs.writeText(await fs.resolve('/x'), 'x');
+      const id = fs.checkpoints().at(-1)!.id;
+      const then = await viewOf(fs);
+      await fs.rmdir(await fs.resolve('/a'), { recursive: true });
+      await fs.rewind(id, { paths: ['a/b.txt'] });
+      const now = await viewOf(fs);
+      expect(Object.keys(now).sort(), where).toEqual(['/', '/a', '/a/b.txt', '/x']);
+      expect(now['/a/b.txt'], where).toEqual(then['/a/b.txt']);
+      if (where === 'lower') {
+        // The others stay removed (a commit would delete them from the lower).
+        expect((await fs.changes()).map((c) => `${c.kind} ${c.path}`)).toEqual(['deleted /a/c.txt', 'deleted /a/s', 'deleted /a/s/d', 'added /x']);
+      }
+      // The whole rewind brings everything back.
+      await fs.rewind(id);
+      expect(await viewOf(fs), where).toEqual(then);
+      expect(await viewOf(lower), where).toEqual(await viewOf(createMemoryFs({ files: where === 'lower' ? { '/a/b.txt': 'b', '/a/c.txt': 'c', '/a/s/d': 'd' } : {} })));
+    }
   });
 
   it('a rewind is a change: it records a checkpoint, and can be rewound', async () => {

@@ -3,7 +3,8 @@ import { settleAll } from '../../seam/settle.js';
 import { TREE_LOCK, type OverlayCore } from './core.js';
 import type { LayerSides } from './fork.js';
 import { lockAll } from './provider-locks.js';
-import { changePaths, changesLayer, rewindChange } from './state-history.js';
+import { rewindPathsChange } from './history-ancestors.js';
+import { changePaths, changesLayer, layerChange } from './state-history.js';
 import type { Checkpoint, CheckpointLabel, UpperSnapshot } from './state.js';
 import type { OverlayReviewOptions, OverlayRewindOptions } from './types.js';
 
@@ -30,14 +31,15 @@ export function createHistory(core: OverlayCore, view: FileSystem) {
     if (paths !== undefined && !Array.isArray(paths)) throw new FsError('FS_INVALID_ARGUMENT', `${what}: paths must be an array`);
     const roots = paths === undefined ? undefined : await settleAll(paths.map(async (p) => (await view.resolve(p, { signal })).targetKey));
     const label = state.currentLabel() ?? { source: `rewind to ${String(id)}` };
+    const changeNow = () => (roots === undefined ? layerChange(state.snapshot(), target, () => true) : rewindPathsChange(core, state.snapshot(), target, roots, signal));
     // The lock of every key it changes, in sorted order, then the tree lock (as rmdir and rename
     // take them); if the keys changed meanwhile, again with the new set.
     for (let attempt = 1; ; attempt++) {
       throwIfAborted(signal, what);
-      const keys = changePaths(rewindChange(state.snapshot(), target, roots));
+      const keys = changePaths(await changeNow());
       const done = await lockAll(lock, keys, () =>
         lock.run(TREE_LOCK, async () => {
-          const change = rewindChange(state.snapshot(), target, roots);
+          const change = await changeNow();
           if (changePaths(change).some((k) => !keys.includes(k))) return false;
           if (changesLayer(change)) await state.apply({ ...change, label });
           return true;

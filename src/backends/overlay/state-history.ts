@@ -1,5 +1,4 @@
-import { posix } from 'node:path';
-import { compareNames, isWithin } from '../../seam/index.js';
+import { compareNames } from '../../seam/index.js';
 import { PMap, PSet } from './pmap.js';
 import type { HeldCheckpoint, UpperContext } from './state-context.js';
 import { blobId, docEntry, type CheckpointStamp, type DocCheckpoint, type JournalRecord } from './state-format.js';
@@ -121,19 +120,6 @@ export function layerChange(from: UpperSnapshot, to: UpperSnapshot, pick: (key: 
   const [addDirs, dropDirs] = sets(from.dirs, to.dirs);
   const [addOpaque, dropOpaque] = sets(from.opaque, to.opaque);
   return { entries, addDirs, dropDirs, addOpaque, dropOpaque };
-}
-
-/**
- * The change that makes `live` what `target` was at and below `roots` (all of it without roots).
- * Directories `target` held above a root are made again, so what comes back has its parents.
- */
-export function rewindChange(live: UpperSnapshot, target: UpperSnapshot, roots: readonly string[] | undefined): UpperChange {
-  if (roots === undefined) return layerChange(live, target, () => true);
-  const change = layerChange(live, target, (key) => roots.some((r) => isWithin(r, key)));
-  const parents = new Set<string>();
-  for (const r of roots) for (let d = posix.dirname(r); d !== '/' && !parents.has(d); d = posix.dirname(d)) parents.add(d);
-  const addDirs = [...(change.addDirs ?? []), ...[...parents].filter((d) => target.dirs.has(d) && !live.dirs.has(d))];
-  return { ...change, addDirs };
 }
 
 /** True when two entries are the same but for being different objects (as after reopening). */
