@@ -68,12 +68,12 @@ async function checkRewinds(fs: OverlayFileSystem, seen: Map<number, Record<stri
 describe('overlay checkpoints and rewind', () => {
   it('the view after rewind(id) is the view at id (at and below a path, with paths), before and after reopening; the lower is untouched', async () => {
     await fc.assert(
-      fc.asyncProperty(lowerTreeArb, fc.array(stepArb, { maxLength: 12 }), fc.constantFrom(3, 1000), async (tree, steps, keep) => {
+      fc.asyncProperty(lowerTreeArb, fc.array(stepArb, { maxLength: 12 }), fc.constantFrom(3, 1000), fc.constantFrom(6, Infinity), async (tree, steps, keep, keepBytes) => {
         const lower = createMemoryFs({ files: tree });
         const lowerView = await viewOf(lower);
         const disk = memoryDisk();
         // A small compaction threshold: documents with checkpoints are written and read often.
-        const open = () => composeOverlay({ lower }, crashingStore(disk), { compactMinBytes: 600, compactRatio: 1, keepCheckpoints: keep });
+        const open = () => composeOverlay({ lower }, crashingStore(disk), { compactMinBytes: 600, compactRatio: 1, keepCheckpoints: keep, keepCheckpointBytes: keepBytes });
         const fs = await open();
         const seen = new Map<number, Record<string, ViewEntry>>();
         for (const step of steps) {
@@ -193,6 +193,8 @@ describe('overlay checkpoints and rewind', () => {
     await expect(fs.rewind(3)).rejects.toMatchObject({ code: 'FS_NOT_FOUND' });
     const reopened = await createOverlayFs({ lower, stateDir, keepCheckpoints: 2 });
     expect(reopened.checkpoints()).toEqual(fs.checkpoints());
+    // A larger count brings back nothing dropped (its contents are gone).
+    expect((await createOverlayFs({ lower, stateDir })).checkpoints()).toEqual(fs.checkpoints());
     await reopened.rewind(4);
     expect((await reopened.readText(a)).text).toBe('v4');
     expect(reopened.checkpoints().map((c) => c.id)).toEqual([5, 6]);
@@ -200,6 +202,39 @@ describe('overlay checkpoints and rewind', () => {
     const fewer = await createOverlayFs({ lower, stateDir, keepCheckpoints: 1 });
     expect(fewer.checkpoints().map((c) => c.id)).toEqual([6]);
     await expect(createOverlayFs({ lower, keepCheckpoints: -1 })).rejects.toMatchObject({ code: 'FS_INVALID_ARGUMENT' });
+  });
+
+  it('keeps checkpoints holding at most keepCheckpointBytes of replaced contents (the oldest go first), also after reopening', async () => {
+    const stateDir = await tempDir();
+    const lower = createMemoryFs({ files: { '/big': 'x'.repeat(100) } });
+    const fs = await createOverlayFs({ lower, stateDir, keepCheckpointBytes: 10 });
+    const a = await fs.resolve('/a');
+    // Each write after the first replaces 4 bytes that the checkpoints before it hold.
+    for (let i = 1; i <= 6; i++) await fs.writeText(a, `v${i}__`);
+    expect(fs.checkpoints().map((c) => c.id)).toEqual([4, 5, 6]);
+    expect(await readdir(join(stateDir, 'blobs'))).toHaveLength(3);
+    await fs.rewind(4);
+    expect((await fs.readText(a)).text).toBe('v4__');
+    // The rewind replaced 4 bytes too: 5 goes (6 and 7 hold 8 bytes).
+    expect(fs.checkpoints().map((c) => c.id)).toEqual([5, 6, 7]);
+    // A lower file's content is not the sandbox's to hold: removing it costs nothing.
+    await fs.remove(await fs.resolve('/big'));
+    expect(fs.checkpoints().map((c) => c.id)).toEqual([5, 6, 7, 8]);
+    const reopened = await createOverlayFs({ lower, stateDir, keepCheckpointBytes: 10 });
+    expect(reopened.checkpoints()).toEqual(fs.checkpoints());
+    // Reopened with a larger bound, what was dropped (and its contents deleted) stays dropped.
+    const larger = await createOverlayFs({ lower, stateDir, keepCheckpointBytes: Infinity });
+    expect(larger.checkpoints()).toEqual(fs.checkpoints());
+    const fewer = await createOverlayFs({ lower, stateDir, keepCheckpointBytes: 4 });
+    expect(fewer.checkpoints().map((c) => c.id)).toEqual([6, 7, 8]);
+    // In memory the same bound applies; 0 keeps only the newest once a content is replaced.
+    const mem = await createOverlayFs({ lower, keepCheckpointBytes: 0 });
+    await mem.writeText(a, 'one');
+    await mem.writeText(await mem.resolve('/b'), 'b');
+    expect(mem.checkpoints().map((c) => c.id)).toEqual([1, 2]);
+    await mem.writeText(a, 'two');
+    expect(mem.checkpoints().map((c) => c.id)).toEqual([3]);
+    await expect(createOverlayFs({ lower, keepCheckpointBytes: -1 })).rejects.toMatchObject({ code: 'FS_INVALID_ARGUMENT' });
   });
 
   it('labels a change with owner and source; labels and times survive reopening (and compaction)', async () => {

@@ -68,14 +68,15 @@ export function describeHistoryKit(backing: StoreBacking, runs: (n: number) => n
         fc.double({ min: 0, max: 1, noNaN: true }),
         fc.constantFrom(0, 300, 1 << 20),
         fc.constantFrom(3, 1000),
-        async (tree, ops, crashAt, tear, compactMinBytes, keep) => {
+        fc.constantFrom(4, Infinity),
+        async (tree, ops, crashAt, tear, compactMinBytes, keep, keepBytes) => {
           const place = await backing.fresh();
           const lower = createMemoryFs({ files: tree });
-          const tuning = { compactMinBytes, compactRatio: 1, keepCheckpoints: keep };
+          const tuning = { compactMinBytes, compactRatio: 1, keepCheckpoints: keep, keepCheckpointBytes: keepBytes };
           const store = await place.crashing(crashAt, tear);
           const fs = await composeOverlay({ lower }, store, tuning).catch(() => undefined);
           // The model: the same operations in memory; the view at each checkpoint an operation ended on.
-          const model = await createOverlayFs({ lower, keepCheckpoints: keep });
+          const model = await createOverlayFs({ lower, keepCheckpoints: keep, keepCheckpointBytes: keepBytes });
           const seen = new Map<number, View>();
           for (const op of ops) {
             await runOp(model, op);

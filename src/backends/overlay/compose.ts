@@ -12,14 +12,19 @@ import type { UpperStore } from './store.js';
  * give it stores that fail or crash, and a small compaction threshold.
  */
 export async function composeOverlay(
-  options: CreateFsOptions & { readonly lower: FileSystem; readonly keepCheckpoints?: number },
+  options: CreateFsOptions & { readonly lower: FileSystem; readonly keepCheckpoints?: number; readonly keepCheckpointBytes?: number },
   store: UpperStore | undefined,
   tuning: UpperTuning = {},
 ): Promise<OverlayFileSystem> {
   const { lower } = options;
   const rootKey = (await lower.resolve(lower.root ?? '/')).targetKey;
   const keepCheckpoints = tuning.keepCheckpoints ?? options.keepCheckpoints;
-  const state = await UpperState.open(rootKey, store, keepCheckpoints === undefined ? tuning : { ...tuning, keepCheckpoints });
+  const keepCheckpointBytes = tuning.keepCheckpointBytes ?? options.keepCheckpointBytes;
+  const state = await UpperState.open(rootKey, store, {
+    ...tuning,
+    ...(keepCheckpoints === undefined ? {} : { keepCheckpoints }),
+    ...(keepCheckpointBytes === undefined ? {} : { keepCheckpointBytes }),
+  });
   return assemble(options, rootKey, state);
 }
 

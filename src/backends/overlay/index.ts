@@ -44,6 +44,11 @@ export interface OverlayFsOptions extends CreateFsOptions {
    * first, with whatever blobs only they held). Default 1,000; 0 keeps none. See docs/history.md.
    */
   readonly keepCheckpoints?: number;
+  /**
+   * How many bytes of replaced contents the kept checkpoints may hold (what only they still refer
+   * to); beyond it the oldest are dropped. Default 256 MiB (268,435,456). See docs/history.md.
+   */
+  readonly keepCheckpointBytes?: number;
 }
 
 /**
@@ -70,6 +75,10 @@ export async function createOverlayFs(options: OverlayFsOptions): Promise<Overla
   const keep = options.keepCheckpoints;
   if (keep !== undefined && !(Number.isSafeInteger(keep) && keep >= 0)) {
     throw new FsError('FS_INVALID_ARGUMENT', 'keepCheckpoints must be a non-negative integer');
+  }
+  const bytes = options.keepCheckpointBytes;
+  if (bytes !== undefined && !(typeof bytes === 'number' && bytes >= 0 && (Number.isSafeInteger(bytes) || bytes === Infinity))) {
+    throw new FsError('FS_INVALID_ARGUMENT', 'keepCheckpointBytes must be a non-negative integer (or Infinity)');
   }
   let store: UpperStore | undefined = given;
   if (stateDir !== undefined) store = await openDirStore(stateDir);

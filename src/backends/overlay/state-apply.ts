@@ -8,10 +8,10 @@ import type { UpperChange, UpperSnapshot } from './state-types.js';
  * Applies a saved change to the live layer and keeps its checkpoint (`stamp`; none for a change
  * that changes nothing). Each blob whose count fell is added to `free`.
  */
-export function applyChange(cx: UpperContext, change: UpperChange, stamp: CheckpointStamp | undefined, free: Set<string>): void {
+export function applyChange(cx: UpperContext, change: UpperChange, stamp: CheckpointStamp | undefined, free: Set<string>, replaced?: number): void {
   const released: string[] = [];
   applyLive(cx.live, change, released, cx.store ? cx.refs : undefined);
-  if (stamp) keepCheckpoint(cx, checkpointOf(stamp, changePaths(change)), layerSnapshot(cx.live), released, free);
+  if (stamp) keepCheckpoint(cx, checkpointOf(stamp, changePaths(change)), layerSnapshot(cx.live), released, free, replaced);
   else release(cx, released, free);
 }
 

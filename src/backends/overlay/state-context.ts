@@ -8,6 +8,8 @@ const COMPACT_RATIO = 2;
 const COMPACT_MIN_BYTES = 256 * 1024;
 /** How many checkpoints are kept by default. */
 export const KEEP_CHECKPOINTS = 1000;
+/** Default bound of the contents only older checkpoints hold: 256 MiB. */
+export const KEEP_CHECKPOINT_BYTES = 256 * 1024 * 1024;
 
 /** A checkpoint with the layer it holds. */
 export interface HeldCheckpoint {
@@ -18,6 +20,11 @@ export interface HeldCheckpoint {
    * released when this one becomes the oldest kept (already released for the oldest).
    */
   readonly released: readonly string[];
+  /**
+   * The bytes of the contents the changes of the checkpoints up to this one replaced, summed from
+   * the first change kept: what the checkpoints before this one hold is `upTo - oldest.upTo`.
+   */
+  readonly upTo: number;
 }
 
 export type Pending =
@@ -55,6 +62,8 @@ export interface UpperContext {
   /** The id the next checkpoint gets. */
   nextId: number;
   readonly keep: number;
+  /** The most bytes of replaced contents the kept checkpoints may hold (the oldest go first). */
+  readonly keepBytes: number;
   /** The labels given by `UpperState.label`, innermost last. */
   labels: CheckpointLabel[];
 }
@@ -79,6 +88,7 @@ export function createContext(root: string, store: UpperStore | undefined, tunin
     history: [],
     nextId: 1,
     keep: tuning.keepCheckpoints ?? KEEP_CHECKPOINTS,
+    keepBytes: tuning.keepCheckpointBytes ?? KEEP_CHECKPOINT_BYTES,
     labels: [],
   };
 }

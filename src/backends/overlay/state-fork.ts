@@ -7,7 +7,7 @@ import { compact, enqueue } from './state-save.js';
 
 /** A new context sharing `cx`'s layer and indexes, with `cx`'s layer as its fork base. */
 function forkContext(cx: UpperContext, store: UpperStore | undefined): UpperContext {
-  const child = createContext(cx.root, store, { compactRatio: cx.compactRatio, compactMinBytes: cx.compactMinBytes, keepCheckpoints: cx.keep });
+  const child = createContext(cx.root, store, { compactRatio: cx.compactRatio, compactMinBytes: cx.compactMinBytes, keepCheckpoints: cx.keep, keepCheckpointBytes: cx.keepBytes });
   adoptMaps(child.live, layerSnapshot(cx.live), cx.live);
   child.base = layerSnapshot(cx.live);
   // The fork starts with its parent's checkpoints (at most `keep` of them, shared as they are).

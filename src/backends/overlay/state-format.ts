@@ -49,6 +49,11 @@ export interface CheckpointStamp {
   readonly time: number;
   readonly owner?: string;
   readonly source?: string;
+  /**
+   * Journal records only: keeping this checkpoint dropped every one before `from` (their blobs
+   * may be gone), so reopening does not read them.
+   */
+  readonly from?: number;
 }
 
 /**

@@ -14,7 +14,7 @@ import type { Checkpoint, CheckpointLabel, UpperChange, UpperEntry, UpperSnapsho
  * checkpoints still hold them). When a checkpoint becomes the oldest kept, its `released` are
  * let go.
  */
-export type HistoryContext = Pick<UpperContext, 'history' | 'refs' | 'keep' | 'nextId'>;
+export type HistoryContext = Pick<UpperContext, 'history' | 'refs' | 'keep' | 'keepBytes' | 'nextId'>;
 
 /** The paths a change touches, sorted. */
 export function changePaths(change: UpperChange | JournalRecord): string[] {
@@ -40,22 +40,96 @@ export function stampOf(id: number, label: CheckpointLabel | undefined): Checkpo
 }
 
 export function checkpointOf(stamp: CheckpointStamp, paths: readonly string[]): Checkpoint {
-  return { ...stamp, paths };
+  const { from: _from, ...shown } = stamp;
+  return { ...shown, paths };
 }
 
 /**
  * Keeps a checkpoint and drops the oldest beyond `keep`. `released` are the blobs of the files
  * the change replaced; each blob whose count fell is added to `free` (to delete when unused).
  */
-export function keepCheckpoint(hx: HistoryContext, info: Checkpoint, layer: UpperSnapshot, released: readonly string[], free: Set<string>): void {
+export function keepCheckpoint(
+  hx: HistoryContext,
+  info: Checkpoint,
+  layer: UpperSnapshot,
+  released: readonly string[],
+  free: Set<string>,
+  replaced?: number,
+): void {
   let held = released;
-  if (hx.history.length === 0) {
+  const prev = hx.history.at(-1);
+  if (prev === undefined) {
     release(hx, held, free);
     held = [];
   }
-  hx.history.push({ info, layer, released: held });
+  const bytes = prev === undefined ? 0 : (replaced ?? replacedBytes(prev.layer, layer, info.paths));
+  hx.history.push({ info, layer, released: held, upTo: (prev?.upTo ?? 0) + bytes });
   hx.nextId = Math.max(hx.nextId, info.id + 1);
-  while (hx.history.length > hx.keep) {
+  trimHistory(hx, free);
+}
+
+/** The bytes of the contents only checkpoints before the newest hold (what later changes replaced). */
+export function heldBytes(history: readonly HeldCheckpoint[]): number {
+  return history.length < 2 ? 0 : history.at(-1)!.upTo - history[0]!.upTo;
+}
+
+/** The bytes of the files of `before` at `paths` that `after` no longer holds. */
+export function replacedBytes(before: UpperSnapshot, after: UpperSnapshot, paths: readonly string[]): number {
+  let n = 0;
+  for (const p of paths) {
+    const e = before.entries.get(p);
+    if (e?.kind === 'file' && after.entries.get(p) !== e) n += e.bytes.byteLength;
+  }
+  return n;
+}
+
+/**
+ * The bytes each change replaces (the files it drops or overwrites), and for each the oldest id
+ * kept after it when keeping its checkpoint drops older ones: `trimHistory`'s arithmetic, done
+ * before the changes are saved so that their records can say what they dropped.
+ */
+export function plannedTrims(hx: HistoryContext, live: UpperSnapshot, changes: readonly UpperChange[], firstId: number): { bytes: number[]; from: (number | undefined)[] } {
+  const hist = hx.history;
+  const added: number[] = [];
+  const upTo = (i: number) => (i < hist.length ? hist[i]!.upTo : added[i - hist.length]!);
+  const idAt = (i: number) => (i < hist.length ? hist[i]!.info.id : firstId + (i - hist.length));
+  const now = new Map<string, UpperEntry | undefined>();
+  const bytes: number[] = [];
+  const from: (number | undefined)[] = [];
+  let start = 0;
+  for (const change of changes) {
+    let n = 0;
+    for (const [key, e] of change.entries ?? []) {
+      const old = now.has(key) ? now.get(key) : live.entries.get(key);
+      if (old?.kind === 'file' && old !== e) n += old.bytes.byteLength;
+      now.set(key, e);
+    }
+    bytes.push(n);
+    if (!changesLayer(change)) {
+      from.push(undefined);
+      continue;
+    }
+    const len = hist.length + added.length;
+    added.push(len > start ? upTo(len - 1) + n : 0);
+    const before = start;
+    while (len + 1 - start > hx.keep || (len + 1 - start > 1 && upTo(len) - upTo(start) > hx.keepBytes)) start++;
+    from.push(start > before ? idAt(start) : undefined);
+  }
+  return { bytes, from };
+}
+
+/** Sets `upTo` along checkpoints built without it (read back from a document). */
+export function accumulate(history: readonly HeldCheckpoint[]): HeldCheckpoint[] {
+  let sum = 0;
+  return history.map((c, i) => {
+    sum += i === 0 ? 0 : replacedBytes(history[i - 1]!.layer, c.layer, c.info.paths);
+    return { ...c, upTo: sum };
+  });
+}
+
+/** Drops the oldest checkpoints while more than `keep` are kept, or they hold more than `keepBytes` (the newest stays). */
+export function trimHistory(hx: HistoryContext, free: Set<string>): void {
+  while (hx.history.length > hx.keep || (hx.history.length > 1 && heldBytes(hx.history) > hx.keepBytes)) {
     hx.history.shift();
     const oldest = hx.history[0];
     if (oldest === undefined || oldest.released.length === 0) continue;

@@ -41,7 +41,7 @@ export async function load(cx: UpperContext, store: UpperStore): Promise<void> {
       pinForkBase(fork, pinned);
       cx.base = forkBaseLoader(cx.root, store, fork);
     }
-    const built = await buildState(store, saved, cx.keep);
+    const built = await buildState(store, saved, { keep: cx.keep, keepBytes: cx.keepBytes });
     if ('missing' in built) {
       if (retry) continue;
       throw new FsError('FS_IO_ERROR', `overlay blob ${built.missing} named by the state in "${store.where}" is missing`);

@@ -60,10 +60,11 @@ function checkRecord(value: unknown, where: string): JournalRecord {
 }
 
 function isStamp(v: unknown): boolean {
-  const c = v as { id?: unknown; time?: unknown; owner?: unknown; source?: unknown } | null;
+  const c = v as { id?: unknown; time?: unknown; owner?: unknown; source?: unknown; from?: unknown } | null;
   return (
     typeof c === 'object' && c !== null && Number.isSafeInteger(c.id) && (c.id as number) > 0 && typeof c.time === 'number' &&
-    (c.owner === undefined || typeof c.owner === 'string') && (c.source === undefined || typeof c.source === 'string')
+    (c.owner === undefined || typeof c.owner === 'string') && (c.source === undefined || typeof c.source === 'string') &&
+    (c.from === undefined || Number.isSafeInteger(c.from))
   );
 }
 

@@ -4,7 +4,7 @@ import { PMap, PSet } from './pmap.js';
 import type { UpperStore } from './store.js';
 import type { HeldCheckpoint } from './state-context.js';
 import { blobId, rememberBlobId, type DocCheckpoint, type DocEntry, type JournalRecord } from './state-format.js';
-import { changePaths, checkpointOf, keepCheckpoint, release, type HistoryContext } from './state-history.js';
+import { accumulate, changePaths, checkpointOf, keepCheckpoint, release, trimHistory, type HistoryContext } from './state-history.js';
 import type { UpperEntry, UpperSnapshot } from './state-types.js';
 
 /** The saved state as read: the document's layer and checkpoints, and the journal records after it. */
@@ -38,22 +38,25 @@ class Missing extends Error {
  * forward through the journal. Only the blobs those layers hold are read. `missing` names a blob
  * the store lacks (a writer may have dropped it meanwhile).
  */
-export async function buildState(store: UpperStore, saved: SavedState, keep: number): Promise<BuiltState | { missing: string }> {
+export async function buildState(store: UpperStore, saved: SavedState, bounds: { keep: number; keepBytes: number }): Promise<BuiltState | { missing: string }> {
   try {
-    return await build(store, saved, keep);
+    return await build(store, saved, bounds);
   } catch (err) {
     if (err instanceof Missing) return { missing: err.blob };
     throw err;
   }
 }
 
-async function build(store: UpperStore, saved: SavedState, keep: number): Promise<BuiltState> {
+async function build(store: UpperStore, saved: SavedState, { keep, keepBytes }: { keep: number; keepBytes: number }): Promise<BuiltState> {
   const read = reader(store);
-  const hx: HistoryContext = { history: [], refs: new Map(), keep, nextId: saved.checkpoint + 1 };
+  const hx: HistoryContext = { history: [], refs: new Map(), keep, keepBytes, nextId: saved.checkpoint + 1 };
   for (const r of saved.records) if (r.cp) hx.nextId = Math.max(hx.nextId, r.cp.id + 1);
   const count = (id: string) => hx.refs.set(id, (hx.refs.get(id) ?? 0) + 1);
   const labeled = saved.records.flatMap((r, i) => (r.cp ? [i] : []));
-  const drop = Math.max(0, saved.history.length + labeled.length - keep);
+  // Checkpoints a record says were dropped (by bytes, or with a smaller count) stay dropped: their blobs may be gone.
+  const from = saved.records.reduce((n, r) => Math.max(n, r.cp?.from ?? 0), 0);
+  const gone = saved.history.filter((c) => c.id < from).length + labeled.filter((i) => saved.records[i]!.cp!.id < from).length;
+  const drop = Math.max(0, saved.history.length + labeled.length - keep, gone);
   let layer: UpperSnapshot;
   let records = saved.records;
   if (drop >= saved.history.length && records.length > 0) {
@@ -66,12 +69,12 @@ async function build(store: UpperStore, saved: SavedState, keep: number): Promis
     for (const rec of records.slice(0, cut + 1)) replayDocs(docs, dirs, opaque, rec);
     layer = await readLayer(docs, dirs, opaque, read, count);
     const first = records[cut]!;
-    if (first.cp) hx.history.push({ info: checkpointOf(first.cp, changePaths(first)), layer, released: [] });
+    if (first.cp) hx.history.push({ info: checkpointOf(first.cp, changePaths(first)), layer, released: [], upTo: 0 });
     records = records.slice(cut + 1);
   } else {
     layer = await readLayer(saved.docs, saved.dirs, saved.opaque, read, count);
     const kept = saved.history.slice(Math.min(saved.history.length, drop));
-    hx.history.push(...(await walkBack(layer, kept, read, count)));
+    hx.history.push(...accumulate(await walkBack(layer, kept, read, count)));
   }
   for (const c of hx.history) hx.nextId = Math.max(hx.nextId, c.info.id + 1);
   let pending: string[] = [];
@@ -87,6 +90,8 @@ async function build(store: UpperStore, saved: SavedState, keep: number): Promis
     pending = [];
   }
   if (hx.history.length === 0) release(hx, pending, new Set());
+  // Reopened with a smaller bound of bytes: the oldest go.
+  trimHistory(hx, new Set());
   return { layer, history: hx.history, refs: hx.refs, nextId: hx.nextId };
 }
 
@@ -122,7 +127,7 @@ async function walkBack(
     // The undo brings back what the change replaced: counted while this checkpoint is not the oldest.
     const brought = i > 0 ? undoBlobs(undo) : [];
     for (const id of brought) count(id);
-    back.push({ info: checkpointOf(stamp, paths), layer: at, released: brought });
+    back.push({ info: checkpointOf(stamp, paths), layer: at, released: brought, upTo: 0 });
     at = before;
   }
   return back.reverse();

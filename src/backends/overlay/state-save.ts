@@ -2,7 +2,7 @@ import { toFsError } from '../../seam/index.js';
 import type { UpperStore } from './store.js';
 import type { Pending, UpperContext } from './state-context.js';
 import { blobId, frame, journalHeader, journalRecord, serialize, type CheckpointStamp } from './state-format.js';
-import { changePaths, changesLayer, checkpointOf, docHistory, heldRefs, keepCheckpoint, stampOf, type HistoryContext } from './state-history.js';
+import { changePaths, changesLayer, checkpointOf, docHistory, heldRefs, keepCheckpoint, plannedTrims, stampOf, type HistoryContext } from './state-history.js';
 import { adoptMaps, applyTo, layerSnapshot, reindex } from './state-index.js';
 import { applyChange, expandReplace } from './state-apply.js';
 import type { UpperChange, UpperSnapshot } from './state-types.js';
@@ -53,10 +53,11 @@ async function save(cx: UpperContext, store: UpperStore, given: readonly UpperCh
   const sweep = changes.some((c) => c.sweep);
   const limit = Math.max(cx.compactRatio * cx.snapshotBytes, cx.compactMinBytes);
   if (sweep || cx.journalEnd === undefined || cx.journalEnd > limit) return compact(cx, store, changes, sweep);
-  const stamps = stampAll(cx.nextId, changes);
+  const planned = plannedTrims(cx, layerSnapshot(cx.live), changes, cx.nextId);
+  const stamps = stampAll(cx.nextId, changes, planned.from);
   const saveError = await appendRecords(cx, store, cx.journalEnd, changes, stamps);
   const touched = new Set(written);
-  changes.forEach((change, i) => applyChange(cx, change, stamps[i], touched));
+  changes.forEach((change, i) => applyChange(cx, change, stamps[i], touched, planned.bytes[i]));
   // Best effort: a blob left behind is only wasted space (discard sweeps it).
   for (const id of touched) {
     if ((cx.refs.get(id) ?? 0) > 0) continue;
@@ -68,9 +69,13 @@ async function save(cx: UpperContext, store: UpperStore, given: readonly UpperCh
 }
 
 /** The stamps of the checkpoints a group of changes records (none for a change that changes nothing). */
-function stampAll(first: number, changes: readonly UpperChange[]): (CheckpointStamp | undefined)[] {
+function stampAll(first: number, changes: readonly UpperChange[], from: readonly (number | undefined)[]): (CheckpointStamp | undefined)[] {
   let id = first;
-  return changes.map((c) => (changesLayer(c) ? stampOf(id++, c.label) : undefined));
+  return changes.map((c, i) => {
+    if (!changesLayer(c)) return undefined;
+    const stamp = stampOf(id++, c.label);
+    return from[i] === undefined ? stamp : { ...stamp, from: from[i] };
+  });
 }
 
 /** Writes the blobs the changes bring that the store lacks; returns their ids. */
@@ -129,7 +134,7 @@ async function appendRecords(
 /** Writes the whole new state as a new document generation, then starts its (empty) journal. */
 export async function compact(cx: UpperContext, store: UpperStore, changes: readonly UpperChange[], sweep: boolean): Promise<unknown> {
   // The checkpoints are staged, and kept only once the document is in place.
-  const hx: HistoryContext = { history: [...cx.history], refs: new Map(), keep: cx.keep, nextId: cx.nextId };
+  const hx: HistoryContext = { history: [...cx.history], refs: new Map(), keep: cx.keep, keepBytes: cx.keepBytes, nextId: cx.nextId };
   let next: UpperSnapshot = layerSnapshot(cx.live);
   for (const change of changes) {
     const before = next;

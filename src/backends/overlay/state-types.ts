@@ -94,4 +94,6 @@ export interface UpperTuning {
   readonly compactMinBytes?: number;
   /** How many checkpoints are kept (the oldest are dropped first); default 1,000. */
   readonly keepCheckpoints?: number;
+  /** The most bytes of replaced contents the kept checkpoints hold (the oldest are dropped first); default 256 MiB. */
+  readonly keepCheckpointBytes?: number;
 }
