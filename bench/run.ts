@@ -3,6 +3,7 @@ import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import { test } from 'vitest';
 import { checkRows, formatTable, machine, type BenchRow } from './lib.js';
+import { runHistoryBench } from './sections/history.js';
 import { runLargeFileBench } from './sections/large-files.js';
 import { runMountBench } from './sections/mount.js';
 import { runOverlayBench } from './sections/overlay.js';
@@ -22,6 +23,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'tool-stack', run: runToolStackBench },
   { name: 'patch', run: runPatchBench },
   { name: 'overlay', run: runOverlayBench },
+  { name: 'history', run: runHistoryBench },
   { name: 'versions', run: runVersionsBench },
   { name: 'scale', run: runScaleBench },
   { name: 'search', run: runSearchRows },
