@@ -91,7 +91,7 @@ export function describeHistoryKit(backing: StoreBacking, runs: (n: number) => n
           for (const c of kept) if (byId.has(c.id)) expect(c.paths).toEqual(byId.get(c.id)!.paths);
           const last = kept.at(-1);
           if (last !== undefined && seen.has(last.id)) expect(await viewOf(reopened)).toEqual(seen.get(last.id));
-          for (const c of kept.slice(-3)) if (seen.has(c.id)) expect(await viewAt(reopened, c.id)).toEqual(seen.get(c.id));
+          for (const c of kept) if (seen.has(c.id)) expect(await viewAt(reopened, c.id), `rewind to ${c.id}`).toEqual(seen.get(c.id));
           // It goes on numbering after what it kept.
           await reopened.writeText(await reopened.resolve('/after'), 'after');
           const again = await composeOverlay({ lower }, await place.open(), tuning);
