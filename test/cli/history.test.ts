@@ -80,4 +80,11 @@ describe('checkpoints, rewind and diff --from', () => {
       expect(r.stderr, argv.join(' ')).toMatch(message);
     }
   });
+
+  it('serve --rewind-tool applies to a sandbox only (usage error in direct mode)', async () => {
+    const p = await project(SAMPLE);
+    const direct = await run(['serve', '--root', p.root, '--mode', 'direct', '--rewind-tool']);
+    expect(direct.code).toBe(2);
+    expect(direct.stderr).toContain('--rewind-tool applies to --mode sandbox only');
+  });
 });
