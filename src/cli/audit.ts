@@ -59,14 +59,23 @@ export async function log(parsed: Parsed, io: Io): Promise<number> {
     return EXIT_OK;
   }
   if (records.length === 0) io.stdout.write('No tool calls recorded.\n');
-  for (const r of records) io.stdout.write(`${logLine(r)}\n`);
+  const widths = columnWidths(records);
+  for (const r of records) io.stdout.write(`${logLine(r, widths)}\n`);
   return EXIT_OK;
 }
 
-/** One record as a line: time, owner, tool, outcome, then each path with its versions before→after. */
-export function logLine(r: AuditRecord): string {
+type Widths = readonly [owner: number, tool: number, outcome: number];
+
+function columnWidths(records: readonly AuditRecord[]): Widths {
+  const widest = (f: (r: AuditRecord) => string) => Math.max(0, ...records.map((r) => f(r).length));
+  return [widest((r) => r.owner ?? '-'), widest((r) => r.tool), widest((r) => r.outcome)];
+}
+
+/** One record as a line: time, owner, tool, outcome (padded to `widths`), then each path with its versions before→after. */
+export function logLine(r: AuditRecord, widths: Widths = [0, 0, 0]): string {
   const paths = r.paths.map((p) => `${p.path} ${shortVersion(p.before)}→${shortVersion(p.after)}`).join(', ');
-  return [r.time, r.owner ?? '-', r.tool, r.outcome, paths].filter((s) => s !== '').join('  ');
+  const cells = [(r.owner ?? '-').padEnd(widths[0]), r.tool.padEnd(widths[1]), r.outcome.padEnd(widths[2])];
+  return [r.time, ...cells, paths].join('  ').trimEnd();
 }
 
 /** A version as the line shows it: 10 characters after its scheme (`sha256:`); `-` for absent, `?` for unknown. */
