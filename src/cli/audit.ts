@@ -14,7 +14,7 @@ import { display, rootRelative } from './review.js';
 import { sqliteTarget, type SqliteTarget } from './sqlite.js';
 import { resolveRoot, resolveStateDir } from './workspace.js';
 
-/** Where `serve` records: the sandbox's state directory, the directory's default one, or the database. */
+/** Where `serve` records: the sandbox's state directory, the database, or `--audit-file`; undefined for none. */
 export async function serveAuditLog(
   where: { pg?: PostgresTarget; file?: SqliteTarget; root: string; stateDir?: string; mode: 'sandbox' | 'direct' },
   parsed: Parsed,
@@ -29,9 +29,8 @@ export async function serveAuditLog(
   if (where.file !== undefined) return createSqliteAuditLog({ path: where.file.file, workspace: where.file.workspace, ...sandbox(where.file.sandbox) });
   const named = optionalString(parsed, 'audit-file');
   if (named !== undefined) return createJsonlAuditLog({ file: resolve(io.cwd, named) });
-  // Direct mode has no sandbox state; its log goes where the directory's sandbox state would be.
-  const stateDir = where.stateDir ?? (await resolveStateDir(where.root, undefined, io.env));
-  return createJsonlAuditLog({ file: join(stateDir, AUDIT_FILE) });
+  // A directory served directly has no state beside it: its calls are recorded only to a file the user names.
+  return where.stateDir === undefined ? undefined : createJsonlAuditLog({ file: join(where.stateDir, AUDIT_FILE) });
 }
 
 /** log: the recorded tool calls, oldest first (one line each, or --json). */

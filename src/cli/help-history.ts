@@ -48,8 +48,9 @@ recorded: the arguments keep their size and SHA-256 digest instead.
 Options:
   --root DIR    the directory the calls worked on (required)
 ${state}
-                (the log is the file audit.jsonl there; "serve --mode direct" uses the same place)
-  --audit-file FILE  read this JSON-lines log instead (as written by "serve --audit-file")
+                (the log is the file audit.jsonl there)
+  --audit-file FILE  read this JSON-lines log instead (as "serve --audit-file" writes it; how
+                "serve --mode direct" over DIR records)
 ${postgres}
                 (without --sandbox, the calls of every sandbox of the workspace and of direct serving)
   --path P      only calls that named P or a path below it

@@ -97,7 +97,8 @@ ${POSTGRES_HELP}
                 the largest MCP message accepted, in bytes (default 67108864, 64 MiB); a larger
                 request is answered with an error (FS_TOO_LARGE) and the server goes on
   --no-audit    do not record tool calls (by default each is appended to the audit log next to
-                the data: STATE/audit.jsonl, or the database's dsh_fs_audit table; see "dsh-fs log")
+                the data: STATE/audit.jsonl, or the database's dsh_fs_audit table; see "dsh-fs log";
+                --mode direct over DIR records only with --audit-file)
   --audit-file FILE  record them to this JSON-lines file instead
   -h, --help    show this help
 

@@ -188,7 +188,7 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
           : `; sandbox state in ${stateDir}`
     }; ` +
       `move and delete ${moveDelete ? 'on' : 'off, --allow-delete serves them'}` +
-      `${extra.length > 0 ? `; also ${extra.join(', ')}` : ''}; audit log ${audit === undefined ? 'off' : 'on'})`,
+      `${extra.length > 0 ? `; also ${extra.join(', ')}` : ''}; audit log ${audit !== undefined ? 'on' : parsed.values['no-audit'] === true ? 'off' : 'off, --audit-file FILE records it'})`,
   );
   const why = await stopped;
   // Let calls that started finish, so a mutation is never cut between the write and its record.

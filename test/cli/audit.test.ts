@@ -113,6 +113,18 @@ describe('dsh-fs serve and the audit log', () => {
       await quiet.close();
     }
     expect((await run(['log', '--root', q.root, '--state', q.state])).stdout).toBe('No tool calls recorded.\n');
+
+    // Direct mode over a directory: recorded only to a file the user names.
+    const d = await project({ 'a.txt': 'a\n' });
+    const file = join(d.base, 'calls.jsonl');
+    const direct = await serve(['--root', d.root, '--mode', 'direct', '--audit-file', file]);
+    try {
+      await direct.call('read', { file_path: 'a.txt' });
+    } finally {
+      await direct.close();
+    }
+    const lines = (await run(['log', '--root', d.root, '--audit-file', file])).stdout.trimEnd().split('\n');
+    expect(lines).toEqual([expect.stringMatching(/ mcp-session-\S+ {2}read {2}ok {2}a\.txt (\w{10})→\1$/)]);
   });
 });
 
