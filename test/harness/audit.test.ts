@@ -170,3 +170,37 @@ describe('the JSON-lines log', () => {
     expect(await createJsonlAuditLog({ file }).query()).toEqual([good, good]);
   });
 });
+
+describe('ToolRegistry.around', () => {
+  it('wraps every call, the first hook outermost, sees the arguments as given, and can be removed', async () => {
+    const fs = createMemoryFs({ cwd: '/w' });
+    const ctx = createHarness({ fs, plugins: [fsTools()] });
+    const seen: string[] = [];
+    const removeA = ctx.tools.around(async (info, next) => {
+      seen.push(`a>${info.name}:${String(info.owner)}:${info.cwd}`);
+      const r = await next();
+      seen.push(`a<${r.isError ? r.error.code : 'ok'}`);
+      return r;
+    });
+    ctx.tools.around(async (info, next) => {
+      seen.push(`b>${JSON.stringify(info.args)}`);
+      return next();
+    });
+    await ctx.tools.execute('read', { file_path: 'x' }, { owner: 'o', cwd: 'sub' });
+    expect(seen).toEqual(['a>read:o:/w/sub', 'b>{"file_path":"x"}', 'a<FS_NOT_FOUND']);
+    removeA();
+    seen.length = 0;
+    await ctx.tools.execute('nope', {}, { owner: 'o' });
+    expect(seen).toEqual(['b>{}']);
+  });
+
+  it('turns a hook that throws into an isError result', async () => {
+    const ctx = createHarness({ fs: createMemoryFs(), plugins: [fsTools()] });
+    ctx.tools.around(async () => {
+      throw new Error('hook broke');
+    });
+    const r = await ctx.tools.execute('read', { file_path: '/x' }, { owner: 'o' });
+    expect(r.isError).toBe(true);
+    expect(() => ctx.tools.around('no' as never)).toThrow(/function/);
+  });
+});
