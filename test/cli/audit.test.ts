@@ -128,6 +128,28 @@ describe('dsh-fs serve and the audit log', () => {
   });
 });
 
+describe('dsh-fs serve --sqlite and the audit log', () => {
+  beforeAll(ensureBuilt, 600_000);
+
+  it('records to the file\'s dsh_fs_audit table, per sandbox; log reads one sandbox or all', { timeout: 120_000 }, async () => {
+    const file = join(await tempDir(), 'ws.db');
+    const args = ['--sqlite', file, '--workspace', 'w'];
+    for (const [extra, path] of [[['--sandbox', 's1'], '/a.txt'], [['--mode', 'direct'], '/b.txt']] as const) {
+      const served = await serve([...args, ...extra]);
+      try {
+        await served.call('write', { file_path: path, content: 'x\n' });
+      } finally {
+        await served.close();
+      }
+    }
+    const records = async (...extra: string[]) =>
+      (JSON.parse((await run(['log', ...args, ...extra, '--json'])).stdout) as { records: AuditRecord[] }).records.map((r) => r.paths[0]!.path);
+    expect(await records('--sandbox', 's1')).toEqual(['a.txt']);
+    expect(await records()).toEqual(['a.txt', 'b.txt']);
+    expect(await records('--path', '/b.txt')).toEqual(['b.txt']);
+  });
+});
+
 /** The fenced block of `section` in docs/history.md that follows the line matching `after`. */
 function blockAfter(doc: string, section: string, after: RegExp): string {
   const body = doc.slice(doc.indexOf(`## ${section}`));
