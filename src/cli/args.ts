@@ -34,13 +34,14 @@ const SANDBOX = ['root', 'state', 'postgres', 'sqlite', 'workspace', 'sandbox'];
 const TRANSFER = options(['root', 'postgres', 'workspace'], ['overwrite', 'json']);
 
 const OPTIONS: Record<Command, Options> = {
-  serve: options([...SANDBOX, 'mode', 'tools', 'max-request-bytes'], ['allow-delete', 'rewind-tool']),
+  serve: options([...SANDBOX, 'mode', 'tools', 'max-request-bytes', 'audit-file'], ['allow-delete', 'no-audit', 'rewind-tool']),
   status: options(SANDBOX, ['against-parent', 'json']),
   diff: options([...SANDBOX, 'color', 'from', 'to'], ['against-parent', 'json']),
   commit: options(SANDBOX, ['force', 'json']),
   discard: options(SANDBOX, ['json']),
   checkpoints: options(SANDBOX, ['json']),
   rewind: options([...SANDBOX, 'to'], ['json']),
+  log: options([...SANDBOX, 'audit-file', 'path', 'owner', 'tool', 'since', 'until', 'limit'], ['json']),
   fork: options(['root', 'state', 'into'], ['json']),
   mount: options([...SANDBOX, 'mode', 'cache'], ['read-only']),
   run: options([...SANDBOX, 'mode', 'fork', 'cache'], ['read-only', 'jail', 'no-network']),
@@ -57,6 +58,7 @@ const TAKES_PATHS: Record<Command, boolean> = {
   discard: true,
   checkpoints: false,
   rewind: true,
+  log: false,
   fork: false,
   // The mountpoint; the command to run.
   mount: true,

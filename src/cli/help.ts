@@ -33,12 +33,13 @@ Usage:
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs checkpoints --root DIR [--state DIR] [--json]
   dsh-fs rewind  --root DIR [--state DIR] --to ID [--json] [PATH...]
+  dsh-fs log     --root DIR [--state DIR] [--path P] [--owner O] [--tool T] [--since TIME] [--json]
   dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
   dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] MOUNTPOINT
   dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
-  dsh-fs serve|status|diff|commit|discard|checkpoints|rewind|mount|run --postgres URL --workspace NAME [--sandbox NAME] [...]
-  dsh-fs serve|status|diff|commit|discard|checkpoints|rewind|mount|run --sqlite FILE [--workspace NAME] [--sandbox NAME] [...]
+  dsh-fs serve|status|diff|commit|discard|checkpoints|rewind|log|mount|run --postgres URL --workspace NAME [--sandbox NAME] [...]
+  dsh-fs serve|status|diff|commit|discard|checkpoints|rewind|log|mount|run --sqlite FILE [--workspace NAME] [--sandbox NAME] [...]
   dsh-fs import  --root DIR --postgres URL --workspace NAME [--overwrite] [--json]
   dsh-fs export  --postgres URL --workspace NAME --root DIR [--overwrite] [--json]
 
@@ -51,6 +52,7 @@ Commands:
   discard   drop the sandbox's changes
   checkpoints  list the sandbox's checkpoints (one per change)
   rewind    make the sandbox what it was at a checkpoint
+  log       list the tool calls served: who changed what, when, with what outcome
   fork      fork the sandbox into a new state directory (shared, not copied) that another serve can use
   mount     serve the sandbox (or DIR) through FUSE at a mountpoint, so any program can use it
   run       run a command in the sandbox, mounted at a temporary directory, then unmount
@@ -96,6 +98,10 @@ ${POSTGRES_HELP}
   --max-request-bytes N
                 the largest MCP message accepted, in bytes (default 67108864, 64 MiB); a larger
                 request is answered with an error (FS_TOO_LARGE) and the server goes on
+  --no-audit    do not record tool calls (by default each is appended to the audit log next to
+                the data: STATE/audit.jsonl, or the database's dsh_fs_audit table; see "dsh-fs log";
+                --mode direct over DIR records only with --audit-file)
+  --audit-file FILE  record them to this JSON-lines file instead
   -h, --help    show this help
 
 Each MCP session is one agent session for the policy. In sandbox mode the server lists the

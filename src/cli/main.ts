@@ -22,6 +22,8 @@ import { mountCommand, runCommand } from './mount.js';
 import type { Io } from './io.js';
 import { commit, diff, discard, fork, status } from './review.js';
 import { checkpoints, rewind } from './history.js';
+import { log as auditLogCommand, serveAuditLog } from './audit.js';
+import { auditPlugin } from '../harness/audit.js';
 import type { TransportEnd } from './stdio-transport.js';
 import { importPeer } from '../peers.js';
 import { fsTools, moveDeleteTools, patchTools, searchTools, textEditorTool } from '../tools/index.js';
@@ -75,6 +77,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await checkpoints(parsed, io);
       case 'rewind':
         return await rewind(parsed, io);
+      case 'log':
+        return await auditLogCommand(parsed, io);
       case 'fork':
         return await fork(parsed, io);
       case 'mount':
@@ -155,7 +159,10 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
         ? await openSqliteWorkspace(fileTarget, mode)
         : await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
   const version = packageVersion();
+  const audit = await serveAuditLog({ ...(pgTarget ? { pg: pgTarget } : {}), ...(fileTarget ? { file: fileTarget } : {}), root, ...(stateDir ? { stateDir } : {}), mode }, parsed, io);
+  const auditing = audit === undefined ? [] : [auditPlugin({ log: audit, onError: (err, info) => log(`the audit log could not record a ${info.tool} call: ${String(err)}`) })];
   const tools = () => [
+    ...auditing,
     fsTools(),
     searchTools(),
     ...(moveDelete ? [moveDeleteTools()] : []),
@@ -183,7 +190,7 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
           : `; sandbox state in ${stateDir}`
     }; ` +
       `move and delete ${moveDelete ? 'on' : 'off, --allow-delete serves them'}` +
-      `${extra.length > 0 ? `; also ${extra.join(', ')}` : ''})`,
+      `${extra.length > 0 ? `; also ${extra.join(', ')}` : ''}; audit log ${audit !== undefined ? 'on' : parsed.values['no-audit'] === true ? 'off' : 'off, --audit-file FILE records it'})`,
   );
   const why = await stopped;
   // Let calls that started finish, so a mutation is never cut between the write and its record.

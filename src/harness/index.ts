@@ -25,6 +25,8 @@ export {
   type JsonSchema,
   type Tool,
   type ToolCall,
+  type ToolCallHook,
+  type ToolCallInfo,
   type ToolErrorInfo,
   type ToolExec,
   type ToolListing,
@@ -38,3 +40,16 @@ export {
   type ToolValueOf,
   type ToolValues,
 } from './tools.js';
+export { auditPlugin, type AuditErrorHandler, type AuditPluginOptions } from './audit.js';
+export { CONTENT_ARGS, MAX_KEPT_ARG_BYTES, PATH_ARGS, digestOf, ownerId, pathsNamed, redactArgs, type ContentDigest } from './audit-args.js';
+export {
+  auditMatcher,
+  createMemoryAuditLog,
+  parseAuditRecord,
+  selectAudit,
+  type AuditLog,
+  type AuditPath,
+  type AuditQuery,
+  type AuditRecord,
+} from './audit-log.js';
+export { AUDIT_FILE, createJsonlAuditLog, type JsonlAuditLogOptions } from './audit-jsonl.js';

@@ -101,7 +101,27 @@ export interface ToolListing {
   readonly hints?: ToolHints;
 }
 
+/** What a call hook sees of a call, before it runs: the arguments exactly as given. */
+export interface ToolCallInfo {
+  readonly name: string;
+  readonly args: unknown;
+  /** `exec.owner` as given (a call with an invalid owner still reaches hooks, and then fails). */
+  readonly owner: Owner | undefined;
+  /** The directory relative paths of this call resolve against. */
+  readonly cwd: string;
+  readonly fs: FileSystem;
+}
+
+/**
+ * Runs around every `execute`: calls `next()` once and returns its result. `next` never rejects.
+ * A hook that throws turns the call into an `isError` result, so hooks that must not affect the
+ * call (an audit log) catch their own failures.
+ */
+export type ToolCallHook = (info: ToolCallInfo, next: () => Promise<ToolResult>) => Promise<ToolResult>;
+
 export interface ToolRegistry {
+  /** Installs a hook around every call (the first installed is the outermost). Returns a function that removes it. */
+  around(hook: ToolCallHook): () => void;
   /** Adds a tool; a second tool with the same name is refused. Returns a function that removes it. */
   register(tool: Tool): () => void;
   has(name: string): boolean;
@@ -119,6 +139,7 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export function createToolRegistry(context: { readonly fs: FileSystem; readonly events: FsEventGate; readonly cwd: string }): ToolRegistry {
   const tools = new Map<string, Tool>();
+  const hooks: ToolCallHook[] = [];
 
   async function run(name: string, args: unknown, exec: ToolExec): Promise<ToolResult> {
     const tool = tools.get(name);
@@ -140,6 +161,15 @@ export function createToolRegistry(context: { readonly fs: FileSystem; readonly 
   }
 
   return {
+    around(hook) {
+      if (typeof hook !== 'function') throw new FsError('FS_INVALID_ARGUMENT', 'a call hook must be a function');
+      const entry: ToolCallHook = (info, next) => hook(info, next);
+      hooks.push(entry);
+      return () => {
+        const i = hooks.indexOf(entry);
+        if (i !== -1) hooks.splice(i, 1);
+      };
+    },
     register(tool) {
       if (typeof tool !== 'object' || tool === null || typeof tool.name !== 'string' || !TOOL_NAME.test(tool.name)) {
         throw new FsError('FS_INVALID_ARGUMENT', 'a tool needs a name of 1–64 letters, digits, "_" or "-"');
@@ -157,8 +187,13 @@ export function createToolRegistry(context: { readonly fs: FileSystem; readonly 
     get: (name) => tools.get(name),
     list: () => [...tools.values()].map(toolListing),
     async execute<Name extends string>(name: Name, args: unknown, exec: ToolExec): Promise<ToolResult<ToolValueOf<Name>>> {
+      const call = () => run(name, args, exec).catch((err: unknown) => errorResult(err, `${String(name)} failed`));
+      if (hooks.length === 0) return (await call()) as ToolResult<ToolValueOf<Name>>;
+      const info = callInfo(name, args, exec, context);
+      // The innermost hook wraps the call; a snapshot, so a hook removed meanwhile still completes.
+      const chain = [...hooks].reduceRight<() => Promise<ToolResult>>((next, hook) => () => hook(info, next), call);
       try {
-        return (await run(name, args, exec)) as ToolResult<ToolValueOf<Name>>;
+        return (await chain()) as ToolResult<ToolValueOf<Name>>;
       } catch (err) {
         return errorResult(err, `${String(name)} failed`);
       }
@@ -267,6 +302,17 @@ export function clipMiddle(text: string, max: number): string {
 /** A path as success texts quote it: the caller's own spelling, clipped like error messages. */
 export function shownPath(path: string): string {
   return clipMiddle(path, MAX_ERROR_MESSAGE_CHARS);
+}
+
+function callInfo(name: string, args: unknown, exec: ToolExec, context: { fs: FileSystem; cwd: string }): ToolCallInfo {
+  const given = typeof exec === 'object' && exec !== null ? exec : undefined;
+  let cwd = context.cwd;
+  try {
+    if (typeof given?.cwd === 'string') cwd = canonicalPath(given.cwd, context.cwd);
+  } catch {
+    // The call itself reports the bad cwd.
+  }
+  return { name, args, owner: given?.owner, cwd, fs: context.fs };
 }
 
 function toCall(exec: ToolExec, context: { fs: FileSystem; events: FsEventGate; cwd: string }): ToolCall {

@@ -13,6 +13,26 @@ describe.runIf(SERVER !== undefined)('dsh-fs over PostgreSQL (DSH_FS_TEST_PG)', 
   afterAll(removeTemps);
   const pgArgs = (workspace: string) => ['--postgres', SERVER!, '--workspace', workspace];
 
+  it('serve records every tool call to dsh_fs_audit; log reads it back', async () => {
+    const workspace = `cli-audit-${randomUUID()}`;
+    const served = await serve([...pgArgs(workspace)]);
+    try {
+      await served.call('write', { file_path: '/a.txt', content: 'a\n' });
+      await served.call('edit', { file_path: '/a.txt', old_string: 'zzz', new_string: 'b' });
+    } finally {
+      await served.close();
+    }
+    const r = await runCli(['log', ...pgArgs(workspace), '--json']);
+    expect(r.code).toBe(EXIT_OK);
+    const records = (JSON.parse(r.stdout) as { records: { tool: string; outcome: string; paths: { path: string }[] }[] }).records;
+    expect(records.map((x) => [x.tool, x.outcome, x.paths.map((p) => p.path)])).toEqual([
+      ['write', 'ok', ['a.txt']],
+      ['edit', 'FS_EDIT_NOT_FOUND', ['a.txt']],
+    ]);
+    const text = await runCli(['log', ...pgArgs(workspace), '--sandbox', workspace, '--tool', 'edit']);
+    expect(text.stdout).toMatch(/^\S+Z {2}mcp-session-\S+ {2}edit {2}FS_EDIT_NOT_FOUND {2}a\.txt ([\w-]{10})→\1\n$/);
+  });
+
   it('import, a sandboxed serve, review from another process (status, diff, commit, discard), export', async () => {
     const workspace = `cli-${randomUUID()}`;
     const src = await tempDir();

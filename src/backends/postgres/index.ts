@@ -29,3 +29,4 @@ export function createPostgresFs(options: PostgresFsOptions): PostgresFileSystem
   return Object.assign(fs, { root: provider.root, provider });
 }
 export { exportTree, importTree, type TransferOptions, type TransferReport } from './transfer.js';
+export { createPostgresAuditLog, type PostgresAuditLogOptions } from './audit.js';

@@ -6,13 +6,14 @@
 import { FsError } from '../../seam/index.js';
 import { sqlState, type Db } from './client.js';
 
-/** 1: entries. 2: adds the tables of overlay uppers kept in the database (sandboxes). 3: a file's executable bit. */
-export const SCHEMA_VERSION = 3;
+/** 1: entries. 2: adds the tables of overlay uppers kept in the database (sandboxes). 3: a file's executable bit. 4: the audit log. */
+export const SCHEMA_VERSION = 4;
 export const ENTRIES = 'dsh_fs_entries';
 export const META = 'dsh_fs_meta';
 export const SANDBOXES = 'dsh_fs_sandboxes';
 export const SANDBOX_BLOBS = 'dsh_fs_sandbox_blobs';
 export const SANDBOX_JOURNAL = 'dsh_fs_sandbox_journal';
+export const AUDIT = 'dsh_fs_audit';
 /** Any constant: the advisory lock every dsh-fs process takes while creating or migrating the schema. */
 const SCHEMA_LOCK = 0x64736866; // 'dshf'
 
@@ -76,8 +77,28 @@ const CREATE_V2 = [
 /** The executable bit of a file (X1); existing rows are not executable. */
 const CREATE_V3 = [`ALTER TABLE ${ENTRIES} ADD COLUMN executable boolean NOT NULL DEFAULT false`];
 
+/**
+ * The audit log: one row per tool call, keyed by workspace and sandbox ('' when the workspace is
+ * served directly), in the order appended (seq). The record is the JSON text as written; the
+ * columns repeat what queries select by.
+ */
+const CREATE_V4 = [
+  `CREATE TABLE ${AUDIT} (
+    workspace text NOT NULL,
+    sandbox   text NOT NULL DEFAULT '',
+    seq       bigserial,
+    time      text NOT NULL,
+    owner     text,
+    tool      text NOT NULL,
+    outcome   text NOT NULL,
+    record    text NOT NULL,
+    PRIMARY KEY (workspace, sandbox, seq)
+  )`,
+  `CREATE INDEX ${AUDIT}_time ON ${AUDIT} (workspace, sandbox, time)`,
+];
+
 /** What takes a database from each version to the next. */
-const MIGRATIONS: Record<number, readonly string[]> = { 1: CREATE_V2, 2: CREATE_V3 };
+const MIGRATIONS: Record<number, readonly string[]> = { 1: CREATE_V2, 2: CREATE_V3, 3: CREATE_V4 };
 
 /** Creates or checks the schema; safe to call from many processes at once. */
 export async function ensureSchema(db: Db): Promise<void> {

@@ -45,3 +45,4 @@ export function createSqliteFs(options: SqliteFsOptions): SqliteFileSystem {
   });
   return Object.assign(fs, { workspace, file: db.file, close: () => db.close() });
 }
+export { createSqliteAuditLog, type SqliteAuditLogOptions } from './audit.js';

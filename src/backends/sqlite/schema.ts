@@ -8,8 +8,12 @@ export const ENTRIES = 'dsh_fs_entries';
 export const SANDBOXES = 'dsh_fs_sandboxes';
 export const SANDBOX_BLOBS = 'dsh_fs_sandbox_blobs';
 export const SANDBOX_JOURNAL = 'dsh_fs_sandbox_journal';
+export const AUDIT = 'dsh_fs_audit';
 
 /**
+ * The audit log (a table added without a version change: older readers never look at it) has one
+ * row per tool call, keyed by workspace and sandbox ('' when served directly), in order of `seq`.
+ *
  * One row per entry of a workspace. `parent` and `name` split the key once, when it is written,
  * so a listing is one range of an index; the root `/` has the parent ''.
  */
@@ -49,6 +53,17 @@ CREATE TABLE IF NOT EXISTS ${SANDBOX_JOURNAL} (
   bytes BLOB NOT NULL,
   PRIMARY KEY (sandbox, pos)
 );
+CREATE TABLE IF NOT EXISTS ${AUDIT} (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  workspace TEXT NOT NULL,
+  sandbox TEXT NOT NULL DEFAULT '',
+  time TEXT NOT NULL,
+  owner TEXT,
+  tool TEXT NOT NULL,
+  outcome TEXT NOT NULL,
+  record TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${AUDIT}_key ON ${AUDIT} (workspace, sandbox, seq);
 `;
 
 /** Throws when the file was made by a newer dsh-fs (or is not a dsh-fs file at all). */
