@@ -58,7 +58,8 @@ export async function runOp(fs: FileSystem, op: FeedOp): Promise<Omit<FsChangeEv
       case 'rename': {
         const [from, to] = [await at(op.from), await at(op.to)];
         await fs.rename(await t(from), await t(to));
-        return { kind: 'rename', path: to, from };
+        // A move onto itself changes nothing.
+        return from === to ? undefined : { kind: 'rename', path: to, from };
       }
       case 'chmod': {
         const key = await follow(op.path);
