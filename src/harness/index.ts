@@ -38,3 +38,4 @@ export {
   type ToolValueOf,
   type ToolValues,
 } from './tools.js';
+export type { ToolNoteSource } from './notes.js';

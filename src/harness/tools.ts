@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { FsError, canonicalPath, toFsError, type FileSystem, type FsErrorCode } from '../seam/index.js';
 import type { FsEventGate, Owner } from './events.js';
+import { withNotes, type ToolNoteSource } from './notes.js';
 
 /** What the caller of a tool passes besides the arguments. */
 export interface ToolExec {
@@ -113,12 +114,15 @@ export interface ToolRegistry {
    * an optional argument counts as leaving it out (OpenAI's strict mode sends it).
    */
   execute<Name extends string>(name: Name, args: unknown, exec: ToolExec): Promise<ToolResult<ToolValueOf<Name>>>;
+  /** Appends what `source` says for the owner to the text of every later result; returns a function that removes it. */
+  addNote(source: ToolNoteSource): () => void;
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 
 export function createToolRegistry(context: { readonly fs: FileSystem; readonly events: FsEventGate; readonly cwd: string }): ToolRegistry {
   const tools = new Map<string, Tool>();
+  const notes = new Set<ToolNoteSource>();
 
   async function run(name: string, args: unknown, exec: ToolExec): Promise<ToolResult> {
     const tool = tools.get(name);
@@ -157,11 +161,22 @@ export function createToolRegistry(context: { readonly fs: FileSystem; readonly 
     get: (name) => tools.get(name),
     list: () => [...tools.values()].map(toolListing),
     async execute<Name extends string>(name: Name, args: unknown, exec: ToolExec): Promise<ToolResult<ToolValueOf<Name>>> {
+      let result: ToolResult;
       try {
-        return (await run(name, args, exec)) as ToolResult<ToolValueOf<Name>>;
+        result = await run(name, args, exec);
       } catch (err) {
-        return errorResult(err, `${String(name)} failed`);
+        result = errorResult(err, `${String(name)} failed`);
       }
+      if (notes.size === 0) return result as ToolResult<ToolValueOf<Name>>;
+      return { ...result, text: withNotes(result.text, (exec as Partial<ToolExec> | undefined)?.owner, notes) } as ToolResult<ToolValueOf<Name>>;
+    },
+    addNote(source) {
+      if (typeof source !== 'function') throw new FsError('FS_INVALID_ARGUMENT', 'a note source must be a function');
+      const entry: ToolNoteSource = (owner) => source(owner);
+      notes.add(entry);
+      return () => {
+        notes.delete(entry);
+      };
     },
   };
 }

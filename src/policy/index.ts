@@ -1,4 +1,5 @@
-import { FsError, FsTargetKey, FsVersion, type FsObservation, type FsTarget, type FsWriteIntent } from '../seam/index.js';
+import { FsError, FsTargetKey, FsVersion, type FsChangeEvent, type FsObservation, type FsTarget, type FsWatchOptions, type FsWriteIntent } from '../seam/index.js';
+import { ChangeNotes } from './feed.js';
 import type { EditGuard, HarnessContext, HarnessPluginObject, Owner, RenameGuard } from '../harness/index.js';
 
 /** JSON form of the policy's state, for `restore` in a resumed session. */
@@ -18,6 +19,12 @@ export interface ObservationPolicyOptions {
    * are their own id. Without this option object owners are kept by identity and not exported.
    */
   readonly ownerId?: (owner: object) => string | undefined;
+  /**
+   * Subscribe to `ctx.fs.watch` (with these options, when an object) when applied: an owner is
+   * then told, in its next tool result, that a file it observed was changed by another writer
+   * (see docs/feed.md). FS_UNSUPPORTED when the filesystem cannot watch. Default false.
+   */
+  readonly watch?: boolean | Omit<FsWatchOptions, 'bufferSize'>;
 }
 
 export interface ObservationPolicy extends HarnessPluginObject {
@@ -46,6 +53,18 @@ export interface ObservationPolicy extends HarnessPluginObject {
   exportState(owner?: Owner): ObservationState;
   /** Loads exported state; each owner in it replaces that owner's observations. Others are kept. */
   restore(state: unknown): void;
+  /**
+   * Reads a change feed (e.g. `fs.watch()`) until it ends or the returned function is called: the
+   * changes it tells of become notes in the owners' next tool results (see `note`).
+   */
+  subscribe(feed: AsyncIterable<FsChangeEvent>): () => void;
+  /**
+   * The note for `owner`'s next tool result, once: the files it observed whose latest change it
+   * did not make (a later read of the same version clears it). Undefined when there is none.
+   */
+  note(owner: Owner): string | undefined;
+  /** Stops every subscription (those made by `watch` too). */
+  close(): void;
 }
 
 type Ledger = Map<string, FsObservation>;
@@ -59,6 +78,8 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
   const byId = new Map<string, Ledger>();
   const byIdentity = new WeakMap<object, Ledger>();
   const ownerId = options.ownerId;
+  const changes = new ChangeNotes();
+  const subscriptions = new Set<() => void>();
 
   const idOf = (owner: Owner): string | undefined => {
     if (typeof owner === 'string') return owner;
@@ -103,6 +124,12 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
         throw err;
       }
       ctx.events.on('fs/observed', (target, observation, owner) => policy.record(target, observation, owner));
+      ctx.tools.addNote((owner) => policy.note(owner));
+      const watch = options.watch;
+      if (watch !== undefined && watch !== false) {
+        if (typeof ctx.fs.watch !== 'function') throw new FsError('FS_UNSUPPORTED', 'observation-policy: this filesystem cannot watch for changes (no fs.watch)');
+        policy.subscribe(ctx.fs.watch(watch === true ? {} : watch));
+      }
     },
 
     observation(owner, target) {
@@ -157,7 +184,41 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
       if (!isOwner(owner)) return;
       const entry: FsObservation =
         observation.kind === 'present' ? { kind: 'present', version: observation.version } : { kind: 'absent' };
-      ledger(owner, true).set(target.targetKey, entry);
+      const l = ledger(owner, true);
+      changes.touch(l);
+      l.set(target.targetKey, entry);
+    },
+
+    subscribe(feed) {
+      const iterator = feed[Symbol.asyncIterator]();
+      let stopped = false;
+      const stop = () => {
+        if (stopped) return;
+        stopped = true;
+        subscriptions.delete(stop);
+        void Promise.resolve(iterator.return?.()).catch(() => {});
+      };
+      subscriptions.add(stop);
+      void (async () => {
+        try {
+          for (let r = await iterator.next(); !r.done && !stopped; r = await iterator.next()) changes.push(r.value);
+        } catch {
+          // A feed that failed may have lost changes: say so once.
+          changes.push({ kind: 'overflow', path: '/' });
+        } finally {
+          subscriptions.delete(stop);
+        }
+      })();
+      return stop;
+    },
+
+    note(owner) {
+      if (!isOwner(owner)) return undefined;
+      return changes.take(ledger(owner, false), idOf(owner));
+    },
+
+    close() {
+      for (const stop of [...subscriptions]) stop();
     },
 
     forget(owner, target) {

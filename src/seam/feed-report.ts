@@ -91,7 +91,12 @@ export function reportChanges<P extends FsProvider>(provider: P, hub: ChangeHub,
   };
   provider.rename = async (from, to, options) => {
     await rename.call(provider, from, to, options);
-    emit({ kind: 'rename', path: key(to), from: key(from) });
+    if (!hub.watched) return;
+    // Still under the seam's locks: the version of what now reads at `to`, so a watcher can tell
+    // its own move from another's.
+    const info = await provider.stat(to, {}).catch(() => undefined);
+    const version = info?.type === 'file' ? info.version : undefined;
+    emit({ kind: 'rename', path: key(to), from: key(from), ...(version === undefined ? {} : { version }) });
   };
   if (setExecutable) {
     provider.setExecutable = async (target, executable, options) => {

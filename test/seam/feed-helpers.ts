@@ -59,7 +59,9 @@ export async function runOp(fs: FileSystem, op: FeedOp): Promise<Omit<FsChangeEv
         const [from, to] = [await at(op.from), await at(op.to)];
         await fs.rename(await t(from), await t(to));
         // A move onto itself changes nothing.
-        return from === to ? undefined : { kind: 'rename', path: to, from };
+        if (from === to) return undefined;
+        const info = await fs.stat(await t(to));
+        return { kind: 'rename', path: to, from, ...(info?.type === 'file' ? { version: info.version } : {}) };
       }
       case 'chmod': {
         const key = await follow(op.path);
