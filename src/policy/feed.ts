@@ -22,6 +22,36 @@ export class ChangeNotes {
   readonly #log: Logged[] = [];
   /** The last change each ledger was told about (or first observed after). */
   readonly #told = new WeakMap<Ledger, number>();
+  readonly #subscriptions = new Set<() => void>();
+
+  /** Reads `feed` until it ends or the returned function is called. */
+  subscribe(feed: AsyncIterable<FsChangeEvent>): () => void {
+    const iterator = feed[Symbol.asyncIterator]();
+    let stopped = false;
+    const stop = () => {
+      if (stopped) return;
+      stopped = true;
+      this.#subscriptions.delete(stop);
+      void Promise.resolve(iterator.return?.()).catch(() => {});
+    };
+    this.#subscriptions.add(stop);
+    void (async () => {
+      try {
+        for (let r = await iterator.next(); !r.done && !stopped; r = await iterator.next()) this.push(r.value);
+      } catch {
+        // A feed that failed may have lost changes: say so once.
+        this.push({ kind: 'overflow', path: '/' });
+      } finally {
+        this.#subscriptions.delete(stop);
+      }
+    })();
+    return stop;
+  }
+
+  /** Stops every subscription. */
+  close(): void {
+    for (const stop of [...this.#subscriptions]) stop();
+  }
 
   push(event: FsChangeEvent): void {
     const seq = ++this.#seq;

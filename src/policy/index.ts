@@ -79,7 +79,6 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
   const byIdentity = new WeakMap<object, Ledger>();
   const ownerId = options.ownerId;
   const changes = new ChangeNotes();
-  const subscriptions = new Set<() => void>();
 
   const idOf = (owner: Owner): string | undefined => {
     if (typeof owner === 'string') return owner;
@@ -112,6 +111,10 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
     name: 'observation-policy',
 
     apply(ctx) {
+      const watch = options.watch === undefined || options.watch === false ? undefined : options.watch;
+      if (watch !== undefined && typeof ctx.fs.watch !== 'function') {
+        throw new FsError('FS_UNSUPPORTED', 'observation-policy: this filesystem cannot watch for changes (no fs.watch)');
+      }
       // All or none: a clash on any event removes the deciders already installed.
       const installed: (() => void)[] = [];
       try {
@@ -125,11 +128,7 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
       }
       ctx.events.on('fs/observed', (target, observation, owner) => policy.record(target, observation, owner));
       ctx.tools.addNote((owner) => policy.note(owner));
-      const watch = options.watch;
-      if (watch !== undefined && watch !== false) {
-        if (typeof ctx.fs.watch !== 'function') throw new FsError('FS_UNSUPPORTED', 'observation-policy: this filesystem cannot watch for changes (no fs.watch)');
-        policy.subscribe(ctx.fs.watch(watch === true ? {} : watch));
-      }
+      if (watch !== undefined) policy.subscribe(ctx.fs.watch!(watch === true ? {} : watch));
     },
 
     observation(owner, target) {
@@ -189,37 +188,14 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
       l.set(target.targetKey, entry);
     },
 
-    subscribe(feed) {
-      const iterator = feed[Symbol.asyncIterator]();
-      let stopped = false;
-      const stop = () => {
-        if (stopped) return;
-        stopped = true;
-        subscriptions.delete(stop);
-        void Promise.resolve(iterator.return?.()).catch(() => {});
-      };
-      subscriptions.add(stop);
-      void (async () => {
-        try {
-          for (let r = await iterator.next(); !r.done && !stopped; r = await iterator.next()) changes.push(r.value);
-        } catch {
-          // A feed that failed may have lost changes: say so once.
-          changes.push({ kind: 'overflow', path: '/' });
-        } finally {
-          subscriptions.delete(stop);
-        }
-      })();
-      return stop;
-    },
+    subscribe: (feed) => changes.subscribe(feed),
 
     note(owner) {
       if (!isOwner(owner)) return undefined;
       return changes.take(ledger(owner, false), idOf(owner));
     },
 
-    close() {
-      for (const stop of [...subscriptions]) stop();
-    },
+    close: () => changes.close(),
 
     forget(owner, target) {
       if (!isOwner(owner)) return;
@@ -230,29 +206,13 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
     },
 
     exportState(owner) {
-      const owners: Record<string, Record<string, ObservationRecord>> = {};
-      const dump = (l: Ledger) => {
-        const out: Record<string, ObservationRecord> = {};
-        for (const [key, o] of [...l].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-          out[key] = o.kind === 'present' ? { kind: 'present', version: o.version } : { kind: 'absent' };
-        }
-        return out;
-      };
-      if (owner !== undefined) {
-        if (!isOwner(owner)) throw new FsError('FS_INVALID_ARGUMENT', 'exportState(owner): owner must be an object or a non-empty string');
-        const id = idOf(owner);
-        if (id === undefined) {
-          throw new FsError('FS_INVALID_ARGUMENT', 'this owner has no string id, so its state cannot be exported; pass ownerId to createObservationPolicy');
-        }
-        const l = byId.get(id);
-        if (l !== undefined && l.size > 0) owners[id] = dump(l);
-      } else {
-        for (const id of [...byId.keys()].sort()) {
-          const l = byId.get(id)!;
-          if (l.size > 0) owners[id] = dump(l);
-        }
+      if (owner === undefined) return exportLedgers(byId, [...byId.keys()]);
+      if (!isOwner(owner)) throw new FsError('FS_INVALID_ARGUMENT', 'exportState(owner): owner must be an object or a non-empty string');
+      const id = idOf(owner);
+      if (id === undefined) {
+        throw new FsError('FS_INVALID_ARGUMENT', 'this owner has no string id, so its state cannot be exported; pass ownerId to createObservationPolicy');
       }
-      return { format: 'dsh-fs/observations', version: 1, owners };
+      return exportLedgers(byId, [id]);
     },
 
     restore(state) {
@@ -261,6 +221,21 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
     },
   };
   return policy;
+}
+
+/** The state of the owners `ids` (in id order; those with no observation left out). */
+function exportLedgers(byId: ReadonlyMap<string, Ledger>, ids: readonly string[]): ObservationState {
+  const owners: Record<string, Record<string, ObservationRecord>> = {};
+  for (const id of [...ids].sort()) {
+    const l = byId.get(id);
+    if (l === undefined || l.size === 0) continue;
+    const out: Record<string, ObservationRecord> = {};
+    for (const [key, o] of [...l].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      out[key] = o.kind === 'present' ? { kind: 'present', version: o.version } : { kind: 'absent' };
+    }
+    owners[id] = out;
+  }
+  return { format: 'dsh-fs/observations', version: 1, owners };
 }
 
 /** Validates the whole state before anything is loaded, so a bad state changes nothing. */
