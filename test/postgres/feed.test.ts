@@ -1,6 +1,7 @@
 import { execFile } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
+import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresFs, type PgQueryable } from '../../src/backends/postgres/index.js';
 import { feedChannel, parsePayload } from '../../src/backends/postgres/provider-watch.js';
@@ -106,6 +107,14 @@ describe(`postgres: the change feed (W1, ${SERVER === undefined ? 'PGlite' : 'se
     expect(got.slice(5).map((e) => `${e.kind} ${e.path}`).sort()).toEqual(['remove /w/d/g', 'rmdir /w/d']);
   });
 
+  it('a client that can only run statements cannot watch: FS_UNSUPPORTED from ready and next()', async () => {
+    const db = await client();
+    const bare: PgQueryable = { query: (text, values) => db.query(text, values) };
+    const watch = createPostgresFs({ client: bare, workspace: newWorkspace('feed-bare') }).watch!();
+    await expect(watch.ready).rejects.toMatchObject({ name: 'FsError', code: 'FS_UNSUPPORTED' });
+    await expect(watch.next()).rejects.toMatchObject({ code: 'FS_UNSUPPORTED' });
+  });
+
   it('the trigger payload: a channel per workspace, malformed payloads ignored', () => {
     expect(feedChannel('ws')).toMatch(/^dsh_fs_[0-9a-f]{24}$/);
     expect(feedChannel('ws')).not.toBe(feedChannel('ws2'));
@@ -154,6 +163,16 @@ async function untilNote(run: (tool: string, args: Record<string, unknown>) => P
 const WHY_SKIPPED = SERVER === undefined ? ' (skipped: needs a real server; set DSH_FS_TEST_PG or run through scripts/ci-postgres.sh)' : '';
 
 describe.runIf(SERVER !== undefined)(`postgres: the change feed between two processes${WHY_SKIPPED}`, () => {
+  it('a pg Pool of one connection cannot watch (listening would leave the filesystem none): FS_UNSUPPORTED, not a hang', async () => {
+    const single = new pg.Pool({ connectionString: SERVER, max: 1 });
+    try {
+      const watch = createPostgresFs({ client: single, workspace: newWorkspace('feed-single') }).watch!();
+      await expect(watch.ready).rejects.toMatchObject({ code: 'FS_UNSUPPORTED' });
+    } finally {
+      await single.end();
+    }
+  });
+
   it("acceptance: the second process is told, in its next tool result, of the first's change to a file it read, before it edits it", async () => {
     await ensureBuilt();
     const workspace = newWorkspace('feed-processes');

@@ -102,6 +102,10 @@ async function listen(ctx: PgContext, channel: string, deliver: (payload: string
   }
   const isPool = typeof (client as PoolLike).connect === 'function' && 'totalCount' in client;
   if (isPool) {
+    if ((client as { options?: { max?: unknown } }).options?.max === 1) {
+      // Listening holds a connection for as long as anyone watches: the filesystem would have none.
+      throw new FsError('FS_UNSUPPORTED', `cannot watch the workspace "${ctx.ws}": the pg Pool has one connection, and listening needs one of its own (raise max)`);
+    }
     const conn = await (client as PoolLike).connect();
     let ended = false;
     const onNotify = (msg: Notification) => {

@@ -89,7 +89,7 @@ export const FEED_CHANNEL_SQL = `'dsh_fs_' || left(md5(ws), 24)`;
  * becomes an overflow.
  */
 const CREATE_V4 = [
-  `CREATE FUNCTION dsh_fs_feed() RETURNS trigger LANGUAGE plpgsql AS $$
+  `CREATE OR REPLACE FUNCTION dsh_fs_feed() RETURNS trigger LANGUAGE plpgsql AS $$
   DECLARE
     ws text;
     payload text;
