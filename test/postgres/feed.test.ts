@@ -173,7 +173,8 @@ describe.runIf(SERVER !== undefined)(`postgres: the change feed between two proc
     }
   });
 
-  it("acceptance: the second process is told, in its next tool result, of the first's change to a file it read, before it edits it", async () => {
+  // Generous: the first test to need dist/ builds it.
+  it("acceptance: the second process is told, in its next tool result, of the first's change to a file it read, before it edits it", { timeout: 300_000 }, async () => {
     await ensureBuilt();
     const workspace = newWorkspace('feed-processes');
     const fs = createPostgresFs({ client: sharedPool(), workspace });
