@@ -9,6 +9,7 @@ import { runMountBench } from './sections/mount.js';
 import { runOverlayBench } from './sections/overlay.js';
 import { runPatchBench } from './sections/patch.js';
 import { runPostgresBench } from './sections/postgres.js';
+import { runPostgresFeedBench } from './sections/postgres-feed.js';
 import { runScaleBench } from './sections/scale.js';
 import { runSqliteBench } from './sections/sqlite.js';
 import { runToolStackBench } from './sections/tool-stack.js';
@@ -28,6 +29,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'scale', run: runScaleBench },
   { name: 'search', run: runSearchRows },
   { name: 'postgres', run: runPostgresBench },
+  { name: 'postgres-feed', run: runPostgresFeedBench },
   { name: 'sqlite', run: runSqliteBench },
   { name: 'mount', run: runMountBench },
 ];

@@ -53,3 +53,4 @@ export {
   type AuditRecord,
 } from './audit-log.js';
 export { AUDIT_FILE, createJsonlAuditLog, type JsonlAuditLogOptions } from './audit-jsonl.js';
+export type { ToolNoteSource } from './notes.js';

@@ -1,6 +1,10 @@
 import { z } from 'zod';
 import { FsError, canonicalPath, toFsError, type FileSystem, type FsErrorCode } from '../seam/index.js';
 import type { FsEventGate, Owner } from './events.js';
+import { withNotes, type ToolNoteSource } from './notes.js';
+import { toolListing } from './tool-schema.js';
+
+export { toJsonSchema, toolListing } from './tool-schema.js';
 
 /** What the caller of a tool passes besides the arguments. */
 export interface ToolExec {
@@ -133,6 +137,8 @@ export interface ToolRegistry {
    * an optional argument counts as leaving it out (OpenAI's strict mode sends it).
    */
   execute<Name extends string>(name: Name, args: unknown, exec: ToolExec): Promise<ToolResult<ToolValueOf<Name>>>;
+  /** Appends what `source` says for the owner to the text of every later result; returns a function that removes it. */
+  addNote(source: ToolNoteSource): () => void;
 }
 
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -140,6 +146,7 @@ const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 export function createToolRegistry(context: { readonly fs: FileSystem; readonly events: FsEventGate; readonly cwd: string }): ToolRegistry {
   const tools = new Map<string, Tool>();
   const hooks: ToolCallHook[] = [];
+  const notes = new Set<ToolNoteSource>();
 
   async function run(name: string, args: unknown, exec: ToolExec): Promise<ToolResult> {
     const tool = tools.get(name);
@@ -188,70 +195,30 @@ export function createToolRegistry(context: { readonly fs: FileSystem; readonly 
     list: () => [...tools.values()].map(toolListing),
     async execute<Name extends string>(name: Name, args: unknown, exec: ToolExec): Promise<ToolResult<ToolValueOf<Name>>> {
       const call = () => run(name, args, exec).catch((err: unknown) => errorResult(err, `${String(name)} failed`));
-      if (hooks.length === 0) return (await call()) as ToolResult<ToolValueOf<Name>>;
-      const info = callInfo(name, args, exec, context);
-      // The innermost hook wraps the call; a snapshot, so a hook removed meanwhile still completes.
-      const chain = [...hooks].reduceRight<() => Promise<ToolResult>>((next, hook) => () => hook(info, next), call);
-      try {
-        return (await chain()) as ToolResult<ToolValueOf<Name>>;
-      } catch (err) {
-        return errorResult(err, `${String(name)} failed`);
+      let result: ToolResult;
+      if (hooks.length === 0) result = await call();
+      else {
+        const info = callInfo(name, args, exec, context);
+        // The innermost hook wraps the call; a snapshot, so a hook removed meanwhile still completes.
+        const chain = [...hooks].reduceRight<() => Promise<ToolResult>>((next, hook) => () => hook(info, next), call);
+        try {
+          result = await chain();
+        } catch (err) {
+          result = errorResult(err, `${String(name)} failed`);
+        }
       }
+      if (notes.size === 0) return result as ToolResult<ToolValueOf<Name>>;
+      return { ...result, text: withNotes(result.text, (exec as Partial<ToolExec> | undefined)?.owner, notes) } as ToolResult<ToolValueOf<Name>>;
+    },
+    addNote(source) {
+      if (typeof source !== 'function') throw new FsError('FS_INVALID_ARGUMENT', 'a note source must be a function');
+      const entry: ToolNoteSource = (owner) => source(owner);
+      notes.add(entry);
+      return () => {
+        notes.delete(entry);
+      };
     },
   };
-}
-
-/** A tool as `list()` gives it. */
-export function toolListing(tool: Tool): ToolListing {
-  return {
-    name: tool.name,
-    ...(tool.title === undefined ? {} : { title: tool.title }),
-    description: tool.description,
-    inputSchema: toJsonSchema(tool.schema),
-    ...(tool.outputSchema === undefined ? {} : { outputSchema: objectTyped(toJsonSchema(tool.outputSchema, 'output')) }),
-    ...(tool.hints === undefined ? {} : { hints: { ...tool.hints } }),
-  };
-}
-
-/**
- * MCP wants an output schema of `type: "object"` at the top; a union of object shapes (read's
- * text or image) says so beside its `anyOf`.
- */
-function objectTyped(json: JsonSchema): JsonSchema {
-  const branches = json.anyOf ?? json.oneOf;
-  if (json.type !== undefined || !Array.isArray(branches)) return json;
-  return branches.every((b) => (b as JsonSchema).type === 'object') ? { type: 'object', ...json } : json;
-}
-
-/**
- * A tool schema as JSON Schema for LLM APIs: input mode (defaults optional), no `$schema`. An
- * optional property that also accepts `null` is shown without the null branch: leaving it out
- * is the way to omit it, and null is still accepted.
- */
-export function toJsonSchema(schema: z.ZodType, io: 'input' | 'output' = 'input'): JsonSchema {
-  const json = z.toJSONSchema(schema, { io, unrepresentable: 'any' }) as JsonSchema;
-  delete json.$schema;
-  if (io === 'input') dropNullBranches(json);
-  return json;
-}
-
-function dropNullBranches(json: JsonSchema): void {
-  const props = json.properties as Record<string, JsonSchema> | undefined;
-  if (props === undefined) return;
-  const required = new Set((json.required as string[] | undefined) ?? []);
-  for (const [key, prop] of Object.entries(props)) {
-    if (required.has(key)) continue;
-    if (Array.isArray(prop.type) && prop.type.includes('null')) {
-      const types = (prop.type as unknown[]).filter((t) => t !== 'null');
-      props[key] = { ...prop, type: types.length === 1 ? types[0] : types };
-      continue;
-    }
-    if (!Array.isArray(prop.anyOf)) continue;
-    const branches = (prop.anyOf as JsonSchema[]).filter((b) => b.type !== 'null');
-    if (branches.length !== 1 || branches.length === prop.anyOf.length) continue;
-    const { anyOf: _drop, ...rest } = prop;
-    props[key] = { ...branches[0], ...rest };
-  }
 }
 
 /** `null` for an optional property of an object schema is taken as the property left out. */

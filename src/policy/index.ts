@@ -1,4 +1,5 @@
-import { FsError, FsTargetKey, FsVersion, type FsObservation, type FsTarget, type FsWriteIntent } from '../seam/index.js';
+import { FsError, FsTargetKey, FsVersion, type FsChangeEvent, type FsObservation, type FsTarget, type FsWatchOptions, type FsWriteIntent } from '../seam/index.js';
+import { ChangeNotes } from './feed.js';
 import type { EditGuard, HarnessContext, HarnessPluginObject, Owner, RenameGuard } from '../harness/index.js';
 
 /** JSON form of the policy's state, for `restore` in a resumed session. */
@@ -18,6 +19,12 @@ export interface ObservationPolicyOptions {
    * are their own id. Without this option object owners are kept by identity and not exported.
    */
   readonly ownerId?: (owner: object) => string | undefined;
+  /**
+   * Subscribe to `ctx.fs.watch` (with these options, when an object) when applied: an owner is
+   * then told, in its next tool result, that a file it observed was changed by another writer
+   * (see docs/feed.md). FS_UNSUPPORTED when the filesystem cannot watch. Default false.
+   */
+  readonly watch?: boolean | Omit<FsWatchOptions, 'bufferSize'>;
 }
 
 export interface ObservationPolicy extends HarnessPluginObject {
@@ -46,6 +53,18 @@ export interface ObservationPolicy extends HarnessPluginObject {
   exportState(owner?: Owner): ObservationState;
   /** Loads exported state; each owner in it replaces that owner's observations. Others are kept. */
   restore(state: unknown): void;
+  /**
+   * Reads a change feed (e.g. `fs.watch()`) until it ends or the returned function is called: the
+   * changes it tells of become notes in the owners' next tool results (see `note`).
+   */
+  subscribe(feed: AsyncIterable<FsChangeEvent>): () => void;
+  /**
+   * The note for `owner`'s next tool result, once: the files it observed whose latest change it
+   * did not make (a later read of the same version clears it). Undefined when there is none.
+   */
+  note(owner: Owner): string | undefined;
+  /** Stops every subscription (those made by `watch` too). */
+  close(): void;
 }
 
 type Ledger = Map<string, FsObservation>;
@@ -59,6 +78,7 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
   const byId = new Map<string, Ledger>();
   const byIdentity = new WeakMap<object, Ledger>();
   const ownerId = options.ownerId;
+  const changes = new ChangeNotes();
 
   const idOf = (owner: Owner): string | undefined => {
     if (typeof owner === 'string') return owner;
@@ -91,6 +111,10 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
     name: 'observation-policy',
 
     apply(ctx) {
+      const watch = options.watch === undefined || options.watch === false ? undefined : options.watch;
+      if (watch !== undefined && typeof ctx.fs.watch !== 'function') {
+        throw new FsError('FS_UNSUPPORTED', 'observation-policy: this filesystem cannot watch for changes (no fs.watch)');
+      }
       // All or none: a clash on any event removes the deciders already installed.
       const installed: (() => void)[] = [];
       try {
@@ -103,6 +127,8 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
         throw err;
       }
       ctx.events.on('fs/observed', (target, observation, owner) => policy.record(target, observation, owner));
+      ctx.tools.addNote((owner) => policy.note(owner));
+      if (watch !== undefined) policy.subscribe(ctx.fs.watch!(watch === true ? {} : watch));
     },
 
     observation(owner, target) {
@@ -157,8 +183,19 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
       if (!isOwner(owner)) return;
       const entry: FsObservation =
         observation.kind === 'present' ? { kind: 'present', version: observation.version } : { kind: 'absent' };
-      ledger(owner, true).set(target.targetKey, entry);
+      const l = ledger(owner, true);
+      changes.touch(l);
+      l.set(target.targetKey, entry);
     },
+
+    subscribe: (feed) => changes.subscribe(feed),
+
+    note(owner) {
+      if (!isOwner(owner)) return undefined;
+      return changes.take(ledger(owner, false), idOf(owner));
+    },
+
+    close: () => changes.close(),
 
     forget(owner, target) {
       if (!isOwner(owner)) return;
@@ -169,29 +206,13 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
     },
 
     exportState(owner) {
-      const owners: Record<string, Record<string, ObservationRecord>> = {};
-      const dump = (l: Ledger) => {
-        const out: Record<string, ObservationRecord> = {};
-        for (const [key, o] of [...l].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
-          out[key] = o.kind === 'present' ? { kind: 'present', version: o.version } : { kind: 'absent' };
-        }
-        return out;
-      };
-      if (owner !== undefined) {
-        if (!isOwner(owner)) throw new FsError('FS_INVALID_ARGUMENT', 'exportState(owner): owner must be an object or a non-empty string');
-        const id = idOf(owner);
-        if (id === undefined) {
-          throw new FsError('FS_INVALID_ARGUMENT', 'this owner has no string id, so its state cannot be exported; pass ownerId to createObservationPolicy');
-        }
-        const l = byId.get(id);
-        if (l !== undefined && l.size > 0) owners[id] = dump(l);
-      } else {
-        for (const id of [...byId.keys()].sort()) {
-          const l = byId.get(id)!;
-          if (l.size > 0) owners[id] = dump(l);
-        }
+      if (owner === undefined) return exportLedgers(byId, [...byId.keys()]);
+      if (!isOwner(owner)) throw new FsError('FS_INVALID_ARGUMENT', 'exportState(owner): owner must be an object or a non-empty string');
+      const id = idOf(owner);
+      if (id === undefined) {
+        throw new FsError('FS_INVALID_ARGUMENT', 'this owner has no string id, so its state cannot be exported; pass ownerId to createObservationPolicy');
       }
-      return { format: 'dsh-fs/observations', version: 1, owners };
+      return exportLedgers(byId, [id]);
     },
 
     restore(state) {
@@ -200,6 +221,21 @@ export function createObservationPolicy(options: ObservationPolicyOptions = {}):
     },
   };
   return policy;
+}
+
+/** The state of the owners `ids` (in id order; those with no observation left out). */
+function exportLedgers(byId: ReadonlyMap<string, Ledger>, ids: readonly string[]): ObservationState {
+  const owners: Record<string, Record<string, ObservationRecord>> = {};
+  for (const id of [...ids].sort()) {
+    const l = byId.get(id);
+    if (l === undefined || l.size === 0) continue;
+    const out: Record<string, ObservationRecord> = {};
+    for (const [key, o] of [...l].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+      out[key] = o.kind === 'present' ? { kind: 'present', version: o.version } : { kind: 'absent' };
+    }
+    owners[id] = out;
+  }
+  return { format: 'dsh-fs/observations', version: 1, owners };
 }
 
 /** Validates the whole state before anything is loaded, so a bad state changes nothing. */

@@ -7,6 +7,7 @@ import { createRename } from './fs-move.js';
 import { createReadOps } from './fs-read.js';
 import { createResolveOps } from './fs-resolve.js';
 import { createWalk } from './fs-walk.js';
+import { createWatch } from './fs-watch.js';
 import { createWriteOps } from './fs-write.js';
 import type { FileSystem, FsProvider } from './types.js';
 
@@ -25,6 +26,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   const { listDir, mkdir, rmdir } = createDirOps(ctx);
   const { writeText, writeBytes, remove, flush } = createWriteOps(ctx);
   const links = createLinkAndModeOps(ctx);
+  const watch = createWatch(ctx);
   const applyChanges = createApplyChanges({ provider, locks: ctx.locks, rootGuard: ctx.rootGuard, checkTarget: (t) => ctx.checkTarget(t), fs: () => fs });
 
   // Members keep the order they always had: a caller can see it (Object.keys, a spread).
@@ -54,6 +56,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     readlink: links.readlink,
     removeLink: links.removeLink,
     renameLink: links.renameLink,
+    ...(watch === undefined ? {} : { watch }),
   };
   return fs;
 }

@@ -21,6 +21,8 @@ export {
   type DecodedText,
 } from './text.js';
 export { KeyedMutex } from './lock.js';
+export { createChangeHub, reportChanges, type ChangeHub } from './feed-report.js';
+export { DEFAULT_WATCH_BUFFER } from './fs-watch.js';
 export { contentVersion, contentHasher, directoryVersion, type ContentHasher } from './version.js';
 export { inListingOrder, inWalkOrder } from './listing.js';
 export { resolveLinks, checkWriteIntent, compareNames, MAX_SYMLINK_HOPS, type LinkReader, type NodeKind } from './resolve.js';

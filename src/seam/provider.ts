@@ -1,3 +1,4 @@
+import type { FsChangeListener } from './feed-types.js';
 import type {
   FsDirEntry,
   FsEditOutcome,
@@ -194,6 +195,13 @@ export interface FsProvider {
    * link there, never a directory.
    */
   renameLink?(from: FsTarget, to: FsTarget, options: FsOpOptions & { readonly replace: boolean }): Promise<void>;
+  /**
+   * Optional: report every change of the store, in the order it made them, to `listener` (paths
+   * are target keys; the seam canonicalises, filters and buffers). Resolves once reporting is live,
+   * to a function that stops it. A provider that loses changes (a lost connection) reports one
+   * `overflow`. Absent: `FileSystem.watch` is absent too.
+   */
+  watch?(listener: FsChangeListener, options: FsOpOptions): Promise<() => void>;
   /**
    * Optional native edit (e.g. a remote compare-and-edit). When present the seam delegates to it
    * after validating arguments, inside its per-target lock; the conformance suite holds it to the

@@ -26,8 +26,10 @@ import type {
   FsWriteOptions,
   FsWriteOutcome,
 } from './model.js';
+import type { FsWatch, FsWatchOptions } from './feed-types.js';
 
 export * from './model.js';
+export type * from './feed-types.js';
 export type * from './provider.js';
 
 /** The `ctx.fs` contract. Every method rejects only with FsError. */
@@ -122,6 +124,13 @@ export interface FileSystem {
    * FS_NOT_FOUND when the parent of `to` is missing. Optional as `symlink`.
    */
   renameLink?(from: FsTarget, to: FsTarget, options?: FsLinkRenameOptions): Promise<void>;
+  /**
+   * W1: the changes made to this filesystem from now on, as an async iterator (see FsWatch and
+   * docs/feed.md). Present only where the store can report changes (memory, overlay, PostgreSQL).
+   * Best effort and bounded: a consumer that falls behind gets one `overflow` event instead of the
+   * events dropped.
+   */
+  watch?(options?: FsWatchOptions): FsWatch;
 }
 
 /** Options of `renameLink`. */

@@ -1,5 +1,5 @@
 import type { Volume } from 'memfs';
-import type { CreateFsOptions, FsProvider } from '../../seam/index.js';
+import { createChangeHub, reportChanges, type CreateFsOptions, type FsProvider } from '../../seam/index.js';
 import { createContext } from './context.js';
 import { mkdir, rmdir } from './dirs.js';
 import { readlink, removeLink, renameLink, symlink } from './links.js';
@@ -26,6 +26,7 @@ export interface MemoryProvider extends FsProvider {
 export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string } = {}): MemoryProvider {
   const ctx = createContext(options.cwd);
   seed(ctx, options.files ?? {});
+  const hub = createChangeHub();
   const provider: MemoryProvider = {
     cwd: ctx.cwd,
     volume: ctx.vol,
@@ -47,7 +48,12 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
     walk: (target, opts) => walk(ctx, target, opts, (dir, signal) => provider.listDir(dir, { signal })),
     listDir: (target, opts) => listDir(ctx, target, opts),
     snapshot: () => snapshot(ctx),
-    restore: (snap: MemorySnapshot) => restore(ctx, snap),
+    restore: (snap: MemorySnapshot) => {
+      restore(ctx, snap);
+      // Everything may differ now: watchers re-read what they depend on.
+      hub.emit({ kind: 'overflow', path: '/' });
+    },
   };
-  return provider;
+  // Changes made through the provider are reported to `watch`; the volume's own (tests) are not.
+  return reportChanges(provider, hub);
 }

@@ -1,7 +1,7 @@
-import { FsError, KeyedMutex, createFs, throwIfAborted, type CreateFsOptions, type FileSystem, type FsOpOptions } from '../../seam/index.js';
+import { FsError, KeyedMutex, createChangeHub, createFs, reportChanges, throwIfAborted, type CreateFsOptions, type FileSystem, type FsOpOptions } from '../../seam/index.js';
 import { createForkReview } from './fork.js';
 import { createHistory } from './history.js';
-import type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions } from './types.js';
+import type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions, OverlayRewindOptions } from './types.js';
 import { createOverlayProvider } from './provider.js';
 import { createReview } from './review.js';
 import { UpperState, type UpperTuning } from './state.js';
@@ -34,16 +34,25 @@ const states = new WeakMap<OverlayFileSystem, UpperState>();
 function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, rootKey: string, state: UpperState): OverlayFileSystem {
   const { lower } = options;
   const core = { lower, state, rootKey, lock: new KeyedMutex() };
-  const provider = createOverlayProvider(core);
+  // Changes made through the view are reported to `watch`, with the owner of the current label.
+  const hub = createChangeHub();
+  const provider = reportChanges(createOverlayProvider(core), hub, () => state.currentLabel()?.owner);
   const fs = createFs(provider, options);
   const review = createReview(core, fs);
   const forkReview = createForkReview(core, fs);
   const { sides, ...history } = createHistory(core, fs);
+  // Changes of many paths at once: watchers are told to re-read (see docs/feed.md).
+  const thenOverflow = async (change: Promise<void>) => {
+    await change;
+    hub.emit({ kind: 'overflow', path: '/' });
+  };
   const overlay: OverlayFileSystem = Object.assign(fs, {
     lower,
     provider,
     ...review,
     ...history,
+    discard: (paths?: readonly string[], o?: FsOpOptions) => thenOverflow(review.discard(paths, o)),
+    rewind: (id: number, o?: OverlayRewindOptions) => thenOverflow(history.rewind(id, o)),
     changes: async (paths?: readonly string[], o: OverlayReviewOptions = {}) => {
       const between = sides(o);
       if (between) return forkReview.changes(paths, o, between);
@@ -64,7 +73,7 @@ function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, roo
       const other = states.get(winner);
       if (other === undefined || winner.lower !== lower) throw new FsError('FS_INVALID_ARGUMENT', 'adopt takes an overlay over the same lower (a fork of this one)');
       throwIfAborted(adoptOptions.signal, 'cannot adopt the fork');
-      if (other !== state) await state.replaceWith(other);
+      if (other !== state) await thenOverflow(state.replaceWith(other));
     },
   });
   states.set(overlay, state);

@@ -6,8 +6,11 @@
 import { FsError } from '../../seam/index.js';
 import { sqlState, type Db } from './client.js';
 
-/** 1: entries. 2: adds the tables of overlay uppers kept in the database (sandboxes). 3: a file's executable bit. 4: the audit log. */
-export const SCHEMA_VERSION = 4;
+/**
+ * 1: entries. 2: adds the tables of overlay uppers kept in the database (sandboxes). 3: a file's
+ * executable bit. 4: the audit log. 5: the change feed's trigger.
+ */
+export const SCHEMA_VERSION = 5;
 export const ENTRIES = 'dsh_fs_entries';
 export const META = 'dsh_fs_meta';
 export const SANDBOXES = 'dsh_fs_sandboxes';
@@ -97,8 +100,48 @@ const CREATE_V4 = [
   `CREATE INDEX ${AUDIT}_time ON ${AUDIT} (workspace, sandbox, time)`,
 ];
 
+/** The channel of a workspace's change feed: a digest, as channel names are at most 63 bytes. */
+export const FEED_CHANNEL_SQL = `'dsh_fs_' || left(md5(ws), 24)`;
+
+/**
+ * The change feed (docs/feed.md): every committed change of a row is announced with NOTIFY on its
+ * workspace's channel, in commit order, whoever made it (any process, any version of dsh-fs,
+ * plain SQL). The payload is JSON: k(ind), p(ath), f(rom), v(ersion); one too long for NOTIFY
+ * becomes an overflow.
+ */
+const CREATE_V5 = [
+  `CREATE OR REPLACE FUNCTION dsh_fs_feed() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    ws text;
+    payload text;
+  BEGIN
+    IF TG_OP = 'DELETE' THEN
+      ws := OLD.workspace;
+      payload := json_build_object('k', CASE WHEN OLD.kind = 'directory' THEN 'rmdir' ELSE 'remove' END, 'p', OLD.path)::text;
+    ELSE
+      ws := NEW.workspace;
+      IF TG_OP = 'UPDATE' AND NEW.path IS DISTINCT FROM OLD.path THEN
+        payload := json_build_object('k', 'rename', 'p', NEW.path, 'f', OLD.path, 'v', NEW.version)::text;
+      ELSIF TG_OP = 'UPDATE' AND NEW.kind = OLD.kind AND NEW.version IS NOT DISTINCT FROM OLD.version
+            AND NEW.executable IS DISTINCT FROM OLD.executable THEN
+        payload := json_build_object('k', 'mode', 'p', NEW.path)::text;
+      ELSE
+        payload := json_build_object('k', CASE NEW.kind WHEN 'directory' THEN 'mkdir' WHEN 'symlink' THEN 'link' ELSE 'write' END,
+                                     'p', NEW.path, 'v', NEW.version)::text;
+      END IF;
+    END IF;
+    IF octet_length(payload) > 7900 THEN
+      payload := '{"k":"overflow","p":"/"}';
+    END IF;
+    PERFORM pg_notify(${FEED_CHANNEL_SQL}, payload);
+    RETURN NULL;
+  END $$`,
+  `CREATE TRIGGER dsh_fs_entries_feed AFTER INSERT OR UPDATE OR DELETE ON ${ENTRIES}
+     FOR EACH ROW EXECUTE PROCEDURE dsh_fs_feed()`,
+];
+
 /** What takes a database from each version to the next. */
-const MIGRATIONS: Record<number, readonly string[]> = { 1: CREATE_V2, 2: CREATE_V3, 3: CREATE_V4 };
+const MIGRATIONS: Record<number, readonly string[]> = { 1: CREATE_V2, 2: CREATE_V3, 3: CREATE_V4, 4: CREATE_V5 };
 
 /** Creates or checks the schema; safe to call from many processes at once. */
 export async function ensureSchema(db: Db): Promise<void> {

@@ -1,0 +1,26 @@
+// The other process of the change-feed bench: for each line "go <i>" on stdin, replaces the
+// file's row with content "change <i>" by plain SQL (the trigger announces it like any change),
+// then prints when it started (ms, on the clock both processes share) and how long it took.
+import { createHash } from 'node:crypto';
+import { createInterface } from 'node:readline';
+import pg from 'pg';
+
+const [connectionString, workspace, path] = process.argv.slice(2);
+const pool = new pg.Pool({ connectionString, max: 1 });
+const now = () => performance.timeOrigin + performance.now();
+for await (const line of createInterface({ input: process.stdin })) {
+  const [cmd, i] = line.split(' ');
+  if (cmd !== 'go') break;
+  const bytes = Buffer.from(`change ${i}\n`);
+  const version = `sha256:${createHash('sha256').update(bytes).digest('base64url')}`;
+  const started = now();
+  await pool.query('UPDATE dsh_fs_entries SET content = $3, version = $4, size = $5 WHERE workspace = $1 AND path = $2', [
+    workspace,
+    path,
+    bytes,
+    version,
+    bytes.byteLength,
+  ]);
+  process.stdout.write(`${JSON.stringify({ i: Number(i), version, started, writeMs: now() - started })}\n`);
+}
+await pool.end();
