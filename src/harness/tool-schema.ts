@@ -1,8 +1,40 @@
 import { z } from 'zod';
-import type { JsonSchema, Tool, ToolListing } from './tools.js';
+
+/** What a tool does to its environment, as MCP clients and approval prompts read it. */
+export interface ToolHints {
+  /** Never changes a file. */
+  readonly readOnlyHint?: boolean;
+  /** May replace or remove content (meaningful when not read-only). */
+  readonly destructiveHint?: boolean;
+  /** Repeating a call with the same arguments changes nothing more. */
+  readonly idempotentHint?: boolean;
+}
+
+/** A JSON Schema object (draft 2020-12, without `$schema`). */
+export type JsonSchema = Record<string, unknown>;
+
+/** A tool as `list()` and the MCP server describe it (`inputSchema`, camel case, as MCP and the AI SDK spell it). */
+export interface ToolListing {
+  readonly name: string;
+  readonly title?: string;
+  readonly description: string;
+  readonly inputSchema: JsonSchema;
+  readonly outputSchema?: JsonSchema;
+  readonly hints?: ToolHints;
+}
+
+/** What a listing is made of: a tool's description and schemas. */
+export interface ListedTool {
+  readonly name: string;
+  readonly title?: string;
+  readonly description: string;
+  readonly schema: z.ZodType;
+  readonly outputSchema?: z.ZodType;
+  readonly hints?: ToolHints;
+}
 
 /** A tool as `list()` gives it. */
-export function toolListing(tool: Tool): ToolListing {
+export function toolListing(tool: ListedTool): ToolListing {
   return {
     name: tool.name,
     ...(tool.title === undefined ? {} : { title: tool.title }),

@@ -2,9 +2,9 @@ import { z } from 'zod';
 import { FsError, canonicalPath, toFsError, type FileSystem, type FsErrorCode } from '../seam/index.js';
 import type { FsEventGate, Owner } from './events.js';
 import { withNotes, type ToolNoteSource } from './notes.js';
-import { toolListing } from './tool-schema.js';
+import { toolListing, type ToolHints, type ToolListing } from './tool-schema.js';
 
-export { toJsonSchema, toolListing } from './tool-schema.js';
+export { toJsonSchema, toolListing, type JsonSchema, type ToolHints, type ToolListing } from './tool-schema.js';
 
 /** What the caller of a tool passes besides the arguments. */
 export interface ToolExec {
@@ -23,16 +23,6 @@ export interface ToolCall {
   readonly owner: Owner;
   readonly cwd: string;
   readonly signal?: AbortSignal;
-}
-
-/** What a tool does to its environment, as MCP clients and approval prompts read it. */
-export interface ToolHints {
-  /** Never changes a file. */
-  readonly readOnlyHint?: boolean;
-  /** May replace or remove content (meaningful when not read-only). */
-  readonly destructiveHint?: boolean;
-  /** Repeating a call with the same arguments changes nothing more. */
-  readonly idempotentHint?: boolean;
 }
 
 /** A model-facing tool: a zod input schema, an execute that returns a structured value, a render. */
@@ -91,19 +81,6 @@ export type ToolInputOf<Name extends string> = Name extends keyof ToolInputs ? T
 
 /** The value type `execute(name, …)` resolves to. */
 export type ToolValueOf<Name extends string> = Name extends keyof ToolValues ? ToolValues[Name] : unknown;
-
-/** A JSON Schema object (draft 2020-12, without `$schema`). */
-export type JsonSchema = Record<string, unknown>;
-
-/** A tool as `list()` and the MCP server describe it (`inputSchema`, camel case, as MCP and the AI SDK spell it). */
-export interface ToolListing {
-  readonly name: string;
-  readonly title?: string;
-  readonly description: string;
-  readonly inputSchema: JsonSchema;
-  readonly outputSchema?: JsonSchema;
-  readonly hints?: ToolHints;
-}
 
 /** What a call hook sees of a call, before it runs: the arguments exactly as given. */
 export interface ToolCallInfo {
