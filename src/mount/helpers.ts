@@ -26,7 +26,13 @@ export interface Helpers {
   reply(op: string, cb: Cb, fn: () => Promise<unknown>): void;
   /** The contract path a FUSE path names. */
   absolute(path: string): string;
+  /** Answered from the attribute cache when it holds `path` (no link: its key is its own). */
   target(path: string): Promise<FsTarget>;
+  /**
+   * The target of a name the kernel just found absent (create, mkdir): derived from its cached
+   * parent's key where there is one, as resolving it would give (an absent name is no link).
+   */
+  newTarget(path: string): Promise<FsTarget>;
   /** The target naming a link at `path` itself (its last component not followed). */
   linkTarget(path: string): Promise<FsTarget>;
   /** Throws EROFS on a read-only mount. */
@@ -56,7 +62,17 @@ export function helpers(ctx: OpsContext): Helpers {
       );
     },
     absolute,
-    target: (path) => fs.resolve(absolute(path)),
+    target(path) {
+      const hit = ctx.cache.keyOf(path);
+      return hit === undefined ? fs.resolve(absolute(path)) : Promise.resolve({ targetKey: hit.key, displayPath: absolute(path) });
+    },
+    newTarget(path) {
+      const at = path.lastIndexOf('/');
+      const dir = at <= 0 ? '/' : path.slice(0, at);
+      const parent = path === '/' ? undefined : ctx.cache.keyOf(dir);
+      if (parent === undefined || !parent.dir) return fs.resolve(absolute(path));
+      return Promise.resolve({ targetKey: fs.childKey({ targetKey: parent.key, displayPath: absolute(dir) }, path.slice(at + 1)), displayPath: absolute(path) });
+    },
     linkTarget: (path) => fs.resolve(absolute(path), { noFollow: true }),
     writable() {
       if (ctx.readOnly) fail(ERRNO.EROFS);

@@ -1,8 +1,9 @@
 import { posix } from 'node:path';
 import { constants } from 'node:fs';
 import { FsTargetKey } from '../seam/index.js';
-import { FILE_MODE, permissionsOf, statOf, type Stat } from './attrs.js';
+import { FILE_MODE, permissionsOf, statOf, typeOfMode, type Stat } from './attrs.js';
 import { ERRNO, Errno, fail } from './errno.js';
+import { DEFERRED } from './handles.js';
 import { SENT, UNVERSIONED_STAT, helpers, linkAt, lookup, remember, type Cb, type Helpers, type Link, type OpsContext } from './helpers.js';
 
 export type { OpsContext } from './helpers.js';
@@ -81,10 +82,12 @@ function fileOps(h: Helpers): Ops {
         const write = (flags & O_ACCMODE) !== constants.O_RDONLY;
         if (write) writable();
         if (write) cache.forget(path);
+        // The kernel looked the name up just before: its cached attributes tell the type.
+        const hit = write ? undefined : cache.get(path);
         const t = await target(path);
-        const i = await info(t);
-        if (i.type === 'directory') return write ? fail(ERRNO.EISDIR) : fail(ERRNO.EACCES);
-        if (i.type === 'other') return fail(ERRNO.EACCES);
+        const type = hit === undefined ? (await info(t)).type : typeOfMode(hit.stat.mode);
+        if (type === 'directory') return write ? fail(ERRNO.EISDIR) : fail(ERRNO.EACCES);
+        if (type === 'other') return fail(ERRNO.EACCES);
         const fd = await files.open(t, { writable: write, append: (flags & constants.O_APPEND) !== 0, truncate: (flags & constants.O_TRUNC) !== 0 });
         cb(0, fd);
         return SENT;
@@ -93,12 +96,13 @@ function fileOps(h: Helpers): Ops {
     create: (path: string, mode: number, cb: Cb) =>
       reply('create', cb, async () => {
         writable();
+        const t = await h.newTarget(path);
         cache.forget(path);
-        const t = await target(path);
         // Published at once, empty, so the name exists (and O_EXCL holds) while the program writes.
-        const outcome = await fs.writeBytes(t, new Uint8Array(0), { kind: 'createIfAbsent' }).catch((err: unknown) => {
+        const outcome = await fs.writeBytes(t, new Uint8Array(0), { kind: 'createIfAbsent' }, DEFERRED).catch((err: unknown) => {
           throw (err as { code?: string }).code === 'FS_NOT_OBSERVED' ? new Errno(ERRNO.EEXIST) : err;
         });
+        files.published(t);
         void mode; // Permission bits are not recorded; see docs/mount.md.
         const fd = await files.open(t, { writable: true, append: false, truncate: false, created: outcome.version });
         cb(0, fd);
@@ -136,7 +140,7 @@ function fileOps(h: Helpers): Ops {
 
     // A publish changes the size and time the provider reports: dropped after it.
     flush: (path: string, fd: number, cb: Cb) => reply('flush', cb, () => published(path, fd, () => files.flush(fd))),
-    fsync: (path: string, _datasync: number, fd: number, cb: Cb) => reply('fsync', cb, () => published(path, fd, () => files.flush(fd))),
+    fsync: (path: string, _datasync: number, fd: number, cb: Cb) => reply('fsync', cb, () => published(path, fd, () => files.sync(fd))),
     release: (path: string, fd: number, cb: Cb) => reply('release', cb, () => published(path, fd, () => files.release(fd))),
 
   };
@@ -165,7 +169,7 @@ function treeOps(h: Helpers): Ops {
     mkdir: (path: string, _mode: number, cb: Cb) =>
       reply('mkdir', cb, async () => {
         writable();
-        const t = await target(path);
+        const t = await h.newTarget(path);
         // The contract's mkdir accepts an existing directory; mkdir(2) does not.
         if ((await fs.stat(t, UNVERSIONED_STAT)) !== undefined) return fail(ERRNO.EEXIST);
         await fs.mkdir(t);

@@ -27,9 +27,15 @@ export interface UpperStore {
   writeJournal(bytes: Uint8Array): Promise<void>;
   /**
    * Writes `bytes` at `offset` of the journal, drops anything after them (a torn tail), and
-   * flushes the journal to disk before returning. `bytes` may be empty (a truncation).
+   * flushes the journal to disk before returning (unless `sync` is false and the store has
+   * `syncJournal`). `bytes` may be empty (a truncation).
    */
-  appendJournal(offset: number, bytes: Uint8Array): Promise<void>;
+  appendJournal(offset: number, bytes: Uint8Array, options?: { readonly sync?: boolean }): Promise<void>;
+  /**
+   * Optional: flushes to disk what appends with `sync: false` wrote. Without it, every append is
+   * flushed as it is made.
+   */
+  syncJournal?(): Promise<void>;
 
   // Forks (optional: a store without them cannot hold a fork, and its overlay forks in memory only).
 
@@ -184,10 +190,20 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
       wrap(`cannot list the overlay blobs in "${root}"`, async () => (await readdir(blobs)).filter((n) => BLOB_NAME.test(n))),
     readJournal: () => wrap(`cannot read the overlay journal in "${root}"`, () => readOrUndefined(join(root, JOURNAL_FILE))),
     writeJournal: (bytes) => wrap(`cannot write the overlay journal in "${root}"`, () => writeAtomic(root, JOURNAL_FILE, bytes)),
-    appendJournal: (offset, bytes) =>
+    syncJournal: () =>
+      wrap(`cannot flush the overlay journal in "${root}"`, async () => {
+        const handle = await open(join(root, JOURNAL_FILE), fsc.O_RDWR);
+        try {
+          await handle.sync();
+        } finally {
+          await handle.close();
+        }
+      }),
+    appendJournal: (offset, bytes, options) =>
       wrap(`cannot append to the overlay journal in "${root}"`, async () => {
         // The journal exists (writeJournal made it, and flushed its directory): an in-place write,
-        // then one fsync of the file. A crash mid-write leaves a torn tail, which reopening ignores.
+        // then one fsync of the file. A crash mid-write leaves a torn tail, which reopening ignores;
+        // an unflushed record may be lost, and every record after it is then ignored too.
         const handle = await open(join(root, JOURNAL_FILE), fsc.O_RDWR);
         try {
           let done = 0;
@@ -196,7 +212,7 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
             done += bytesWritten;
           }
           await handle.truncate(offset + bytes.byteLength);
-          await handle.sync();
+          if (options?.sync !== false) await handle.sync();
         } finally {
           await handle.close();
         }
