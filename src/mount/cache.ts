@@ -53,6 +53,13 @@ export class AttrCache {
     this.#keys.set(path, { key, dir: (stat.mode & S_IFMT) === S_IFDIR, until });
   }
 
+  /** The key of a name the mount itself just made (no link), for the lookups that follow. */
+  setKey(path: string, key: FsTargetKey, dir: boolean): void {
+    if (this.ttlMs <= 0) return;
+    if (this.#keys.size >= MAX_ENTRIES) this.#keys.clear();
+    this.#keys.set(path, { key, dir, until: this.now() + this.ttlMs });
+  }
+
   /** The key `path` was last found at (no link), while the kernel may still cache its entry. */
   keyOf(path: string): { readonly key: FsTargetKey; readonly dir: boolean } | undefined {
     const hit = this.#keys.get(path);

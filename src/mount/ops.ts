@@ -103,6 +103,7 @@ function fileOps(h: Helpers): Ops {
           throw (err as { code?: string }).code === 'FS_NOT_OBSERVED' ? new Errno(ERRNO.EEXIST) : err;
         });
         files.published(t);
+        cache.setKey(path, t.targetKey, false);
         void mode; // Permission bits are not recorded; see docs/mount.md.
         const fd = await files.open(t, { writable: true, append: false, truncate: false, created: outcome.version });
         cb(0, fd);
