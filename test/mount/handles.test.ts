@@ -100,6 +100,6 @@ describe('open files', () => {
     expect(flushed).toEqual([['/a'], ['/b']]);
     await files.durable();
     expect(flushed).toHaveLength(2);
-    expect(durability).toEqual(['deferred', 'deferred', 'deferred']);
+    expect(durability).toEqual(['deferred', 'deferred']);
   });
 });
