@@ -116,6 +116,7 @@ export function leasedFs(workspace: Workspace, current: FileSystem, label?: Chan
     rmdir: through('rmdir'),
     rename: through('rename'),
     // The optional operations, where the sandbox has them (a mount asks for them by presence).
+    ...(current.flush === undefined ? {} : { flush: through('flush') }),
     ...Object.fromEntries(OPTIONAL.filter((name) => current[name] !== undefined).map((name) => [name, through(name)])),
     async *walk(target, options) {
       yield* await run(async (fs) => {

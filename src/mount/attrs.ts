@@ -82,3 +82,10 @@ export function statOf(type: Shown, size: number, ino: number, mtimeMs: number, 
     ctime: mtimeMs,
   };
 }
+
+/** The type a mode shows (what `modeOf` made it from: a special file is a regular one with no bits). */
+export function typeOfMode(mode: number): Shown {
+  const format = mode & 0o170000;
+  if (format === S_IFREG) return (mode & 0o7777) === OTHER_MODE ? 'other' : 'file';
+  return format === S_IFDIR ? 'directory' : format === S_IFLNK ? 'link' : 'other';
+}

@@ -7,6 +7,9 @@ interface Cached {
   readonly until: number;
 }
 
+const S_IFMT = 0o170000;
+const S_IFDIR = 0o040000;
+
 /** Beyond this many paths the cache starts over rather than grow without bound. */
 const MAX_ENTRIES = 200_000;
 
@@ -18,6 +21,11 @@ const MAX_ENTRIES = 200_000;
  */
 export class AttrCache {
   readonly #byPath = new Map<string, Cached>();
+  /**
+   * The target key of each path, kept after its attributes are dropped: a change to a file or to
+   * a directory's entries leaves the key it is found by as it was (forgetTree drops keys).
+   */
+  readonly #keys = new Map<string, { readonly key: FsTargetKey; readonly dir: boolean; readonly until: number }>();
 
   constructor(
     private readonly ttlMs: number,
@@ -39,7 +47,26 @@ export class AttrCache {
   set(path: string, key: FsTargetKey, stat: Stat): void {
     if (this.ttlMs <= 0) return;
     if (this.#byPath.size >= MAX_ENTRIES) this.#byPath.clear();
-    this.#byPath.set(path, { key, stat, until: this.now() + this.ttlMs });
+    if (this.#keys.size >= MAX_ENTRIES) this.#keys.clear();
+    const until = this.now() + this.ttlMs;
+    this.#byPath.set(path, { key, stat, until });
+    this.#keys.set(path, { key, dir: (stat.mode & S_IFMT) === S_IFDIR, until });
+  }
+
+  /** The key of a name the mount itself just made (no link), for the lookups that follow. */
+  setKey(path: string, key: FsTargetKey, dir: boolean): void {
+    if (this.ttlMs <= 0) return;
+    if (this.#keys.size >= MAX_ENTRIES) this.#keys.clear();
+    this.#keys.set(path, { key, dir, until: this.now() + this.ttlMs });
+  }
+
+  /** The key `path` was last found at (no link), while the kernel may still cache its entry. */
+  keyOf(path: string): { readonly key: FsTargetKey; readonly dir: boolean } | undefined {
+    const hit = this.#keys.get(path);
+    if (hit === undefined) return undefined;
+    if (hit.until > this.now()) return hit;
+    this.#keys.delete(path);
+    return undefined;
   }
 
   /** `path` changed: it and its directory (whose times and listing changed with it) are dropped. */
@@ -52,8 +79,10 @@ export class AttrCache {
   /** `path` was removed, renamed or replaced: everything at or below it is dropped too. */
   forgetTree(path: string): void {
     this.forget(path);
+    this.#keys.delete(path);
     const prefix = path === '/' ? '/' : `${path}/`;
     for (const p of this.#byPath.keys()) if (p.startsWith(prefix)) this.#byPath.delete(p);
+    for (const p of this.#keys.keys()) if (p.startsWith(prefix)) this.#keys.delete(p);
   }
 }
 

@@ -1,3 +1,4 @@
+import { posix } from 'node:path';
 import { KeyedMutex, type FileSystem, type FsTarget, type FsVersion, type FsWriteIntent } from '../seam/index.js';
 import { ERRNO, fail } from './errno.js';
 
@@ -31,6 +32,9 @@ interface Handle {
   readonly append: boolean;
 }
 
+/** Publishes reach the disk at fsync or unmount (F1), not at each close. */
+export const DEFERRED = { durability: 'deferred' } as const;
+
 export interface OpenRequest {
   readonly writable: boolean;
   readonly append: boolean;
@@ -43,6 +47,8 @@ export class OpenFiles {
   readonly #handles = new Map<number, Handle>();
   readonly #nodes = new Map<string, OpenNode>();
   readonly #lock = new KeyedMutex();
+  /** Directories with deferred publishes not yet flushed. */
+  readonly #unsynced = new Set<string>();
   #nextFd = 1;
   #nextNode = 1;
 
@@ -69,7 +75,8 @@ export class OpenFiles {
         if (request.truncate && request.writable) resize(node, 0);
         return { node, snapshot: undefined, writable: request.writable, append: request.append };
       }
-      const read = await this.fs.readBytes(target, { maxBytes: this.maxFileBytes });
+      // A reader needs no version (nothing is published from it): the store may skip the digest.
+      const read = await this.fs.readBytes(target, { maxBytes: this.maxFileBytes, unversioned: true });
       return { node: undefined, snapshot: read.bytes, writable: false, append: false };
     });
     const fd = this.#nextFd++;
@@ -130,15 +137,40 @@ export class OpenFiles {
       const intent: FsWriteIntent = node.base === undefined ? { kind: 'createIfAbsent' } : { kind: 'replaceIfVersion', version: node.base };
       let outcome;
       try {
-        outcome = await this.fs.writeBytes(node.target, bytes, intent);
+        // Visible at once; on disk at the program's fsync or the unmount (see `sync`).
+        outcome = await this.fs.writeBytes(node.target, bytes, intent, DEFERRED);
       } catch (err) {
         node.refused = true;
         throw err;
       }
       node.refused = false;
+      this.published(node.target);
       node.base = outcome.version;
       if (node.gen === gen) node.dirty = false;
     });
+  }
+
+  /** Publishes the descriptor's file and makes what was published in its directory durable (fsync). */
+  async sync(fd: number): Promise<void> {
+    const h = this.#handle(fd);
+    await this.flush(fd);
+    if (h.node !== undefined && h.writable) await this.durable([posix.dirname(h.node.target.displayPath)]);
+  }
+
+  /** Makes the deferred publishes in these directories durable (every one so far without `dirs`). */
+  async durable(dirs: readonly string[] = [...this.#unsynced]): Promise<void> {
+    const flush = this.fs.flush?.bind(this.fs);
+    const due = dirs.filter((d) => this.#unsynced.has(d));
+    if (flush === undefined || due.length === 0) return;
+    const targets = await Promise.all(due.map((d) => this.fs.resolve(d).catch(() => undefined)));
+    // A directory removed since is skipped (F1): what was published in it is gone too.
+    await flush(targets.filter((t) => t !== undefined));
+    for (const d of due) this.#unsynced.delete(d);
+  }
+
+  /** A deferred publish in `target`'s directory: durable at the next `durable` naming it. */
+  published(target: FsTarget): void {
+    if (this.fs.flush !== undefined) this.#unsynced.add(posix.dirname(target.displayPath));
   }
 
   /** Closes a descriptor; the last one on a node publishes it first. */

@@ -104,9 +104,12 @@ async function unmount(fuse: FuseInstance, files: OpenFiles, where: string): Pro
   for (const node of files.dirtyNodes()) {
     await files.publish(node).catch((err: unknown) => lost.push(`${node.target.displayPath} (${err instanceof Error ? err.message : String(err)})`));
   }
+  // What programs closed without fsync reaches the disk now.
+  const unsynced = await files.durable().then(() => undefined, (err: unknown) => err);
   await new Promise<void>((done, failed) =>
     fuse.unmount((err) => (err ? failed(new FsError('FS_IO_ERROR', `cannot unmount "${where}": ${err.message}`, { cause: err })) : done())),
   );
+  if (unsynced !== undefined) throw new FsError('FS_IO_ERROR', `unmounted "${where}", but what programs wrote could not be flushed to disk`, { cause: unsynced });
   if (lost.length > 0) throw new FsError('FS_CONFLICT', `unmounted "${where}", but ${lost.length} open file(s) could not be published: ${lost.join('; ')}`);
 }
 

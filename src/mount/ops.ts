@@ -1,42 +1,15 @@
 import { posix } from 'node:path';
 import { constants } from 'node:fs';
-import { FsTargetKey, type FileSystem, type FsDirEntry, type FsInfo, type FsTarget } from '../seam/index.js';
-import { FILE_MODE, Inodes, permissionsOf, statOf, type Stat } from './attrs.js';
-import type { AttrCache } from './cache.js';
-import { ERRNO, Errno, fail, toNegativeErrno } from './errno.js';
-import { OpenFiles } from './handles.js';
+import { FsTargetKey } from '../seam/index.js';
+import { FILE_MODE, permissionsOf, statOf, typeOfMode, type Stat } from './attrs.js';
+import { ERRNO, Errno, fail } from './errno.js';
+import { DEFERRED } from './handles.js';
+import { SENT, UNVERSIONED_STAT, helpers, linkAt, lookup, remember, type Cb, type Helpers, type Link, type OpsContext } from './helpers.js';
 
-export interface OpsContext {
-  readonly fs: FileSystem;
-  /** The contract directory shown at the mountpoint's root. */
-  readonly base: string;
-  readonly readOnly: boolean;
-  readonly files: OpenFiles;
-  /** Recent attributes (empty unless the kernel may cache them too). */
-  readonly cache: AttrCache;
-  /** Told of failures that are no contract error (a bug, not a refusal). */
-  readonly onUnexpected?: (op: string, err: unknown) => void;
-}
+export type { OpsContext } from './helpers.js';
 
-type Cb = (code: number, ...values: unknown[]) => void;
-const UNVERSIONED_STAT = { versioned: false } as const;
 const UINT32_MAX = 0xffffffff;
 const O_ACCMODE = 3;
-
-interface Helpers {
-  readonly ctx: OpsContext;
-  readonly inodes: Inodes;
-  readonly started: number;
-  reply(op: string, cb: Cb, fn: () => Promise<unknown>): void;
-  /** The contract path a FUSE path names. */
-  absolute(path: string): string;
-  target(path: string): Promise<FsTarget>;
-  /** The target naming a link at `path` itself (its last component not followed). */
-  linkTarget(path: string): Promise<FsTarget>;
-  /** Throws EROFS on a read-only mount. */
-  writable(): void;
-  info(t: FsTarget): Promise<FsInfo>;
-}
 
 type Ops = Record<string, (...args: never[]) => void>;
 
@@ -49,39 +22,6 @@ export function createOps(ctx: OpsContext): Ops {
   const h = helpers(ctx);
   return { ...readOps(h), ...fileOps(h), ...treeOps(h), ...metaOps(h) };
 }
-
-function helpers(ctx: OpsContext): Helpers {
-  const { fs } = ctx;
-  const absolute = (path: string) => (path === '/' ? ctx.base : ctx.base === '/' ? path : ctx.base + path);
-  return {
-    ctx,
-    inodes: new Inodes(),
-    started: Date.now(),
-    reply(op, cb, fn) {
-      fn().then(
-        (value) => {
-          if (value === SENT) return;
-          if (typeof value === 'number') cb(value);
-          else if (value === undefined) cb(0);
-          else cb(0, value);
-        },
-        (err: unknown) => {
-          if (!(err instanceof Errno) && !(err instanceof Error && err.name === 'FsError')) ctx.onUnexpected?.(op, err);
-          cb(toNegativeErrno(err));
-        },
-      );
-    },
-    absolute,
-    target: (path) => fs.resolve(absolute(path)),
-    linkTarget: (path) => fs.resolve(absolute(path), { noFollow: true }),
-    writable() {
-      if (ctx.readOnly) fail(ERRNO.EROFS);
-    },
-    // No version is needed to answer getattr or a type check: nothing is hashed or listed for one.
-    info: async (t) => (await fs.stat(t, UNVERSIONED_STAT)) ?? fail(ERRNO.ENOENT),
-  };
-}
-
 /** getattr and readdir: what a program sees of names and attributes. */
 function readOps(h: Helpers): Ops {
   const { reply, target, info, inodes, started } = h;
@@ -142,10 +82,12 @@ function fileOps(h: Helpers): Ops {
         const write = (flags & O_ACCMODE) !== constants.O_RDONLY;
         if (write) writable();
         if (write) cache.forget(path);
+        // The kernel looked the name up just before: its cached attributes tell the type.
+        const hit = write ? undefined : cache.get(path);
         const t = await target(path);
-        const i = await info(t);
-        if (i.type === 'directory') return write ? fail(ERRNO.EISDIR) : fail(ERRNO.EACCES);
-        if (i.type === 'other') return fail(ERRNO.EACCES);
+        const type = hit === undefined ? (await info(t)).type : typeOfMode(hit.stat.mode);
+        if (type === 'directory') return write ? fail(ERRNO.EISDIR) : fail(ERRNO.EACCES);
+        if (type === 'other') return fail(ERRNO.EACCES);
         const fd = await files.open(t, { writable: write, append: (flags & constants.O_APPEND) !== 0, truncate: (flags & constants.O_TRUNC) !== 0 });
         cb(0, fd);
         return SENT;
@@ -154,12 +96,14 @@ function fileOps(h: Helpers): Ops {
     create: (path: string, mode: number, cb: Cb) =>
       reply('create', cb, async () => {
         writable();
+        const t = await h.newTarget(path);
         cache.forget(path);
-        const t = await target(path);
         // Published at once, empty, so the name exists (and O_EXCL holds) while the program writes.
-        const outcome = await fs.writeBytes(t, new Uint8Array(0), { kind: 'createIfAbsent' }).catch((err: unknown) => {
+        const outcome = await fs.writeBytes(t, new Uint8Array(0), { kind: 'createIfAbsent' }, DEFERRED).catch((err: unknown) => {
           throw (err as { code?: string }).code === 'FS_NOT_OBSERVED' ? new Errno(ERRNO.EEXIST) : err;
         });
+        files.published(t);
+        cache.setKey(path, t.targetKey, false);
         void mode; // Permission bits are not recorded; see docs/mount.md.
         const fd = await files.open(t, { writable: true, append: false, truncate: false, created: outcome.version });
         cb(0, fd);
@@ -197,7 +141,7 @@ function fileOps(h: Helpers): Ops {
 
     // A publish changes the size and time the provider reports: dropped after it.
     flush: (path: string, fd: number, cb: Cb) => reply('flush', cb, () => published(path, fd, () => files.flush(fd))),
-    fsync: (path: string, _datasync: number, fd: number, cb: Cb) => reply('fsync', cb, () => published(path, fd, () => files.flush(fd))),
+    fsync: (path: string, _datasync: number, fd: number, cb: Cb) => reply('fsync', cb, () => published(path, fd, () => files.sync(fd))),
     release: (path: string, fd: number, cb: Cb) => reply('release', cb, () => published(path, fd, () => files.release(fd))),
 
   };
@@ -226,7 +170,7 @@ function treeOps(h: Helpers): Ops {
     mkdir: (path: string, _mode: number, cb: Cb) =>
       reply('mkdir', cb, async () => {
         writable();
-        const t = await target(path);
+        const t = await h.newTarget(path);
         // The contract's mkdir accepts an existing directory; mkdir(2) does not.
         if ((await fs.stat(t, UNVERSIONED_STAT)) !== undefined) return fail(ERRNO.EEXIST);
         await fs.mkdir(t);
@@ -313,7 +257,6 @@ function metaOps(h: Helpers): Ops {
   };
 }
 
-type Link = { target: FsTarget; text: string };
 
 /**
  * A rename where either name is a link. A moved link replaces what is at `dest` in one step; a
@@ -341,59 +284,3 @@ async function renameWithLinks(h: Helpers, src: string, dest: string, srcLink: L
   h.inodes.moved(from.targetKey, to.targetKey);
   await files.movedTree(from, to);
 }
-
-/**
- * The link at `path` and its text, or undefined when its last component is no link: only a name
- * that resolves elsewhere when followed is asked for its text.
- */
-async function linkAt(h: Helpers, path: string): Promise<Link | undefined> {
-  const found = await lookup(h, path);
-  return found.link === undefined ? undefined : { target: found.target, text: found.link };
-}
-
-/**
- * What `path` names: a link (its own target and text) or the target it resolves to. One resolve
- * answers most paths: a key equal to the path itself (keys of the built-in providers are
- * canonical paths) means no component was a link. Otherwise the name is resolved without
- * following its last component too, and a link is a name whose two targets differ.
- */
-async function lookup(h: Helpers, path: string): Promise<{ target: FsTarget; link?: string }> {
-  const fs = h.ctx.fs;
-  const read = fs.readlink?.bind(fs);
-  const followed = await h.target(path).catch((err: unknown) => ({ failed: err }));
-  if (path === '/' || read === undefined) {
-    if ('failed' in followed) throw followed.failed;
-    return { target: followed };
-  }
-  if (!('failed' in followed) && (followed.targetKey as string) === h.absolute(path)) return { target: followed };
-  const own = await h.linkTarget(path);
-  if (!('failed' in followed) && followed.targetKey === own.targetKey) return { target: followed };
-  let text: string | undefined;
-  try {
-    text = await read(own);
-  } catch {
-    // No link: whatever made the followed resolve fail is the answer.
-    if ('failed' in followed) throw followed.failed;
-    return { target: followed };
-  }
-  return { target: own, link: text };
-}
-
-/**
- * Keeps a listing's attributes for the getattr that follows each name. A name whose target is
- * not its own path (a link, or a provider with opaque keys) is left to getattr.
- */
-function remember(h: Helpers, dir: string, entries: readonly FsDirEntry[], stats: readonly Stat[]): void {
-  const prefix = dir === '/' ? '/' : `${dir}/`;
-  const base = h.absolute(dir);
-  const absPrefix = base === '/' ? '/' : `${base}/`;
-  entries.forEach((e, i) => {
-    if ((e.target.targetKey as string) !== absPrefix + e.name || e.type === 'other') return;
-    // Without the listing's size and time, getattr would answer otherwise than the provider's stat.
-    if (e.type === 'file' && (e.size === undefined || e.mtimeMs === undefined)) return;
-    h.ctx.cache.set(prefix + e.name, e.target.targetKey, stats[i]!);
-  });
-}
-
-/** Returned by an op that already answered (it passes more than one value). */
-const SENT = Symbol('sent');

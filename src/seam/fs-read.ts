@@ -57,16 +57,17 @@ export function createReadOps(ctx: FsContext): Pick<FileSystem, 'stat' | 'readTe
       return { version, bom, size: current.bytes.byteLength, chunks: textChunks(body, signal, what) };
     },
 
-    async readBytes(target: FsTarget, opts: FsOpOptions & { maxBytes: number }): Promise<FsBytesRead> {
+    async readBytes(target: FsTarget, opts: FsOpOptions & { maxBytes: number; unversioned?: boolean }): Promise<FsBytesRead> {
       ctx.checkTarget(target);
       const maxBytes = opts?.maxBytes;
       if (typeof maxBytes !== 'number' || !Number.isSafeInteger(maxBytes) || maxBytes < 0) {
         throw new FsError('FS_INVALID_ARGUMENT', `maxBytes must be a non-negative integer, got ${String(maxBytes)}`);
       }
       const what = `cannot read "${target.displayPath}"`;
-      const current = await call(what, opts.signal, () => provider.read(target, { maxBytes, signal: opts.signal }));
+      const unversioned = opts.unversioned === true;
+      const current = await call(what, opts.signal, () => provider.read(target, { maxBytes, signal: opts.signal, ...(unversioned ? { unversioned } : {}) }));
       throwIfAborted(opts.signal, what);
-      return { bytes: current.bytes, version: current.version };
+      return { bytes: current.bytes, version: unversioned ? UNVERSIONED : current.version };
     },
   };
 }

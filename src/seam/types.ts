@@ -46,7 +46,11 @@ export interface FileSystem {
   stat(target: FsTarget, options?: FsStatOptions): Promise<FsInfo | undefined>;
   readText(target: FsTarget, options?: FsOpOptions): Promise<FsTextRead>;
   streamText(target: FsTarget, options?: FsStreamOptions): Promise<FsTextStream>;
-  readBytes(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number }): Promise<FsBytesRead>;
+  /**
+   * With `unversioned`, the caller will not use the version: the provider may skip the digest, and
+   * `version` is then `UNVERSIONED` (never a valid guard), as with streamText.
+   */
+  readBytes(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number; readonly unversioned?: boolean }): Promise<FsBytesRead>;
   listDir(target: FsTarget, options?: FsListOptions): Promise<FsDirEntry[]>;
   writeText(
     target: FsTarget,

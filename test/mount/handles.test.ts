@@ -75,4 +75,31 @@ describe('open files', () => {
     await files.release(again);
     expect([...Buffer.from(await read(fs, '/e/f'))]).toEqual([97, 98, 99, 0, 0]);
   });
+
+  it('publishes with deferred durability; fsync flushes its directory, durable() every directory published in', async () => {
+    const fs = createMemoryFs({ files: { '/a/f': 'old', '/b/g': 'old' } });
+    const durability: unknown[] = [];
+    const flushed: string[][] = [];
+    const spy: FileSystem = {
+      ...fs,
+      writeBytes: (target, bytes, intent, options) => (durability.push(options?.durability), fs.writeBytes(target, bytes, intent, options)),
+      flush: async (dirs) => void flushed.push(dirs.map((d) => d.displayPath)),
+    };
+    const files = new OpenFiles(spy, 1 << 20);
+    const f = await files.open(await fs.resolve('/a/f'), { writable: true, append: false, truncate: true });
+    const g = await files.open(await fs.resolve('/b/g'), { writable: true, append: false, truncate: true });
+    write(files, f, 'new f', 0);
+    write(files, g, 'new g', 0);
+    await files.release(g);
+    expect(await read(fs, '/b/g')).toBe('new g');
+    expect(flushed).toEqual([]);
+    await files.sync(f);
+    expect(flushed).toEqual([['/a']]);
+    await files.release(f);
+    await files.durable();
+    expect(flushed).toEqual([['/a'], ['/b']]);
+    await files.durable();
+    expect(flushed).toHaveLength(2);
+    expect(durability).toEqual(['deferred', 'deferred']);
+  });
 });

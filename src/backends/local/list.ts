@@ -1,9 +1,9 @@
-import type { BigIntStats } from 'node:fs';
+import { readdirSync, type BigIntStats } from 'node:fs';
 import { posix } from 'node:path';
 import { FsError } from '../../seam/errors.js';
 import { isExecutableMode } from '../../seam/modes.js';
 import { FsTargetKey, type FsDirEntry, type FsTarget } from '../../seam/types.js';
-import type { DirAnchor } from './anchor.js';
+import { openDirSync, type DirAnchor } from './anchor.js';
 import type { LocalContext } from './context.js';
 import { dirOpenError, guard, isAbsent } from './errors.js';
 import { listNames, msOf, openParent } from './dirs.js';
@@ -19,9 +19,10 @@ export function listDir(ctx: LocalContext, target: FsTarget, stats: boolean | un
   const what = `cannot list "${target.displayPath}"`;
   return guard(what, () =>
     withRedirects(ctx, target.targetKey, what, async (key) => {
-      let anchor: DirAnchor;
+      let anchor: Pick<DirAnchor, 'child' | 'self'> & { close(): void | Promise<void> };
       try {
-        anchor = await ctx.openDir(key);
+        // Synchronous where walks are: each async call is a thread-pool round trip.
+        anchor = ctx.syncWalk ? openDirSync(key, ctx.root) : await ctx.openDir(key);
       } catch (err) {
         throw dirOpenError(err, what);
       }
@@ -31,7 +32,7 @@ export function listDir(ctx: LocalContext, target: FsTarget, stats: boolean | un
         // removed meanwhile: the directory is read again, so a rename shows one name, not none.
         for (let attempt = 1; ; attempt++) {
           const entries: FsDirEntry[] = [];
-          const names = await listNames(ctx, anchor);
+          const names = ctx.syncWalk ? readdirSync(anchor.self).filter((n) => !isTempName(n)) : await listNames(ctx, anchor as DirAnchor);
           let vanished = false;
           for (let i = 0; i < names.length; i++) {
             // Synchronous lstats would otherwise hold the event loop for a whole large directory.
@@ -50,9 +51,10 @@ export function listDir(ctx: LocalContext, target: FsTarget, stats: boolean | un
 }
 
 /** A listing without stats: the listing's own types; only links need a look (where they lead). */
-async function listTyped(ctx: LocalContext, anchor: DirAnchor, key: string, displayDir: string): Promise<FsDirEntry[]> {
+async function listTyped(ctx: LocalContext, anchor: Pick<DirAnchor, 'child' | 'self'>, key: string, displayDir: string): Promise<FsDirEntry[]> {
   const entries: FsDirEntry[] = [];
-  const dirents = (await ctx.fsp.readdir(anchor.self, { withFileTypes: true })).filter((d) => !isTempName(d.name));
+  const all = ctx.syncWalk ? readdirSync(anchor.self, { withFileTypes: true }) : await ctx.fsp.readdir(anchor.self, { withFileTypes: true });
+  const dirents = all.filter((d) => !isTempName(d.name));
   for (const d of dirents) {
     if (d.isFile() || d.isDirectory()) {
       entries.push({ name: d.name, type: d.isFile() ? 'file' : 'directory', target: childTarget(key, displayDir, d.name) });

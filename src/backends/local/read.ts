@@ -1,9 +1,9 @@
-import type { BigIntStats } from 'node:fs';
+import { lstatSync, type BigIntStats } from 'node:fs';
 import { posix } from 'node:path';
 import { FsError } from '../../seam/errors.js';
 import { isExecutableMode } from '../../seam/modes.js';
 import { UNVERSIONED, type FsCurrent, type FsProviderInfo, type FsTarget } from '../../seam/types.js';
-import { Moved } from './anchor.js';
+import { Moved, openDirSync } from './anchor.js';
 import type { LocalContext } from './context.js';
 import { dirInfo, msOf, openParent } from './dirs.js';
 import { guard, isAbsent, notFound } from './errors.js';
@@ -16,6 +16,10 @@ export function stat(ctx: LocalContext, target: FsTarget, unversioned: boolean |
   return guard(what, () =>
     withRedirects(ctx, target.targetKey, what, async (key) => {
       if (key === ctx.root) return dirInfo(ctx, key);
+      if (unversioned === true && ctx.syncWalk) {
+        const quick = statSync(ctx, key);
+        if (quick !== null) return quick;
+      }
       const anchor = await openParent(ctx, key);
       if (anchor === undefined) return undefined;
       try {
@@ -76,4 +80,33 @@ export function read(ctx: LocalContext, target: FsTarget, maxBytes: number, unve
       }
     }),
   );
+}
+
+/**
+ * An unversioned stat of a file or special file with synchronous calls (the parent pinned as by
+ * openDir), as small unversioned reads do; null for a directory, which takes the general way.
+ */
+function statSync(ctx: LocalContext, key: string): FsProviderInfo | undefined | null {
+  let parent;
+  try {
+    parent = openDirSync(posix.dirname(key), ctx.root);
+  } catch (err) {
+    if (isAbsent(err)) return undefined;
+    throw err;
+  }
+  try {
+    let st: BigIntStats;
+    try {
+      st = lstatSync(parent.child(posix.basename(key)), { bigint: true });
+    } catch (err) {
+      if (isAbsent(err)) return undefined;
+      throw err;
+    }
+    if (st.isSymbolicLink()) throw new Moved(key);
+    if (st.isDirectory()) return null;
+    if (!st.isFile()) return { type: 'other' };
+    return { type: 'file', size: Number(st.size), mtimeMs: msOf(st), executable: isExecutableMode(st.mode) };
+  } finally {
+    parent.close();
+  }
 }

@@ -19,7 +19,8 @@ export async function resolveKey(ctx: LocalContext, path: string): Promise<strin
       if (p !== root && isWithin(p, root)) return 'directory';
       if (!isWithin(root, p)) throw outside(p);
       try {
-        const st = await fsp.lstat(p);
+        // Synchronous where listings are (a thread-pool round trip per component otherwise).
+        const st = ctx.entryLstat !== undefined ? ctx.entryLstat(p) : await fsp.lstat(p);
         if (st.isSymbolicLink()) return 'link';
         if (st.isDirectory()) return 'directory';
         return st.isFile() ? 'file' : 'other';

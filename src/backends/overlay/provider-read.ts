@@ -22,7 +22,7 @@ export async function stat(ctx: OverlayProviderContext, target: FsTarget, { sign
   return info;
 }
 
-export async function read(ctx: OverlayProviderContext, target: FsTarget, { maxBytes, signal }: FsProviderReadOptions): Promise<FsCurrent> {
+export async function read(ctx: OverlayProviderContext, target: FsTarget, { maxBytes, signal, unversioned }: FsProviderReadOptions): Promise<FsCurrent> {
   const { lower, state } = ctx;
   const key = target.targetKey;
   const what = `cannot read "${target.displayPath}"`;
@@ -41,7 +41,7 @@ export async function read(ctx: OverlayProviderContext, target: FsTarget, { maxB
     throw new FsError('FS_NOT_FOUND', `${what}: not found`);
   }
   try {
-    return await lower.readBytes(target, { maxBytes, signal });
+    return await lower.readBytes(target, { maxBytes, signal, ...(unversioned === true ? { unversioned } : {}) });
   } catch (err) {
     if (isFsError(err, 'FS_NOT_FOUND') && hasUpperDescendant(state, key)) throw notRegular(what);
     throw err;

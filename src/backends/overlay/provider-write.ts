@@ -81,11 +81,13 @@ export async function planSwap(ctx: OverlayProviderContext, swap: SwapPlanReques
   return { result: { ok: true, existed, version }, change: { entries: [[key, file]], addDirs } };
 }
 
-export function swap(ctx: OverlayProviderContext, target: FsTarget, { expect, bytes, signal }: FsSwapRequest): Promise<FsSwapResult> {
+export function swap(ctx: OverlayProviderContext, target: FsTarget, { expect, bytes, signal, durability }: FsSwapRequest): Promise<FsSwapResult> {
   const { state, lock } = ctx;
+  // Deferred (F1): saved without the journal's fsync, which `flush` (or the next save) makes.
+  const options = durability === 'deferred' ? { deferred: true } : undefined;
   const attempt = async (creating: boolean): Promise<FsSwapResult | undefined> => {
     const planned = await planSwap(ctx, { target, expect, bytes }, signal, creating);
-    if (planned?.change) await state.apply(planned.change);
+    if (planned?.change) await state.apply(planned.change, options);
     return planned?.result;
   };
   return lock.run(target.targetKey, async () => {

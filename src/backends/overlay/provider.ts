@@ -37,6 +37,9 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
 
     swap: (target, request) => swap(ctx, target, request),
 
+    // Deferred swaps are durable once the state's journal is: every directory at once.
+    flush: () => state.flush(),
+
     applyBatch: (swaps, { signal }) =>
       applyOverlayBatch(
         { lock, treeLock: TREE_LOCK, state, lockAll: (keys, fn) => lockAll(lock, keys, fn), planSwap: (s, sig, creating) => planSwap(ctx, s, sig, creating) },

@@ -28,7 +28,7 @@ export interface HeldCheckpoint {
 }
 
 export type Pending =
-  | { readonly change: UpperChange; readonly resolve: () => void; readonly reject: (err: unknown) => void }
+  | { readonly change: UpperChange; readonly deferred?: boolean; readonly resolve: () => void; readonly reject: (err: unknown) => void }
   /** Runs alone, between saves (a fork of the saved state). */
   | { readonly task: (store: UpperStore) => Promise<void> };
 
@@ -66,6 +66,13 @@ export interface UpperContext {
   readonly keepBytes: number;
   /** The labels given by `UpperState.label`, innermost last. */
   labels: CheckpointLabel[];
+  /** The journal holds records of deferred saves not yet flushed to disk. */
+  unsynced: boolean;
+  /**
+   * Blobs no entry refers to any more, released by a deferred save: deleted once that save is on
+   * disk (until then a crash may reopen to a record that still names them).
+   */
+  dropLater: Set<string>;
 }
 
 /** An empty state's context (nothing loaded yet). */
@@ -90,5 +97,7 @@ export function createContext(root: string, store: UpperStore | undefined, tunin
     keep: tuning.keepCheckpoints ?? KEEP_CHECKPOINTS,
     keepBytes: tuning.keepCheckpointBytes ?? KEEP_CHECKPOINT_BYTES,
     labels: [],
+    unsynced: false,
+    dropLater: new Set(),
   };
 }

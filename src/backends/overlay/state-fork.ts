@@ -3,7 +3,7 @@ import type { UpperStore } from './store.js';
 import { createContext, type UpperContext } from './state-context.js';
 import { journalHeader } from './state-format.js';
 import { adoptMaps, layerSnapshot } from './state-index.js';
-import { compact, enqueue } from './state-save.js';
+import { compact, enqueue, syncDeferred } from './state-save.js';
 
 /** A new context sharing `cx`'s layer and indexes, with `cx`'s layer as its fork base. */
 function forkContext(cx: UpperContext, store: UpperStore | undefined): UpperContext {
@@ -37,6 +37,8 @@ export function forkInto<T>(cx: UpperContext, dir: string, wrap: (child: UpperCo
           // A fork continues the saved journal: a state whose journal is not in place is saved anew first.
           // So does a fork's journal that continues its own fork base: a fork's base stands alone.
           if (cx.journalEnd === undefined || cx.continues) await compact(cx, store, [], false);
+          // The fork base shares the journal up to here: every record in it on disk first.
+          await syncDeferred(cx, store);
           if (cx.journalEnd === undefined) throw new FsError('FS_IO_ERROR', `cannot fork the overlay state in "${store.where}": its journal could not be written`);
           const header = journalHeader(cx.root, cx.generation, true);
           const childStore = await store.fork!(dir, { journalEnd: cx.journalEnd, blobs: [...cx.refs.keys()], journal: header });

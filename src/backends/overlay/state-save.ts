@@ -26,7 +26,7 @@ async function drain(cx: UpperContext, store: UpperStore): Promise<void> {
       const upTo = cx.queue.findIndex((p) => 'task' in p);
       const batch = cx.queue.splice(0, upTo < 0 ? cx.queue.length : upTo) as Extract<Pending, { change: UpperChange }>[];
       try {
-        const saveError = await save(cx, store, batch.map(({ change }) => change));
+        const saveError = await save(cx, store, batch.map(({ change }) => change), batch.every((p) => p.deferred === true));
         if (saveError === undefined) for (const { resolve } of batch) resolve();
         else {
           const error = toFsError(saveError, `cannot save the overlay state in "${store.where}"`);
@@ -46,7 +46,7 @@ async function drain(cx: UpperContext, store: UpperStore): Promise<void> {
  * Saves a group of changes and applies them. Throws (having applied nothing) when the save did
  * not land; returns the error when it landed but a later step failed (the caller still hears).
  */
-async function save(cx: UpperContext, store: UpperStore, given: readonly UpperChange[]): Promise<unknown> {
+async function save(cx: UpperContext, store: UpperStore, given: readonly UpperChange[], deferred: boolean): Promise<unknown> {
   // A replacement (adopting a fork) is saved as the change from this layer to the other.
   const changes = expandReplace(layerSnapshot(cx.live), given);
   const written = await writeBlobs(cx, store, changes);
@@ -55,17 +55,36 @@ async function save(cx: UpperContext, store: UpperStore, given: readonly UpperCh
   if (sweep || cx.journalEnd === undefined || cx.journalEnd > limit) return compact(cx, store, changes, sweep);
   const planned = plannedTrims(cx, layerSnapshot(cx.live), changes, cx.nextId);
   const stamps = stampAll(cx.nextId, changes, planned.from);
-  const saveError = await appendRecords(cx, store, cx.journalEnd, changes, stamps);
+  // Deferred: the records reach the disk with the next flushed save or `syncJournal` (the blobs
+  // they name are on disk already, so a crash loses the records, never leaves them dangling).
+  const lazy = deferred && store.syncJournal !== undefined;
+  const saveError = await appendRecords(cx, store, cx.journalEnd, changes, stamps, lazy);
   const touched = new Set(written);
   changes.forEach((change, i) => applyChange(cx, change, stamps[i], touched, planned.bytes[i]));
-  // Best effort: a blob left behind is only wasted space (discard sweeps it).
   for (const id of touched) {
     if ((cx.refs.get(id) ?? 0) > 0) continue;
     cx.refs.delete(id);
-    if (cx.pinned.has(id)) continue;
+    if (!cx.pinned.has(id)) cx.dropLater.add(id);
+  }
+  if (!lazy) await dropReleased(cx, store);
+  return saveError;
+}
+
+/** Flushes the records of deferred saves to disk (a task between saves). */
+export async function syncDeferred(cx: UpperContext, store: UpperStore): Promise<void> {
+  if (cx.unsynced && store.syncJournal !== undefined) await store.syncJournal();
+  cx.unsynced = false;
+  await dropReleased(cx, store);
+}
+
+/** Deletes the blobs saves released, once those saves are on disk; best effort (discard sweeps the rest). */
+async function dropReleased(cx: UpperContext, store: UpperStore): Promise<void> {
+  const ids = [...cx.dropLater];
+  cx.dropLater.clear();
+  for (const id of ids) {
+    if ((cx.refs.get(id) ?? 0) > 0 || cx.pinned.has(id)) continue;
     await store.deleteBlob(id).catch(() => {});
   }
-  return saveError;
 }
 
 /** The stamps of the checkpoints a group of changes records (none for a change that changes nothing). */
@@ -104,13 +123,16 @@ async function appendRecords(
   start: number,
   changes: readonly UpperChange[],
   stamps: readonly (CheckpointStamp | undefined)[],
+  lazy: boolean,
 ): Promise<unknown> {
   const records = changes.map((c, i) => journalRecord(c, stamps[i])).filter((r) => r !== undefined);
   const bytes = Buffer.concat(records.map(frame));
   let saveError: unknown;
   if (bytes.byteLength > 0) {
     try {
-      await store.appendJournal(start, bytes);
+      await store.appendJournal(start, bytes, lazy ? { sync: false } : undefined);
+      // A flushed append flushes every record before it too.
+      cx.unsynced = lazy ? true : false;
     } catch (err) {
       // Take the records back out, so a reopened overlay shows what this one shows (nothing new).
       const rolledBack = await store.appendJournal(start, new Uint8Array(0)).then(() => true, () => false);
@@ -168,6 +190,8 @@ export async function compact(cx: UpperContext, store: UpperStore, changes: read
   cx.snapshotBytes = doc.byteLength;
   const header = journalHeader(cx.root, generation);
   cx.continues = false;
+  // The document holds every record so far, on disk.
+  cx.unsynced = false;
   cx.journalEnd = await store.writeJournal(header).then(
     () => header.byteLength,
     // The next save writes a new document again (and retries the journal).
@@ -182,6 +206,7 @@ export async function compact(cx: UpperContext, store: UpperStore, changes: read
   cx.refs = refs;
   reindex(cx.live);
   await dropBlobs(cx, store, unused, sweep);
+  await dropReleased(cx, store);
   return saveError;
 }
 

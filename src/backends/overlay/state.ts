@@ -1,3 +1,4 @@
+import { toFsError } from '../../seam/index.js';
 import type { PMap, PSet } from './pmap.js';
 import type { UpperStore } from './store.js';
 import { createContext, type UpperContext } from './state-context.js';
@@ -6,7 +7,7 @@ import { applyChange, expandReplace } from './state-apply.js';
 import { changePaths, changesLayer, checkpointOf, findCheckpoint, keepCheckpoint, layerChange, stampOf } from './state-history.js';
 import { adoptMaps, layerSnapshot } from './state-index.js';
 import { load } from './state-load.js';
-import { enqueue } from './state-save.js';
+import { enqueue, syncDeferred } from './state-save.js';
 import type { Checkpoint, CheckpointLabel, UpperChange, UpperEntry, UpperSnapshot, UpperTuning } from './state-types.js';
 
 export type {
@@ -159,9 +160,10 @@ export class UpperState {
   /**
    * Applies a change. With a store, changes arriving together are saved together (group commit:
    * one journal append and one fsync) and become visible only once saved; a failed save changes
-   * nothing.
+   * nothing. `deferred`: saved without the fsync, which the next flushed save or `flush` makes
+   * (a crash before then may lose the change, and any deferred one after it).
    */
-  apply(given: UpperChange): Promise<void> {
+  apply(given: UpperChange, options?: { readonly deferred?: boolean }): Promise<void> {
     const cx = this.#cx;
     const { store } = cx;
     const label = cx.labels.at(-1);
@@ -170,7 +172,18 @@ export class UpperState {
       for (const c of expandReplace(this.snapshot(), [change])) applyChange(cx, c, changesLayer(c) ? stampOf(cx.nextId, c.label) : undefined, new Set());
       return Promise.resolve();
     }
-    return new Promise<void>((resolve, reject) => enqueue(this.#cx, store, { change, resolve, reject }));
+    const deferred = options?.deferred === true;
+    return new Promise<void>((resolve, reject) => enqueue(this.#cx, store, { change, deferred, resolve, reject }));
+  }
+
+  /** Makes every deferred change saved so far durable. */
+  flush(): Promise<void> {
+    const cx = this.#cx;
+    const store = cx.store;
+    if (!store || !cx.unsynced) return Promise.resolve();
+    return new Promise<void>((resolve, reject) =>
+      enqueue(cx, store, { task: () => syncDeferred(cx, store).then(resolve, (err: unknown) => reject(toFsError(err, `cannot flush the overlay state in "${store.where}"`))) }),
+    );
   }
 
   /**

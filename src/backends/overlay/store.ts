@@ -27,9 +27,15 @@ export interface UpperStore {
   writeJournal(bytes: Uint8Array): Promise<void>;
   /**
    * Writes `bytes` at `offset` of the journal, drops anything after them (a torn tail), and
-   * flushes the journal to disk before returning. `bytes` may be empty (a truncation).
+   * flushes the journal to disk before returning (unless `sync` is false and the store has
+   * `syncJournal`). `bytes` may be empty (a truncation).
    */
-  appendJournal(offset: number, bytes: Uint8Array): Promise<void>;
+  appendJournal(offset: number, bytes: Uint8Array, options?: { readonly sync?: boolean }): Promise<void>;
+  /**
+   * Optional: flushes to disk what appends with `sync: false` wrote. Without it, every append is
+   * flushed as it is made.
+   */
+  syncJournal?(): Promise<void>;
 
   // Forks (optional: a store without them cannot hold a fork, and its overlay forks in memory only).
 
@@ -74,14 +80,7 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
     }
   };
 
-  const syncDir = async (path: string) => {
-    const handle = await open(path, fsc.O_RDONLY);
-    try {
-      await handle.sync();
-    } finally {
-      await handle.close();
-    }
-  };
+  const syncDir = (path: string) => syncFile(path, fsc.O_RDONLY);
 
   const writeAtomic = async (dirPath: string, name: string, bytes: Uint8Array) => {
     const temp = join(dirPath, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
@@ -184,24 +183,40 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
       wrap(`cannot list the overlay blobs in "${root}"`, async () => (await readdir(blobs)).filter((n) => BLOB_NAME.test(n))),
     readJournal: () => wrap(`cannot read the overlay journal in "${root}"`, () => readOrUndefined(join(root, JOURNAL_FILE))),
     writeJournal: (bytes) => wrap(`cannot write the overlay journal in "${root}"`, () => writeAtomic(root, JOURNAL_FILE, bytes)),
-    appendJournal: (offset, bytes) =>
-      wrap(`cannot append to the overlay journal in "${root}"`, async () => {
-        // The journal exists (writeJournal made it, and flushed its directory): an in-place write,
-        // then one fsync of the file. A crash mid-write leaves a torn tail, which reopening ignores.
-        const handle = await open(join(root, JOURNAL_FILE), fsc.O_RDWR);
-        try {
-          let done = 0;
-          while (done < bytes.byteLength) {
-            const { bytesWritten } = await handle.write(bytes, done, bytes.byteLength - done, offset + done);
-            done += bytesWritten;
-          }
-          await handle.truncate(offset + bytes.byteLength);
-          await handle.sync();
-        } finally {
-          await handle.close();
-        }
-      }),
+    syncJournal: () => wrap(`cannot flush the overlay journal in "${root}"`, () => syncFile(join(root, JOURNAL_FILE), fsc.O_RDWR)),
+    appendJournal: (offset, bytes, options) =>
+      wrap(`cannot append to the overlay journal in "${root}"`, () => writeAt(join(root, JOURNAL_FILE), offset, bytes, options?.sync !== false)),
   };
+}
+
+async function syncFile(path: string, flags: number): Promise<void> {
+  const handle = await open(path, flags);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/**
+ * Writes `bytes` at `offset` of the existing file `path` and cuts what follows, then (with `sync`)
+ * fsyncs it. For the journal (writeJournal made it, and flushed its directory): a crash mid-write
+ * leaves a torn tail, which reopening ignores; an unflushed record may be lost, and every record
+ * after it is then ignored too.
+ */
+async function writeAt(path: string, offset: number, bytes: Uint8Array, sync: boolean): Promise<void> {
+  const handle = await open(path, fsc.O_RDWR);
+  try {
+    let done = 0;
+    while (done < bytes.byteLength) {
+      const { bytesWritten } = await handle.write(bytes, done, bytes.byteLength - done, offset + done);
+      done += bytesWritten;
+    }
+    await handle.truncate(offset + bytes.byteLength);
+    if (sync) await handle.sync();
+  } finally {
+    await handle.close();
+  }
 }
 
 /**
