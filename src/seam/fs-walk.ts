@@ -93,7 +93,7 @@ async function* depthFirstBatches(
       continue;
     }
     const path = frame.prefix === '' ? entry.name : `${frame.prefix}/${entry.name}`;
-    const walked = { ...entry, path };
+    const walked = withPath(entry, path);
     run.push(walked);
     if (!isRealSubdirectory(frame.dir, entry, childKey)) continue;
     // The consumer sees the directory before it is pruned or listed.
@@ -105,6 +105,14 @@ async function* depthFirstBatches(
     }
   }
   if (run.length > 0) yield run;
+}
+
+/** `entry` with its walk path; a spread only for an entry with stats (a spread per entry was most of a memory walk). */
+function withPath(entry: FsDirEntry, path: string): FsWalkEntry {
+  if (entry.size === undefined && entry.mtimeMs === undefined && entry.executable === undefined) {
+    return { name: entry.name, type: entry.type, target: entry.target, path };
+  }
+  return { ...entry, path };
 }
 
 /** The walk hooks of `opts`, checked (a caller's bad option is an argument error, not a crash). */
