@@ -15,9 +15,10 @@ import { interleave, reps, row, tempDir, type BenchRow, type Timing } from './li
  * straight on the same memfs volume. grep: ours vs a naive loop (walk, read whole file, split,
  * test each line) on disk and through the contract.
  *
- * DSH_FS_BENCH_SEARCH_FILES sets the tree size (default 100,000 files). The memory provider
- * holds one tenth of it, and grep on disk searches one tenth unless DSH_FS_BENCH_SEARCH_GREP_ALL=1
- * (every file is read and versioned).
+ * DSH_FS_BENCH_SEARCH_FILES sets the tree size (default 100,000 files). grep against ripgrep
+ * and glob against `rg --files` cover the whole tree; grep against a node loop searches one tenth
+ * unless DSH_FS_BENCH_SEARCH_GREP_ALL=1. glob in memory runs at 2,000 and 10,000 files whatever
+ * the size, and grep in memory over one tenth of the tree.
  */
 
 const SECTION = 'search';
@@ -160,6 +161,12 @@ async function rgCount(dir: string, pattern: string): Promise<number> {
   return stdout.length === 0 ? 0 : stdout.trimEnd().split('\n').length;
 }
 
+/** What `rg --files` lists under `dir` with one glob (every file: no ignore rules, hidden included). */
+async function rgFiles(dir: string, pattern: string): Promise<number> {
+  const { stdout } = await execFileAsync('rg', ['--files', '--no-ignore', '--hidden', '-g', pattern, dir], { maxBuffer: 256 * 1024 * 1024 });
+  return stdout.length === 0 ? 0 : stdout.trimEnd().split('\n').length;
+}
+
 function expectCount(what: string, got: number, want: number): void {
   if (got !== want) throw new Error(`search bench: ${what} found ${got}, expected ${want}`);
 }
@@ -178,8 +185,6 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
     // The memory provider gets one tenth of the tree: its listDir costs ~0.2 ms per entry.
     const tenth = tree.entries.filter(([p]) => p.startsWith('d0/'));
     const memory = createMemoryFs({ cwd: '/tree', files: Object.fromEntries(tenth) });
-    const vol = memory.provider.volume;
-    const memTs = tenth.filter(([p]) => p.endsWith('.ts')).length;
     const size = `${tree.files.toLocaleString('en')} files`;
     const memSize = `${tenth.length.toLocaleString('en')} files`;
 
@@ -201,30 +206,47 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
     const globPeak = await peakHeapMiB(() => glob(local, '**/*.ts', { cwd: root, limit: files, stats: false }));
     const globStatsPeak = await peakHeapMiB(() => glob(local, '**/*.ts', { cwd: root, limit: files }));
     rows.push(
-      searchRow('glob **/*.ts, local', `${size} on disk, **/*.ts`, 'glob over the contract (local), stats: false', g.ours, 'fast-glob on disk', g.fastGlob, `${matches}; ${mib(globPeak)}`, 1.5),
+      searchRow('glob **/*.ts, local', `${size} on disk, **/*.ts`, 'glob over the contract (local), stats: false', g.ours, 'fast-glob on disk', g.fastGlob, `${matches}; ${mib(globPeak)}`, 1),
     );
+    if (rgAvailable()) {
+      const rf = await interleave(
+        {
+          ours: async () => expectCount('glob (local)', (await glob(local, '**/*.ts', { cwd: root, limit: files, stats: false })).matches.length, tsCount),
+          rg: async () => expectCount('rg --files', await rgFiles(root, '*.ts'), tsCount),
+        },
+        globReps,
+      );
+      rows.push(searchRow('glob **/*.ts, local, vs rg --files', `${size} on disk, **/*.ts`, 'glob over the contract (local), stats: false', rf.ours, 'rg --files -g *.ts', rf.rg, matches, 1.5));
+    }
     rows.push(
       searchRow('glob **/*.ts, local, with stats', `${size} on disk, **/*.ts`, 'glob over the contract (local), size and mtime of each match', g.oursStats, 'fast-glob on disk, stats: true', g.fastGlobStats, `${matches}; ${mib(globStatsPeak)}`),
     );
 
-    const memFg = vol as unknown as fg.FileSystemAdapter;
-    const m = await interleave(
-      {
-        ours: async () => expectCount('glob (memory)', (await glob(memory, '**/*.ts', { cwd: '/tree', limit: files, stats: false })).matches.length, memTs),
-        fastGlob: async () => expectCount('fast-glob (memfs)', (await fg('**/*.ts', { cwd: '/tree', dot: true, fs: memFg })).length, memTs),
-        oursStats: async () => expectCount('glob with stats (memory)', (await glob(memory, '**/*.ts', { cwd: '/tree', limit: files })).matches.length, memTs),
-      },
-      { reps: reps(3), warmup: 1 },
-    );
-    const memMatches = `${memTs.toLocaleString('en')} matches`;
-    const memPeak = await peakHeapMiB(() => glob(memory, '**/*.ts', { cwd: '/tree', limit: files, stats: false }));
-    rows.push(
-      searchRow('glob **/*.ts, memory', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory), stats: false', m.ours, 'fast-glob on the memfs volume', m.fastGlob, `${memMatches}; ${mib(memPeak)}`, 2),
-    );
-    rows.push(
-      // fast-glob's stats: true finds nothing over a memfs volume, so the baseline is its default.
-      searchRow('glob **/*.ts, memory, with stats', `${memSize} in memory, **/*.ts`, 'glob over the contract (memory), size and mtime of each match', m.oursStats, 'fast-glob on the memfs volume (paths only)', m.fastGlob, memMatches),
-    );
+    // glob in memory at 2,000 and 10,000 files: one tenth of a tree of 20,000 and of 100,000.
+    for (const n of [2_000, 10_000]) {
+      const part = makeTree(n * 10).entries.filter(([p]) => p.startsWith('d0/'));
+      const mem = createMemoryFs({ cwd: '/tree', files: Object.fromEntries(part) });
+      const partTs = part.filter(([p]) => p.endsWith('.ts')).length;
+      const memFg = mem.provider.volume as unknown as fg.FileSystemAdapter;
+      const m = await interleave(
+        {
+          ours: async () => expectCount('glob (memory)', (await glob(mem, '**/*.ts', { cwd: '/tree', limit: files, stats: false })).matches.length, partTs),
+          fastGlob: async () => expectCount('fast-glob (memfs)', (await fg('**/*.ts', { cwd: '/tree', dot: true, fs: memFg })).length, partTs),
+          oursStats: async () => expectCount('glob with stats (memory)', (await glob(mem, '**/*.ts', { cwd: '/tree', limit: files })).matches.length, partTs),
+        },
+        { reps: reps(5), warmup: 1 },
+      );
+      const memMatches = `${partTs.toLocaleString('en')} matches`;
+      const label = `${n.toLocaleString('en')} files in memory, **/*.ts`;
+      const memPeak = await peakHeapMiB(() => glob(mem, '**/*.ts', { cwd: '/tree', limit: files, stats: false }));
+      rows.push(
+        searchRow(`glob **/*.ts, memory, ${n}`, label, 'glob over the contract (memory), stats: false', m.ours, 'fast-glob on the memfs volume', m.fastGlob, `${memMatches}; ${mib(memPeak)}`, 1),
+      );
+      rows.push(
+        // fast-glob's stats: true finds nothing over a memfs volume, so the baseline is its default.
+        searchRow(`glob **/*.ts, memory, ${n}, with stats`, label, 'glob over the contract (memory), size and mtime of each match', m.oursStats, 'fast-glob on the memfs volume (paths only)', m.fastGlob, memMatches),
+      );
+    }
 
     // grep: one tenth of the tree unless asked for all of it (every file is read and versioned).
     const all = process.env.DSH_FS_BENCH_SEARCH_GREP_ALL === '1';
@@ -246,19 +268,21 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
     rows.push(
       searchRow('grep /needle/, local', `${grepCase} on disk`, 'grep over the contract (local)', d.ours, 'sequential loop on node:fs', d.naive, `${needles} matches; ${mib(grepPeak)}`, 1),
     );
+    // Against ripgrep: the whole tree, both reading every file.
+    const allNeedles = tree.entries.filter(([, body]) => body.includes('needle')).length;
+    const allCase = `${tree.files.toLocaleString('en')} files, /needle/`;
     if (rgAvailable()) {
       const r = await interleave(
         {
-          ours: async () =>
-            expectCount('grep (local)', (await grep(local, re, { path: join(root, sub), gitignore: false, maxMatches: files })).matches.length, needles),
-          rg: async () => expectCount('ripgrep', await rgCount(join(root, sub), 'needle'), needles),
+          ours: async () => expectCount('grep (local)', (await grep(local, re, { path: root, gitignore: false, maxMatches: files })).matches.length, allNeedles),
+          rg: async () => expectCount('ripgrep', await rgCount(root, 'needle'), allNeedles),
         },
-        { reps: reps(3), warmup: 1 },
+        { reps: reps(heavy ? 2 : 3), warmup: 1 },
       );
-      rows.push(searchRow('grep /needle/, local, vs rg', `${grepCase} on disk`, 'grep over the contract (local)', r.ours, 'ripgrep (rg)', r.rg, `${needles} matches`, 3));
+      rows.push(searchRow('grep /needle/, local, vs rg', `${allCase} on disk`, 'grep over the contract (local)', r.ours, 'ripgrep (rg)', r.rg, `${allNeedles} matches`, 2));
     } else {
       const none = { median: 0, min: 0, max: 0, reps: 0 };
-      rows.push(searchRow('grep /needle/, local, vs rg', `${grepCase} on disk`, 'grep over the contract (local)', d.ours, 'ripgrep (rg)', none, 'rg not installed', 3));
+      rows.push(searchRow('grep /needle/, local, vs rg', `${allCase} on disk`, 'grep over the contract (local)', d.ours, 'ripgrep (rg)', none, 'rg not installed', 2));
     }
 
     // listDir of one directory of 10,000 entries vs readdir with file types.

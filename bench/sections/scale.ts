@@ -55,10 +55,11 @@ export async function runScaleBench(): Promise<BenchRow[]> {
       { text: '≤ 1.5×', maxRatio: 1.5 },
     ),
     row(
-      { section: SECTION, case: label, subject: 'memory provider create (resolve + writeText)', unit: 'µs/op' },
+      { section: SECTION, case: label, subject: 'memory provider create (resolve + writeText), one run', unit: 'µs/op' },
       memCreate,
       { name: 'memfs writeFileSync', timing: rawCreate },
     ),
+    ...(await createRows()),
   );
 
   // listDir of one directory with LISTED entries, in memory and on disk.
@@ -118,4 +119,32 @@ export async function runScaleBench(): Promise<BenchRow[]> {
     await cleanup();
   }
   return rows;
+}
+
+const CREATED = 10_000;
+
+/** Creating files: the provider (resolve + writeText) against memfs writeFileSync, fresh stores each run, interleaved. */
+async function createRows(): Promise<BenchRow[]> {
+  const t = await interleave(
+    {
+      raw: () => {
+        const vol = createMemoryProvider().volume;
+        for (let d = 0; d * PER_DIR < CREATED; d++) vol.mkdirSync(`/data/d${String(d).padStart(3, '0')}`, { recursive: true });
+        for (let i = 0; i < CREATED; i++) vol.writeFileSync(pathOf(i), contentOf(i));
+      },
+      provider: async () => {
+        const mem = createMemoryFs();
+        for (let i = 0; i < CREATED; i++) await mem.writeText(await mem.resolve(pathOf(i)), contentOf(i));
+      },
+    },
+    { reps: reps(7), warmup: 1, ops: CREATED, scale: 1000 },
+  );
+  return [
+    row(
+      { section: SECTION, case: `${CREATED.toLocaleString('en')} files of ~100 B, created`, subject: 'memory provider create (resolve + writeText)', unit: 'µs/op' },
+      t.provider,
+      { name: 'memfs mkdirSync + writeFileSync', timing: t.raw },
+      { text: '≤ 2×', maxRatio: 2 },
+    ),
+  ];
 }

@@ -35,15 +35,56 @@ function walkByListing(
  * The walk of D4 over any listing function: a directory's entries, each followed by the entries
  * of its real subdirectories (never a link's), with their paths below `top`. `list` is told
  * whether it lists `top` itself (which a provider may need to check further than a child), and the
- * listed directory's path below `top`.
+ * listed directory's path below `top`. The generator also answers `walkBatches` (the same walk, a
+ * run of entries at a time).
  */
-export async function* depthFirst(
+export function depthFirst(
   top: FsTarget,
   list: (dir: FsTarget, isTop: boolean, prefix: string) => Promise<FsDirEntry[]>,
   hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'> = {},
   childKey: ChildKey = pathChildKey,
 ): AsyncGenerator<FsWalkEntry> {
+  const batches = depthFirstBatches(top, list, hooks, childKey);
+  return Object.assign(flatten(batches), { [WALK_BATCHES]: () => batches });
+}
+
+/**
+ * Marks a walk that can also be taken a run of entries at a time (see `walkBatches`): each
+ * layer between a listing and its consumer then costs a promise per run, not per entry.
+ */
+export const WALK_BATCHES = Symbol('walk batches');
+
+interface Batched {
+  [WALK_BATCHES]?: () => AsyncIterator<FsWalkEntry[]>;
+}
+
+/**
+ * A walk a run of entries at a time: `walk`'s entries in `walk`'s order, each run ending at
+ * the latest at a real subdirectory, so `prune` is still asked after its consumer saw the
+ * directory and before anything below it is listed. A walk that cannot batch gives one entry a run.
+ */
+export function walkBatches(walk: AsyncIterable<FsWalkEntry>): AsyncIterable<readonly FsWalkEntry[]> {
+  const batched = (walk as Batched)[WALK_BATCHES];
+  if (batched !== undefined) return { [Symbol.asyncIterator]: batched };
+  return singles(walk);
+}
+
+async function* singles(walk: AsyncIterable<FsWalkEntry>): AsyncGenerator<readonly FsWalkEntry[]> {
+  for await (const entry of walk) yield [entry];
+}
+
+async function* flatten(batches: AsyncIterator<readonly FsWalkEntry[]>): AsyncGenerator<FsWalkEntry> {
+  for (let next = await batches.next(); !next.done; next = await batches.next()) yield* next.value;
+}
+
+async function* depthFirstBatches(
+  top: FsTarget,
+  list: (dir: FsTarget, isTop: boolean, prefix: string) => Promise<FsDirEntry[]>,
+  hooks: Pick<FsWalkOptions, 'prune' | 'onUnreadable'>,
+  childKey: ChildKey,
+): AsyncGenerator<FsWalkEntry[]> {
   const stack = [{ dir: top, prefix: '', entries: inListingOrder(await list(top, true, '')), next: 0 }];
+  let run: FsWalkEntry[] = [];
   while (stack.length > 0) {
     const frame = stack[stack.length - 1]!;
     const entry = frame.entries[frame.next++];
@@ -52,13 +93,26 @@ export async function* depthFirst(
       continue;
     }
     const path = frame.prefix === '' ? entry.name : `${frame.prefix}/${entry.name}`;
-    const walked = { ...entry, path };
-    yield walked;
-    if (isRealSubdirectory(frame.dir, entry, childKey) && hooks.prune?.(walked) !== true) {
+    const walked = withPath(entry, path);
+    run.push(walked);
+    if (!isRealSubdirectory(frame.dir, entry, childKey)) continue;
+    // The consumer sees the directory before it is pruned or listed.
+    yield run;
+    run = [];
+    if (hooks.prune?.(walked) !== true) {
       const entries = await listOrSkip(() => list(entry.target, false, path), walked, hooks.onUnreadable);
       if (entries !== undefined) stack.push({ dir: entry.target, prefix: path, entries: inListingOrder(entries), next: 0 });
     }
   }
+  if (run.length > 0) yield run;
+}
+
+/** `entry` with its walk path; a spread only for an entry with stats (a spread per entry was most of a memory walk). */
+function withPath(entry: FsDirEntry, path: string): FsWalkEntry {
+  if (entry.size === undefined && entry.mtimeMs === undefined && entry.executable === undefined) {
+    return { name: entry.name, type: entry.type, target: entry.target, path };
+  }
+  return { ...entry, path };
 }
 
 /** The walk hooks of `opts`, checked (a caller's bad option is an argument error, not a crash). */
@@ -143,20 +197,33 @@ class Pruner {
 }
 
 /** A walk as the contract promises it: FsErrors only, abortable, yielding to timers. */
-async function* guardedWalk(
+function guardedWalk(
   open: () => AsyncIterable<FsWalkEntry>,
   what: string,
   signal: AbortSignal | undefined,
   pruner?: Pruner,
 ): AsyncGenerator<FsWalkEntry> {
+  let source: AsyncIterable<FsWalkEntry> | undefined;
+  const opened = () => (source ??= open());
+  const batches = () => guardedBatches(opened, what, signal, pruner);
+  return Object.assign(flatten(batches()), { [WALK_BATCHES]: batches });
+}
+
+async function* guardedBatches(
+  open: () => AsyncIterable<FsWalkEntry>,
+  what: string,
+  signal: AbortSignal | undefined,
+  pruner?: Pruner,
+): AsyncGenerator<FsWalkEntry[]> {
   try {
     throwIfAborted(signal, what);
-    for await (const entry of open()) {
-      if (pruner?.skips(entry)) continue;
+    for await (const run of walkBatches(open())) {
       if (dueToYield()) await yieldToTimers();
       throwIfAborted(signal, what);
-      yield entry;
-      pruner?.passed(entry);
+      const passing = pruner === undefined ? (run as FsWalkEntry[]) : run.filter((entry) => !pruner.skips(entry));
+      if (passing.length === 0) continue;
+      yield passing;
+      if (pruner !== undefined) for (const entry of passing) pruner.passed(entry);
     }
   } catch (err) {
     throw toFsError(err, what);

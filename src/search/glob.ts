@@ -173,21 +173,23 @@ async function collect(
 ): Promise<{ found: GlobMatch[]; truncated: GlobResult['truncated'] }> {
   const found: GlobMatch[] = [];
   let truncated: GlobResult['truncated'] = false;
-  for await (const { path, rel: below, entry } of walker) {
-    if (entry.type === 'other' || (onlyFiles && entry.type !== 'file')) continue;
-    const rel = plan.relOf(below);
-    if (!plan.matches(rel, entry.name) || (plan.ignores && plan.ignored(rel))) continue;
-    if (found.length >= limit) {
-      truncated = 'limit';
-      break;
+  outer: for await (const items of walker.batches()) {
+    for (const { path, rel: below, entry } of items) {
+      if (entry.type === 'other' || (onlyFiles && entry.type !== 'file')) continue;
+      const rel = plan.relOf(below);
+      if (!plan.matches(rel, entry.name) || (plan.ignores && plan.ignored(rel))) continue;
+      if (found.length >= limit) {
+        truncated = 'limit';
+        break outer;
+      }
+      found.push({
+        path,
+        target: entry.target,
+        type: entry.type,
+        ...(entry.size === undefined ? {} : { size: entry.size }),
+        ...(entry.mtimeMs === undefined ? {} : { mtimeMs: entry.mtimeMs }),
+      });
     }
-    found.push({
-      path,
-      target: entry.target,
-      type: entry.type,
-      ...(entry.size === undefined ? {} : { size: entry.size }),
-      ...(entry.mtimeMs === undefined ? {} : { mtimeMs: entry.mtimeMs }),
-    });
   }
   if (truncated === false && walker.exceeded) truncated = 'entries';
   return { found, truncated };

@@ -45,21 +45,23 @@ export async function* grepFiles(ctx: FileSource): AsyncGenerator<FileItem> {
     wantsStats: () => false,
     onSkip: (skip) => ctx.record({ path: skip.path, reason: skip.reason, ...(skip.error ? { code: skip.error.code, message: skip.error.message } : {}) }),
   });
-  for await (const { path, rel, entry } of walker) {
-    const parent = posix.dirname(path);
-    const rules = await rulesFor.get(parent, entry.name, entry.target);
-    if (entry.type === 'other') continue;
-    const isDir = entry.type === 'directory';
-    if ((isDir && VCS_DIRECTORIES.includes(entry.name)) || (!ctx.hidden && entry.name.startsWith('.')) || (rules.length > 0 && decide(rules, path, isDir) === true)) {
-      if (isDir) pruned.add(path);
-      continue;
+  for await (const items of walker.batches()) {
+    for (const { path, rel, entry } of items) {
+      const parent = posix.dirname(path);
+      const rules = rulesFor.pending(parent) ? await rulesFor.get(parent, entry.name, entry.target) : rulesFor.known(parent);
+      if (entry.type === 'other') continue;
+      const isDir = entry.type === 'directory';
+      if ((isDir && VCS_DIRECTORIES.includes(entry.name)) || (!ctx.hidden && entry.name.startsWith('.')) || (rules.length > 0 && decide(rules, path, isDir) === true)) {
+        if (isDir) pruned.add(path);
+        continue;
+      }
+      if (isDir) {
+        rulesFor.enter(path, rules);
+        continue;
+      }
+      if (ctx.include !== undefined && !ctx.include(rel, entry.name)) continue;
+      yield { path, target: entry.target, ...(entry.size === undefined ? {} : { size: entry.size }) };
     }
-    if (isDir) {
-      rulesFor.enter(path, rules);
-      continue;
-    }
-    if (ctx.include !== undefined && !ctx.include(rel, entry.name)) continue;
-    yield { path, target: entry.target, ...(entry.size === undefined ? {} : { size: entry.size }) };
   }
 }
 
@@ -69,6 +71,10 @@ export async function* grepFiles(ctx: FileSource): AsyncGenerator<FileItem> {
  * entry at or past that name; an entry sorting before it (`-x`, `#y`) asks for it directly.
  */
 async function ignoreRules(ctx: FileSource): Promise<{
+  /** Whether `get` may still have to read the directory's own ignore file. */
+  pending(dir: string): boolean;
+  /** The rules in force in `dir` once nothing is pending there. */
+  known(dir: string): IgnoreRule[];
   get(dir: string, name: string, target: FsTarget): Promise<IgnoreRule[]>;
   enter(dir: string, rules: IgnoreRule[]): void;
 }> {
@@ -79,6 +85,8 @@ async function ignoreRules(ctx: FileSource): Promise<{
   const rulesIn = new Map<string, IgnoreRule[]>([[ctx.rootPath, above]]);
   const decided = new Set<string>();
   return {
+    pending: (dir) => useGitignore && !decided.has(dir),
+    known: (dir) => rulesIn.get(dir) ?? [],
     async get(dir, name, target) {
       const inherited = rulesIn.get(dir) ?? [];
       if (!useGitignore || decided.has(dir)) return inherited;

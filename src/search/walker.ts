@@ -1,4 +1,4 @@
-import { FsError, isRealSubdirectory, toFsError, type FileSystem, type FsTarget, type FsWalkEntry } from '../seam/index.js';
+import { FsError, isRealSubdirectory, toFsError, walkBatches, type FileSystem, type FsTarget, type FsWalkEntry } from '../seam/index.js';
 
 /*
  * The one walker of search, used by glob and grep: `fs.walk` (a provider's native bulk listing,
@@ -38,6 +38,8 @@ export interface WalkerOptions {
 
 export interface Walker extends AsyncIterable<WalkItem> {
   readonly exceeded: boolean;
+  /** The same items a run at a time (a run of one directory's entries, mostly): a promise per run, not per item. */
+  batches(): AsyncIterable<readonly WalkItem[]>;
 }
 
 interface Chain {
@@ -53,7 +55,7 @@ export function walkFrom(fs: FileSystem, top: FsTarget, topPath: string, options
   let exceeded = false;
   const join = (dir: string, rel: string) => (dir === '/' ? `/${rel}` : `${dir}/${rel}`);
 
-  async function* below(dir: FsTarget, dirPath: string, relPrefix: string, chain: Chain, depth0: number): AsyncGenerator<WalkItem> {
+  async function* below(dir: FsTarget, dirPath: string, relPrefix: string, chain: Chain, depth0: number): AsyncGenerator<WalkItem[]> {
     const prefixDepth = depth0;
     const walk = fs.walk(dir, {
       ...(options.signal ? { signal: options.signal } : {}),
@@ -67,47 +69,58 @@ export function walkFrom(fs: FileSystem, top: FsTarget, topPath: string, options
     });
     // The real directories walked so far, by path below `dir`: a listed directory is a link unless its key is its parent's child key.
     const dirs = new Map<string, FsTarget>([['', dir]]);
-    for await (const entry of walk) {
-      if (++seen > maxEntries) {
-        exceeded = true;
-        return;
+    for await (const run of walkBatches(walk)) {
+      let items: WalkItem[] = [];
+      for (const entry of run) {
+        if (++seen > maxEntries) {
+          exceeded = true;
+          if (items.length > 0) yield items;
+          return;
+        }
+        const rel = relPrefix === '' ? entry.path : `${relPrefix}/${entry.path}`;
+        const path = join(dirPath, entry.path);
+        const item: WalkItem = { path, rel, entry };
+        items.push(item);
+        if (entry.type !== 'directory') continue;
+        const slash = entry.path.lastIndexOf('/');
+        const parent = dirs.get(slash === -1 ? '' : entry.path.slice(0, slash));
+        if (parent === undefined) continue; // below a link, which the walk does not descend into
+        if (isRealSubdirectory(parent, entry, (p, name) => fs.childKey(p, name))) {
+          dirs.set(entry.path, entry.target);
+          continue;
+        }
+        // A link to a directory: walked in place unless it leads back into the walk.
+        const depth = prefixDepth + segments(entry.path);
+        // What came before the link is handed over first: prune may depend on it.
+        yield items;
+        items = [];
+        if (depth >= maxDepth || options.prune?.(item) === true) continue;
+        if (fs.contains(entry.target, parent) || loops(fs, entry.target, chain)) {
+          options.onSkip({ path, reason: 'loop' });
+          continue;
+        }
+        try {
+          yield* below(entry.target, path, rel, { target: entry.target, parent: chain }, depth);
+        } catch (err) {
+          const error = toFsError(err, `cannot list "${path}"`);
+          if (error.code === 'FS_ABORTED' || exceeded) throw error;
+          options.onSkip({ path, reason: 'unreadable', error });
+        }
       }
-      const rel = relPrefix === '' ? entry.path : `${relPrefix}/${entry.path}`;
-      const path = join(dirPath, entry.path);
-      const item: WalkItem = { path, rel, entry };
-      yield item;
-      if (entry.type !== 'directory') continue;
-      const slash = entry.path.lastIndexOf('/');
-      const parent = dirs.get(slash === -1 ? '' : entry.path.slice(0, slash));
-      if (parent === undefined) continue; // below a link, which the walk does not descend into
-      if (isRealSubdirectory(parent, entry, (p, name) => fs.childKey(p, name))) {
-        dirs.set(entry.path, entry.target);
-        continue;
-      }
-      // A link to a directory: walked in place unless it leads back into the walk.
-      const depth = prefixDepth + segments(entry.path);
-      if (depth >= maxDepth || options.prune?.(item) === true) continue;
-      if (fs.contains(entry.target, parent) || loops(fs, entry.target, chain)) {
-        options.onSkip({ path, reason: 'loop' });
-        continue;
-      }
-      try {
-        yield* below(entry.target, path, rel, { target: entry.target, parent: chain }, depth);
-      } catch (err) {
-        const error = toFsError(err, `cannot list "${path}"`);
-        if (error.code === 'FS_ABORTED' || exceeded) throw error;
-        options.onSkip({ path, reason: 'unreadable', error });
-      }
+      if (items.length > 0) yield items;
     }
   }
 
-  const iterable = {
+  const start = () => below(top, topPath, '', { target: top, parent: undefined }, 0);
+  return {
     get exceeded() {
       return exceeded;
     },
-    [Symbol.asyncIterator]: () => below(top, topPath, '', { target: top, parent: undefined }, 0)[Symbol.asyncIterator](),
+    batches: () => ({ [Symbol.asyncIterator]: start }),
+    async *[Symbol.asyncIterator]() {
+      for await (const items of start()) yield* items;
+    },
   };
-  return iterable;
 }
 
 function loops(fs: FileSystem, target: FsTarget, chain: Chain | undefined): boolean {

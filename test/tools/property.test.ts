@@ -85,6 +85,8 @@ async function check(plugins: () => HarnessPlugin[], initial: readonly (string |
 
   const whose = new AsyncLocalStorage<string>();
   const landings: Landing[] = [];
+  // Landings are recorded at the swap: without memory's own modify, every write goes through it.
+  delete (provider as { modify?: unknown }).modify;
   const swap = provider.swap.bind(provider);
   provider.swap = async (target, request) => {
     // The seam swaps from the version it read (a create expects nothing there).

@@ -4,9 +4,10 @@ import { posix } from 'node:path';
 import { FsError } from '../../seam/errors.js';
 import { UNVERSIONED, type FsCurrent, type FsVersion } from '../../seam/types.js';
 import { contentVersion } from '../../seam/version.js';
-import { Moved, openDirSync, type DirAnchor } from './anchor.js';
+import { Moved, type DirAnchor, type SyncDirAnchor } from './anchor.js';
 import { LEAF_READ_FLAGS, O_NOFOLLOW, O_PATH, type LocalContext } from './context.js';
 import { errnoOf, isAbsent, notFound, notRegular, tooLarge } from './errors.js';
+import { withHeldDir } from './held-dir.js';
 import { hashBounded, readBounded } from './io.js';
 import { sameTuple } from './version-cache.js';
 
@@ -28,40 +29,39 @@ export interface Leaf {
  * small, or it changed while read; the caller then takes the general path.
  */
 export function readSmallSync(ctx: LocalContext, key: string, maxBytes: number, what: string): Uint8Array | undefined {
-  let parent;
   try {
-    parent = openDirSync(posix.dirname(key), ctx.root);
+    return withHeldDir(ctx, posix.dirname(key), (parent) => readPinned(parent, key, maxBytes, what));
   } catch (err) {
     if (isAbsent(err)) throw notFound(what);
     throw err;
   }
+}
+
+/** The bytes of the entry of `key` in its verified parent, read through an O_PATH pin of its inode. */
+function readPinned(parent: SyncDirAnchor, key: string, maxBytes: number, what: string): Uint8Array | undefined {
   let pinned: number | undefined;
   let fd: number | undefined;
   try {
-    try {
-      pinned = openSync(parent.child(posix.basename(key)), O_PATH! | O_NOFOLLOW);
-    } catch (err) {
-      if (isAbsent(err)) throw notFound(what);
-      throw err;
-    }
+    pinned = openSync(parent.child(posix.basename(key)), O_PATH! | O_NOFOLLOW);
     const st = fstatSync(pinned, { bigint: true });
     if (st.isSymbolicLink()) throw new Moved(key);
     if (!st.isFile()) throw notRegular(what, st);
     if (st.size > BigInt(Math.min(maxBytes, SYNC_READ_BYTES))) return undefined;
     // The pinned inode itself is opened, so its stat is the one to compare after the read.
     fd = openSync(`/proc/self/fd/${pinned}`, LEAF_READ_FLAGS & ~O_NOFOLLOW);
-    const before = st;
-    const size = Number(before.size);
-    // One byte more than the size: a file that grew is read again the general way.
-    const buf = Buffer.allocUnsafe(size + 1);
+    closeSync(pinned);
+    pinned = undefined;
+    const size = Number(st.size);
+    const buf = Buffer.allocUnsafe(size);
     let got = 0;
-    for (let n; got < buf.length && (n = readSync(fd, buf, got, buf.length - got, null)) > 0; ) got += n;
-    if (got !== size || !sameTuple(before, fstatSync(fd, { bigint: true }))) return undefined;
+    for (let n; got < size && (n = readSync(fd, buf, got, size - got, null)) > 0; ) got += n;
+    // A file that changed (grew, shrank, was rewritten) while read shows it in its stat: it is
+    // read again the general way.
+    if (got !== size || !sameTuple(st, fstatSync(fd, { bigint: true }))) return undefined;
     return new Uint8Array(buf.buffer, buf.byteOffset, size);
   } finally {
     if (fd !== undefined) closeSync(fd);
     if (pinned !== undefined) closeSync(pinned);
-    parent.close();
   }
 }
 

@@ -7,6 +7,8 @@ import { follow, type MemoryContext } from './context.js';
 export function mkdirs(ctx: MemoryContext, key: string, what: string): void {
   for (let dir = key; ; dir = posix.dirname(dir)) {
     const st = follow(ctx, dir);
+    // Already there (a file written into an existing directory): nothing to make.
+    if (st?.isDirectory() && dir === key) return;
     if (st?.isDirectory()) break;
     if (st) throw new FsError('FS_NOT_DIRECTORY', `${what}: "${dir}" is not a directory`);
     if (dir === '/') break;

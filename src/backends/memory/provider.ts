@@ -7,7 +7,7 @@ import { listDir, walk } from './list.js';
 import { read, resolve, stat } from './read.js';
 import { rename } from './rename.js';
 import { restore, seed, snapshot, type MemorySnapshot, type MemoryTree } from './snapshot.js';
-import { applyBatch, setExecutable, swap } from './write.js';
+import { applyBatch, modify, setExecutable, swap } from './write.js';
 
 export type { MemoryEntry, MemorySnapshot, MemoryTree } from './snapshot.js';
 
@@ -35,6 +35,7 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
     stat: (target, options) => stat(ctx, target, options),
     read: (target, opts) => read(ctx, target, opts),
     swap: (target, request) => swap(ctx, target, request),
+    modify: (target, request, change) => modify(ctx, target, request, change),
     applyBatch: (swaps) => applyBatch(ctx, swaps),
     setExecutable: (target, executable) => setExecutable(ctx, target, executable),
     symlink: (target, linkText) => symlink(ctx, target, linkText),

@@ -1,4 +1,5 @@
 /** The memory provider's lookups by path: `resolve`, `stat`, `read`, and the current file for a write. */
+import { posix } from 'node:path';
 import {
   FsError,
   FsTargetKey,
@@ -12,7 +13,7 @@ import {
   type FsProviderStatOptions,
   type FsTarget,
 } from '../../seam/index.js';
-import { follow, readFile, realKey, type MemoryContext } from './context.js';
+import { follow, lstat, quietly, readFile, realKey, type MemoryContext } from './context.js';
 
 /**
  * The bytes of the regular file at `key` (up to `maxBytes`) through one descriptor, so one path
@@ -23,7 +24,7 @@ function quickRead(ctx: MemoryContext, key: string, maxBytes: number): Uint8Arra
   const { vol } = ctx;
   let fd: number;
   try {
-    fd = vol.openSync(key, 'r');
+    fd = quietly(() => vol.openSync(key, 'r'));
   } catch {
     return undefined;
   }
@@ -37,20 +38,37 @@ function quickRead(ctx: MemoryContext, key: string, maxBytes: number): Uint8Arra
   }
 }
 
-/** The current file at `key`, or undefined; anything but a regular file is refused. */
-export function current(ctx: MemoryContext, key: string, what: string): FsCurrent | undefined {
-  const quick = quickRead(ctx, key, Infinity);
+/**
+ * The current file at `key`, or undefined; anything but a regular file is refused, and so is a
+ * file over `maxBytes` (before its content is read).
+ */
+export function current(ctx: MemoryContext, key: string, what: string, maxBytes = Infinity): FsCurrent | undefined {
+  const quick = quickRead(ctx, key, maxBytes);
   if (quick !== undefined) return { bytes: quick, version: contentVersion(quick) };
   const st = follow(ctx, key);
   if (!st) return undefined;
   if (!st.isFile()) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);
+  if (Number(st.size) > maxBytes) throw new FsError('FS_TOO_LARGE', `${what}: the existing file is ${st.size} bytes, over the ${maxBytes}-byte limit`);
   const bytes = readFile(ctx, key);
   return { bytes, version: contentVersion(bytes) };
 }
 
 export async function resolve(ctx: MemoryContext, path: string): Promise<FsTarget> {
-  const key = realKey(ctx, path) ?? (await resolveLinks(path, ctx.reader));
+  const key = realKey(ctx, path) ?? newFileKey(ctx, path) ?? (await resolveLinks(path, ctx.reader));
   return { targetKey: FsTargetKey(key), displayPath: path };
+}
+
+/**
+ * The key of a path whose last segment is absent in a directory whose path resolves (a file about
+ * to be created): what resolveLinks gives it, the directory's real path and the name, with one
+ * lookup of the directory instead of one per segment.
+ */
+function newFileKey(ctx: MemoryContext, path: string): string | undefined {
+  if (path === '/') return undefined;
+  const dir = realKey(ctx, posix.dirname(path));
+  if (dir === undefined || lstat(ctx, path) !== undefined) return undefined;
+  const name = posix.basename(path);
+  return dir === '/' ? `/${name}` : `${dir}/${name}`;
 }
 
 export async function stat(ctx: MemoryContext, target: FsTarget, { unversioned }: FsProviderStatOptions): Promise<FsProviderInfo | undefined> {

@@ -1,4 +1,4 @@
-/** The memory provider's writes to files: `swap`, `applyBatch` and `setExecutable`. */
+/** The memory provider's writes to files: `swap`, `modify`, `applyBatch` and `setExecutable`. */
 import { posix } from 'node:path';
 import {
   FsError,
@@ -8,6 +8,8 @@ import {
   withExecutable,
   type FsBatchResult,
   type FsBatchSwap,
+  type FsCurrent,
+  type FsModifyRequest,
   type FsSwapRequest,
   type FsSwapResult,
   type FsTarget,
@@ -30,6 +32,25 @@ export async function swap(ctx: MemoryContext, target: FsTarget, { expect, bytes
   // An existing file's directory exists.
   if (before === undefined) mkdirs(ctx, posix.dirname(key), `cannot write "${target.displayPath}"`);
   vol.writeFileSync(key, bytes);
+  return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
+}
+
+/**
+ * A read-modify-write in one synchronous step, so no other writer gets in between: one lookup of
+ * the current file instead of a read and then the swap's own.
+ */
+export async function modify(
+  ctx: MemoryContext,
+  target: FsTarget,
+  { maxBytes }: FsModifyRequest,
+  change: (current: FsCurrent | undefined) => Uint8Array,
+): Promise<FsSwapResult> {
+  const key = target.targetKey;
+  const what = `cannot write "${target.displayPath}"`;
+  const before = current(ctx, key, what, maxBytes);
+  const bytes = change(before);
+  if (before === undefined) mkdirs(ctx, posix.dirname(key), what);
+  ctx.vol.writeFileSync(key, bytes);
   return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
 }
 
