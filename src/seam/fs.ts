@@ -5,6 +5,7 @@ import { createEditText } from './fs-edit.js';
 import { createLinkAndModeOps } from './fs-links.js';
 import { createRename } from './fs-move.js';
 import { createReadOps } from './fs-read.js';
+import { createStreamBytes } from './fs-stream.js';
 import { createResolveOps } from './fs-resolve.js';
 import { createWalk } from './fs-walk.js';
 import { createWriteOps } from './fs-write.js';
@@ -38,6 +39,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     readText,
     streamText,
     readBytes,
+    streamBytes: createStreamBytes(ctx),
     listDir,
     writeText,
     writeBytes,

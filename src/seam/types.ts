@@ -14,6 +14,8 @@ import type {
   FsResolveOptions,
   FsRmdirOptions,
   FsStreamOptions,
+  FsBytesStream,
+  FsBytesStreamOptions,
   FsTarget,
   FsTargetKey,
   FsTextRead,
@@ -45,6 +47,12 @@ export interface FileSystem {
   readText(target: FsTarget, options?: FsOpOptions): Promise<FsTextRead>;
   streamText(target: FsTarget, options?: FsStreamOptions): Promise<FsTextStream>;
   readBytes(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number }): Promise<FsBytesRead>;
+  /**
+   * L1: the bytes of a file of any size as a stream, from a byte offset, with the whole file's
+   * size and version; memory bounded by a chunk. Over a provider without `openRead`, bounded by
+   * the text limit (FS_TOO_LARGE beyond it). No text check: the caller decodes what it needs.
+   */
+  streamBytes(target: FsTarget, options?: FsBytesStreamOptions): Promise<FsBytesStream>;
   listDir(target: FsTarget, options?: FsListOptions): Promise<FsDirEntry[]>;
   writeText(
     target: FsTarget,

@@ -8,6 +8,7 @@ import {
   withExecutable,
   type FsBatchResult,
   type FsBatchSwap,
+  type FsSwapFromRequest,
   type FsSwapRequest,
   type FsSwapResult,
   type FsTarget,
@@ -31,6 +32,13 @@ export async function swap(ctx: MemoryContext, target: FsTarget, { expect, bytes
   if (before === undefined) mkdirs(ctx, posix.dirname(key), `cannot write "${target.displayPath}"`);
   vol.writeFileSync(key, bytes);
   return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
+}
+
+/** swapFrom (L1): memory holds the whole file anyway, so the stream is gathered, then swapped. */
+export async function swapFrom(ctx: MemoryContext, target: FsTarget, { source, ...request }: FsSwapFromRequest): Promise<FsSwapResult> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of source) parts.push(chunk);
+  return swap(ctx, target, { ...request, bytes: Buffer.concat(parts) });
 }
 
 export async function applyBatch(ctx: MemoryContext, swaps: readonly FsBatchSwap[]): Promise<FsBatchResult> {
