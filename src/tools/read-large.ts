@@ -1,9 +1,7 @@
 // The read tool's window over a file too large to hold: its bytes streamed, lines before the
 // window counted on the bytes (never decoded), the window decoded and cut as readWindow cuts it,
 // and lines past it counted only until the footer knows there is more.
-import { isUtf8 } from 'node:buffer';
-import { FsError } from '../seam/index.js';
-import { firstInvalidUtf8 } from '../seam/text.js';
+import { TextCheck } from '../seam/text-stream.js';
 import { LineWindow, type TextWindow, type WindowOptions } from './read-window.js';
 
 export interface LargeWindow extends TextWindow {
@@ -13,48 +11,6 @@ export interface LargeWindow extends TextWindow {
 }
 
 const LF = 10;
-
-/**
- * T1 on a stream: every byte looked at is checked (no NUL, valid UTF-8, no UTF-16 BOM), with the
- * offset of the first bad byte; a sequence cut by a chunk boundary is carried to the next chunk.
- */
-class TextCheck {
-  private carry: Uint8Array | undefined;
-  offset = 0;
-  constructor(private readonly what: string) {}
-
-  /** The complete sequences of `chunk` (with what was carried), checked. */
-  check(chunk: Uint8Array): Uint8Array {
-    const bytes = this.carry ? Buffer.concat([this.carry, chunk]) : chunk;
-    let end = bytes.length;
-    // Back off to the start of a sequence that may be incomplete (at most 3 bytes).
-    for (let k = 1; k <= 3 && k <= bytes.length; k++) {
-      const b = bytes[bytes.length - k]!;
-      if ((b & 0xc0) === 0x80) continue;
-      const need = b >= 0xf0 ? 4 : b >= 0xe0 ? 3 : b >= 0xc0 ? 2 : 1;
-      if (need > k) end = bytes.length - k;
-      break;
-    }
-    const whole = bytes.subarray(0, end);
-    this.carry = end < bytes.length ? bytes.slice(end) : undefined;
-    if (this.offset === 0 && whole.length >= 2 && ((whole[0] === 0xff && whole[1] === 0xfe) || (whole[0] === 0xfe && whole[1] === 0xff))) {
-      this.fail('a UTF-16 byte order mark (only UTF-8 is supported)');
-    }
-    const nul = whole.indexOf(0);
-    if (nul !== -1) this.fail(`a NUL byte at byte ${this.offset + nul} (binary file)`);
-    if (!isUtf8(whole)) this.fail(`invalid UTF-8 at byte ${this.offset + firstInvalidUtf8(whole)}`);
-    this.offset += whole.length;
-    return whole;
-  }
-
-  finish(): void {
-    if (this.carry !== undefined) this.fail(`invalid UTF-8 at byte ${this.offset}`);
-  }
-
-  private fail(found: string): never {
-    throw new FsError('FS_NOT_TEXT', `${this.what}: not a UTF-8 text file: found ${found}`);
-  }
-}
 
 /**
  * Cuts the window `offset..offset+limit` out of a byte stream in memory bounded by the window and
