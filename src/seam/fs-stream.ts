@@ -38,14 +38,36 @@ async function* slices(bytes: Uint8Array, start: number): AsyncGenerator<Uint8Ar
   for (let at = start; at < bytes.byteLength; at += CHUNK) yield bytes.subarray(at, Math.min(bytes.byteLength, at + CHUNK));
 }
 
-/** The provider's chunks, the signal checked before each, every failure an FsError. */
-async function* checked(chunks: AsyncIterable<Uint8Array> | Iterable<Uint8Array>, signal: AbortSignal | undefined, what: string): AsyncGenerator<Uint8Array> {
-  try {
-    for await (const chunk of chunks) {
-      throwIfAborted(signal, what);
-      yield chunk;
+/**
+ * The provider's chunks, the signal checked before each, every failure an FsError. A stream let
+ * go before its first chunk still tells the provider, so it releases what it holds.
+ */
+function checked(chunks: AsyncIterable<Uint8Array>, signal: AbortSignal | undefined, what: string): AsyncIterableIterator<Uint8Array> {
+  const source = chunks[Symbol.asyncIterator]();
+  async function* run(): AsyncGenerator<Uint8Array> {
+    try {
+      for (let next = await source.next(); !next.done; next = await source.next()) {
+        throwIfAborted(signal, what);
+        yield next.value;
+      }
+    } catch (err) {
+      throw toFsError(err, what);
+    } finally {
+      await source.return?.();
     }
-  } catch (err) {
-    throw toFsError(err, what);
   }
+  const gen = run();
+  let started = false;
+  const iterator: AsyncIterableIterator<Uint8Array> = {
+    next: () => {
+      started = true;
+      return gen.next();
+    },
+    return: async (value?: unknown) => {
+      if (!started) await source.return?.();
+      return gen.return(value as undefined);
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
 }

@@ -1,4 +1,5 @@
-import { FsError, canonicalPath, splitLines, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
+import { streamLines } from './grep-large.js';
+import { FsError, canonicalPath, isFsError, splitLines, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
 import { grepFiles, type FileItem, type FileSource } from './grep-files.js';
 import { comparePaths } from './paths.js';
 import { compileSearchPattern, cutUtf8, includeMatcher, patternQuote, statelessRegExp } from './pattern.js';
@@ -239,7 +240,15 @@ async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
   };
   try {
     // No version is minted: search never guards a write with what it read.
-    const stream = await ctx.fs.streamText(file.target, { signal: ctx.signal, unversioned: true });
+    let stream;
+    try {
+      stream = await ctx.fs.streamText(file.target, { signal: ctx.signal, unversioned: true });
+    } catch (err) {
+      if (!isFsError(err, 'FS_TOO_LARGE')) throw err;
+      // Over the text limit but within maxFileBytes: streamed in batches of whole lines.
+      const skip = await streamLines(ctx.fs, file.target, file.path, ctx.signal, batch, () => matches.length > maxMatches, maxFileBytes);
+      return skip === undefined ? { matches } : { matches: [], skip: { path: file.path, reason: 'too-large', message: skip } };
+    }
     if (stream.size > maxFileBytes) {
       return { matches: [], skip: { path: file.path, reason: 'too-large', message: `${stream.size} bytes` } };
     }

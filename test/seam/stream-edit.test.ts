@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { editBytes, isFsError } from '../../src/seam/index.js';
+import { editBytes, isFsError, type FsLineRange } from '../../src/seam/index.js';
 import { streamEdit, type StreamEditResult } from '../../src/seam/stream-edit.js';
 
 async function* chunked(bytes: Uint8Array, cuts: readonly number[]): AsyncGenerator<Uint8Array> {
@@ -13,7 +13,14 @@ async function* chunked(bytes: Uint8Array, cuts: readonly number[]): AsyncGenera
   yield bytes.subarray(at);
 }
 
-async function run(bytes: Uint8Array, edit: { oldString: string; newString: string; replaceAll: boolean }, cuts: number[], windowBytes: number) {
+interface Run {
+  error?: unknown;
+  bytes?: Buffer;
+  replacements?: number;
+  lines?: FsLineRange[];
+}
+
+async function run(bytes: Uint8Array, edit: { oldString: string; newString: string; replaceAll: boolean }, cuts: number[], windowBytes: number): Promise<Run> {
   const result: StreamEditResult = { replacements: 0, lines: [] };
   const out: Uint8Array[] = [];
   try {

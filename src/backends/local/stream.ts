@@ -33,7 +33,7 @@ export function openRead(ctx: LocalContext, target: FsTarget, start: number, unv
           const version = unversioned === true ? undefined : await leafVersion(ctx, leaf, key, what);
           const st = unversioned === true ? leaf.st : await leaf.handle.stat({ bigint: true });
           if (version !== undefined && !sameTuple(st, leaf.st)) throw changed(what);
-          return { size: Number(st.size), ...(version !== undefined ? { version } : {}), chunks: chunksOf(leaf.handle, st, start, what) };
+          return { size: Number(st.size), ...(version !== undefined ? { version } : {}), chunks: releasing(chunksOf(leaf.handle, st, start, what), () => leaf.handle.close()) };
         } catch (err) {
           await leaf.handle.close().catch(() => undefined);
           throw err;
@@ -71,4 +71,21 @@ async function* chunksOf(handle: FileHandle, st: BigIntStats, start: number, wha
   } finally {
     await handle.close().catch(() => undefined);
   }
+}
+
+/** A generator whose descriptor is closed even when it is let go before its first chunk. */
+function releasing(gen: AsyncGenerator<Uint8Array>, release: () => Promise<void>): AsyncIterableIterator<Uint8Array> {
+  let started = false;
+  const iterator: AsyncIterableIterator<Uint8Array> = {
+    next: () => {
+      started = true;
+      return gen.next();
+    },
+    return: async (value?: unknown) => {
+      if (!started) await release().catch(() => undefined);
+      return gen.return(value as undefined);
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
 }
