@@ -58,7 +58,7 @@ export async function* streamEdit(
   let gathered = 0;
   let first = true;
   let inLine = 1; // line of the original at the start of the pending bytes
-  let outLine = 1; // line of the output there
+  let shift = 0; // output lines minus original lines, from the replacements so far
   let lastCrlf: boolean | undefined; // the line break last passed in the original
   const found: number[] = []; // original lines of the matches
 
@@ -73,26 +73,29 @@ export async function* streamEdit(
     }
     const matches = findMatches(win, needle, oldN, limit, final);
     let cursor = 0;
+    let counted = 0; // breaks of `win` before `cursor`
     for (const m of matches) {
-      const line = inLine + countLf(win, 0, m.start);
+      counted += countLf(win, cursor, m.start);
+      const line = inLine + counted;
       found.push(line);
       if (!edit.replaceAll && found.length > 1) {
         throw new FsError('FS_AMBIGUOUS_EDIT', `${what}: old_string matches at least ${found.length} times (at lines ${found.join(', ')}); include more surrounding lines to make it unique, or set replace_all to true`);
       }
       const kept = win.subarray(cursor, m.start);
-      outLine += countLf(kept);
       if (kept.length > 0) yield kept;
       const crlf = eolAt(win, m.start) ?? lastBreakBefore(win, m.start) ?? lastCrlf ?? false;
       yield crlf ? newCrlf : newLf;
+      const outLine = line + shift;
       result.lines.push({ start: outLine, end: outLine + newBreaks - (endsWithBreak ? 1 : 0) });
-      outLine += newBreaks;
+      const oldBreaks = countLf(win, m.start, m.end);
+      shift += newBreaks - oldBreaks;
+      counted += oldBreaks;
       cursor = m.end;
     }
     const emitEnd = Math.max(cursor, limit);
     const tail = win.subarray(cursor, emitEnd);
-    outLine += countLf(tail);
     if (tail.length > 0) yield tail;
-    inLine += countLf(win, 0, emitEnd);
+    inLine += counted + countLf(win, cursor, emitEnd);
     const before = lastBreakBefore(win, emitEnd);
     if (before !== undefined) lastCrlf = before;
     return win.subarray(emitEnd);

@@ -21,6 +21,7 @@ export async function streamLines(
   batch: (text: string, brokenAfter: boolean) => Promise<void>,
   enough: () => boolean,
   maxFileBytes: number,
+  prefilter?: { readonly literal: Uint8Array; skip(lines: number): void },
 ): Promise<string | undefined> {
   const stream = await fs.streamBytes(target, { signal, unversioned: true });
   if (stream.size > maxFileBytes) {
@@ -44,8 +45,10 @@ export async function streamLines(
       parts = [all];
       continue;
     }
-    // Without the last break: the batch is whole lines, with a break after the last.
-    await batch(decoder.decode(all.subarray(0, nl), { stream: true }), true);
+    // Without the last break: the batch is whole lines, with a break after the last. A batch
+    // without the pattern's literal text cannot match: only its lines are counted.
+    if (prefilter !== undefined && all.indexOf(prefilter.literal) === -1 && !(held === all.length && startsWithBom(all))) prefilter.skip(countLf(all, nl));
+    else await batch(decoder.decode(all.subarray(0, nl), { stream: true }), true);
     if (enough()) return undefined;
     parts = [all.subarray(nl + 1)];
     held = parts[0]!.length;
@@ -54,4 +57,22 @@ export async function streamLines(
   const rest = Buffer.concat(parts);
   if (rest.length > 0) await batch(decoder.decode(rest), false);
   return undefined;
+}
+
+const startsWithBom = (b: Uint8Array) => b[0] === 0xef && b[1] === 0xbb && b[2] === 0xbf;
+
+/** Line breaks in `b` up to and including the one at `last`. */
+function countLf(b: Buffer, last: number): number {
+  let n = 0;
+  for (let i = b.indexOf(10); i !== -1 && i <= last; i = b.indexOf(10, i + 1)) n++;
+  return n;
+}
+
+/**
+ * The text every match of `re` contains, when its source is plain letters, digits, spaces and
+ * a few punctuation marks, matched case-sensitively; else undefined.
+ */
+export function literalOf(re: RegExp): Uint8Array | undefined {
+  if (re.flags.includes('i')) return undefined;
+  return /^[A-Za-z0-9 _\-,:;=<>'"]+$/.test(re.source) ? Buffer.from(re.source, 'utf8') : undefined;
 }

@@ -1,4 +1,4 @@
-import { streamLines } from './grep-large.js';
+import { literalOf, streamLines } from './grep-large.js';
 import { FsError, canonicalPath, isFsError, splitLines, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
 import { grepFiles, type FileItem, type FileSource } from './grep-files.js';
 import { comparePaths } from './paths.js';
@@ -76,6 +76,8 @@ interface FileScan {
 /** What the parts of one grep share. */
 interface GrepContext extends FileSource {
   readonly matcher: LineMatcher;
+  /** Text every match contains, when the pattern is that plain: large files skip batches without it. */
+  readonly literal: Uint8Array | undefined;
   readonly maxMatches: number;
   readonly maxLineBytes: number;
   readonly maxFileBytes: number;
@@ -129,6 +131,7 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   const ctx: GrepContext = {
     fs,
     what,
+    literal: literalOf(re),
     rootPath,
     rootTarget,
     rootInfo,
@@ -246,7 +249,9 @@ async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
     } catch (err) {
       if (!isFsError(err, 'FS_TOO_LARGE')) throw err;
       // Over the text limit but within maxFileBytes: streamed in batches of whole lines.
-      const skip = await streamLines(ctx.fs, file.target, file.path, ctx.signal, batch, () => matches.length > maxMatches, maxFileBytes);
+      const literal = ctx.literal;
+      const prefilter = literal && { literal, skip: (n: number) => void (lineNo += n) };
+      const skip = await streamLines(ctx.fs, file.target, file.path, ctx.signal, batch, () => matches.length > maxMatches, maxFileBytes, prefilter);
       return skip === undefined ? { matches } : { matches: [], skip: { path: file.path, reason: 'too-large', message: skip } };
     }
     if (stream.size > maxFileBytes) {
