@@ -1,4 +1,4 @@
-// Writes and edits of files too large to hold (L1): the old bytes are streamed, never held.
+// Writes and edits of files too large to hold (V7): the old bytes are streamed, never held.
 import { FsError, throwIfAborted } from './errors.js';
 import type { FsContext } from './fs-context.js';
 import { checkWriteIntent } from './resolve.js';

@@ -8,7 +8,7 @@ import { UNVERSIONED, type FileSystem, type FsBytesStream, type FsBytesStreamOpt
 const CHUNK = 1024 * 1024;
 
 /**
- * streamBytes (L1): a file's bytes from a byte offset, in chunks, with its size and version. Over
+ * streamBytes (V7): a file's bytes from a byte offset, in chunks, with its size and version. Over
  * the provider's `openRead` a file of any size; without it, the provider's `read`, bounded by the
  * text limit as every other read is.
  */

@@ -157,7 +157,7 @@ export interface FsProvider {
    */
   read(target: FsTarget, options: FsProviderReadOptions): Promise<FsCurrent>;
   /**
-   * Optional (L1): read a regular file as a stream, so a file of any size is read in memory
+   * Optional (V7): read a regular file as a stream, so a file of any size is read in memory
    * bounded by a chunk. The same answers as `read` (FS_NOT_FOUND when absent, FS_NOT_REGULAR_FILE
    * for anything else, the same confinement checks), but `maxBytes` is ignored: there is no limit.
    * `start` (default 0) is a byte offset where the chunks begin; past the end, no chunks. Errors
@@ -173,7 +173,7 @@ export interface FsProvider {
    */
   swap(target: FsTarget, request: FsSwapRequest): Promise<FsSwapResult>;
   /**
-   * Optional (L1): `swap` with the new content as a stream, so a file of any size is written in
+   * Optional (V7): `swap` with the new content as a stream, so a file of any size is written in
    * memory bounded by a chunk. The same compare-and-swap, atomic and durable as `swap`: `expect`
    * is checked before anything is published (a provider may check it before reading the source
    * and again at publication); when it fails, nothing changes and the source may be left unread.

@@ -48,7 +48,7 @@ export interface FileSystem {
   streamText(target: FsTarget, options?: FsStreamOptions): Promise<FsTextStream>;
   readBytes(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number }): Promise<FsBytesRead>;
   /**
-   * L1: the bytes of a file of any size as a stream, from a byte offset, with the whole file's
+   * V7: the bytes of a file of any size as a stream, from a byte offset, with the whole file's
    * size and version; memory bounded by a chunk. Over a provider without `openRead`, bounded by
    * the text limit (FS_TOO_LARGE beyond it). No text check: the caller decodes what it needs.
    */

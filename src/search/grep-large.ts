@@ -1,4 +1,4 @@
-// grep of a file over the seam's text limit: its bytes streamed (L1), checked as text as they
+// grep of a file over the seam's text limit: its bytes streamed (V7), checked as text as they
 // come, and handed to the matcher in batches of whole lines, so memory is bounded by a batch.
 import { TextCheck } from '../seam/text-stream.js';
 import type { FileSystem, FsTarget } from '../seam/index.js';

@@ -151,7 +151,7 @@ function shown(
 }
 
 /**
- * A window of a file too large to hold, streamed from its start in bounded memory (L1). The
+ * A window of a file too large to hold, streamed from its start in bounded memory (V7). The
  * version is the whole file's, so the read counts as an observation like any other.
  */
 async function readLarge(call: ToolCall, target: FsTarget, offset: number, limit: number, limits: FsToolLimits): Promise<ReadValue> {

@@ -8,7 +8,7 @@ import { grep } from '../../src/search/grep.js';
 import { fsTools, type EditValue, type ReadValue } from '../../src/tools/index.js';
 import { makeArea, type Area } from './helpers.js';
 
-// One real text file over 2 GiB, written once and shared by the cases (L1): windows, an edit
+// One real text file over 2 GiB, written once and shared by the cases (V7): windows, an edit
 // and a grep, each in memory bounded by a window and a chunk, never by the file.
 const LINE = 64; // bytes per line, break included
 const BLOCK = 64 * 1024 * 1024;
@@ -77,7 +77,7 @@ beforeAll(async () => {
 
 afterAll(() => area?.cleanup());
 
-describe('a text file over 2 GiB on local (L1)', () => {
+describe('a text file over 2 GiB on local (V7)', () => {
   it('reads windows at the start, middle and end, in bounded memory', async () => {
     expect((await fsp.stat(file)).size).toBeGreaterThan(2 * 1024 ** 3);
     const start = await peakOf(() => tools.read({ limit: 3 }));

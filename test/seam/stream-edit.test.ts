@@ -35,7 +35,7 @@ const unit = fc.constantFrom('a', 'b', 'ab', 'é', '😀', '\n', '\r\n', '\r', '
 const text = fc.array(unit, { maxLength: 40 }).map((a) => a.join(''));
 const needle = fc.array(unit, { minLength: 1, maxLength: 5 }).map((a) => a.join(''));
 
-describe('streamEdit (L1): the edit of a streamed file is the whole-file edit', () => {
+describe('streamEdit (V7): the edit of a streamed file is the whole-file edit', () => {
   it('same bytes, replacements and line ranges, or the same error, for any chunking and window', async () => {
     await fc.assert(
       fc.asyncProperty(

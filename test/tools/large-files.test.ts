@@ -9,7 +9,7 @@ import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import { fsTools, type EditValue, type ReadValue, type WriteValue } from '../../src/tools/index.js';
 import { makeArea, type Area } from '../local/helpers.js';
 
-// Files over a small text limit take the streaming paths (L1) that files of gigabytes take.
+// Files over a small text limit take the streaming paths (V7) that files of gigabytes take.
 const LIMIT = 1000;
 const lines = (n: number, eol = '\n') => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join(eol) + eol;
 
@@ -61,7 +61,7 @@ async function createReader(fs: FileSystem, path: string) {
   return { bytes: Buffer.concat(parts), version: s.version };
 }
 
-describe.each(SUBJECTS)('files over the text limit over $name (L1)', (subject) => {
+describe.each(SUBJECTS)('files over the text limit over $name (V7)', (subject) => {
   async function setup(files: Record<string, string>) {
     const s = await subject.make(files);
     const ctx = createHarness({ fs: s.fs, cwd: s.base === '' ? '/' : s.base, plugins: [createObservationPolicy(), fsTools()] });

@@ -23,7 +23,7 @@ async function* stream<T>(parts: readonly T[]): AsyncGenerator<T> {
 const unit = fc.constantFrom('a', 'bc', 'é', '€', '😀', '\n', '\r', '\r\n', ' ', 'x'.repeat(30));
 const textArb = fc.array(unit, { maxLength: 60 }).map((a) => a.join(''));
 
-describe('readLargeWindow (L1): the window of a streamed file agrees with readWindow', () => {
+describe('readLargeWindow (V7): the window of a streamed file agrees with readWindow', () => {
   it('the same lines; the same total, or a lower bound past the last line shown when it stopped', async () => {
     await fc.assert(
       fc.asyncProperty(

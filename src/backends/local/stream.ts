@@ -14,7 +14,7 @@ import { sameTuple } from './version-cache.js';
 const STREAM_CHUNK = 1024 * 1024;
 
 /**
- * openRead (L1): the file opened as `read` opens it (no link followed, the descriptor checked to
+ * openRead (V7): the file opened as `read` opens it (no link followed, the descriptor checked to
  * be a regular file), its version from the cache or a streaming hash, then its bytes a chunk at
  * a time. The file is never held in memory; a change under the stream is FS_CONFLICT.
  */

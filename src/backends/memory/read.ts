@@ -81,7 +81,7 @@ export async function read(ctx: MemoryContext, target: FsTarget, { maxBytes, unv
   return { bytes, version: unversioned ? UNVERSIONED : contentVersion(bytes) };
 }
 
-/** openRead (L1): the file is in memory already, so its bytes are handed out in slices. */
+/** openRead (V7): the file is in memory already, so its bytes are handed out in slices. */
 export async function openRead(ctx: MemoryContext, target: FsTarget, options: FsProviderReadOptions & { readonly start?: number }): Promise<FsProviderReadStream> {
   const { bytes, version } = await read(ctx, target, { ...options, maxBytes: Infinity });
   const start = options.start ?? 0;

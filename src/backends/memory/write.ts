@@ -34,7 +34,7 @@ export async function swap(ctx: MemoryContext, target: FsTarget, { expect, bytes
   return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
 }
 
-/** swapFrom (L1): memory holds the whole file anyway, so the stream is gathered, then swapped. */
+/** swapFrom (V7): memory holds the whole file anyway, so the stream is gathered, then swapped. */
 export async function swapFrom(ctx: MemoryContext, target: FsTarget, { source, ...request }: FsSwapFromRequest): Promise<FsSwapResult> {
   const parts: Uint8Array[] = [];
   for await (const chunk of source) parts.push(chunk);

@@ -51,7 +51,7 @@ export async function read(ctx: OverlayProviderContext, target: FsTarget, { maxB
 const SLICE = 1024 * 1024;
 
 /**
- * openRead (L1): an upper file is handed out in slices of the copy the upper holds; a file the
+ * openRead (V7): an upper file is handed out in slices of the copy the upper holds; a file the
  * view shows from the lower is streamed from the lower, so a large lower file stays there.
  */
 export async function openRead(

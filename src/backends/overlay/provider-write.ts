@@ -96,7 +96,7 @@ export function swap(ctx: OverlayProviderContext, target: FsTarget, { expect, by
 }
 
 /**
- * swapFrom (L1): the upper keeps a changed file's bytes, so the stream is gathered into the one
+ * swapFrom (V7): the upper keeps a changed file's bytes, so the stream is gathered into the one
  * copy the upper will hold (a large lower file is copied up only when it is changed), then swapped.
  */
 export async function swapFrom(ctx: OverlayProviderContext, target: FsTarget, { source, ...request }: FsSwapFromRequest): Promise<FsSwapResult> {
