@@ -5,6 +5,7 @@ import { test } from 'vitest';
 import { checkRows, formatTable, machine, type BenchRow } from './lib.js';
 import { runHistoryBench } from './sections/history.js';
 import { runLargeFileBench } from './sections/large-files.js';
+import { runHugeFileBench } from './sections/huge-files.js';
 import { runMountBench } from './sections/mount.js';
 import { runOverlayBench } from './sections/overlay.js';
 import { runPatchBench } from './sections/patch.js';
@@ -21,6 +22,7 @@ type Section = { readonly name: string; readonly run: () => Promise<readonly Ben
 
 const SECTIONS: readonly Section[] = [
   { name: 'large-files', run: runLargeFileBench },
+  { name: 'huge-files', run: runHugeFileBench },
   { name: 'tool-stack', run: runToolStackBench },
   { name: 'patch', run: runPatchBench },
   { name: 'overlay', run: runOverlayBench },

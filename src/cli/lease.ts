@@ -107,6 +107,7 @@ export function leasedFs(workspace: Workspace, current: FileSystem, label?: Chan
     readText: through('readText'),
     streamText: through('streamText'),
     readBytes: through('readBytes'),
+    streamBytes: through('streamBytes'),
     listDir: through('listDir'),
     writeText: through('writeText'),
     writeBytes: through('writeBytes'),

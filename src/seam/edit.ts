@@ -76,14 +76,14 @@ function fail(code: FsError['code'], message: string): EditResult {
 }
 
 /** The text with CRLF folded to LF, and a map from its indices back to the original. */
-interface NormalisedView {
+export interface NormalisedView {
   readonly text: string;
   /** Normalised indices of the LFs that were CRLF in the original, ascending. */
   readonly crlf: readonly number[];
   toOriginal(index: number): number;
 }
 
-function normalisedView(original: string): NormalisedView {
+export function normalisedView(original: string): NormalisedView {
   const crlf: number[] = [];
   for (let i = original.indexOf('\r\n'); i !== -1; i = original.indexOf('\r\n', i + 2)) crlf.push(i - crlf.length);
   if (crlf.length === 0) return { text: original, crlf, toOriginal: (i) => i };

@@ -53,7 +53,7 @@ export function reportChanges<P extends FsProvider>(provider: P, hub: ChangeHub,
     hub.emit(who === undefined ? change : { ...change, owner: who });
   };
   const key = (t: FsTarget) => t.targetKey as string;
-  const { swap, modify, applyBatch, mkdir, rmdir, rename, setExecutable, symlink, removeLink, renameLink, editText } = provider;
+  const { swap, swapFrom, modify, applyBatch, mkdir, rmdir, rename, setExecutable, symlink, removeLink, renameLink, editText } = provider;
 
   provider.swap = async (target, request) => {
     const result = await swap.call(provider, target, request);
@@ -61,6 +61,13 @@ export function reportChanges<P extends FsProvider>(provider: P, hub: ChangeHub,
     else if (result.ok && result.existed) emit({ kind: 'remove', path: key(target) });
     return result;
   };
+  if (swapFrom) {
+    provider.swapFrom = async (target, request) => {
+      const result = await swapFrom.call(provider, target, request);
+      if (result.ok) emit({ kind: 'write', path: key(target), ...(result.version === undefined ? {} : { version: result.version }) });
+      return result;
+    };
+  }
   if (modify) {
     provider.modify = async (target, request, change) => {
       const result = await modify.call(provider, target, request, change);

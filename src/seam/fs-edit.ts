@@ -1,6 +1,8 @@
 import { FsError } from './errors.js';
 import { editBytes } from './edit.js';
 import { call } from './fs-call.js';
+import { canStream, editLarge, tooLargeToHold } from './fs-large.js';
+import { LargeFile } from './mutate.js';
 import { checkIntent, withBytes, writtenVersion } from './fs-checks.js';
 import type { FsContext } from './fs-context.js';
 import { assertWritableText, crlfToLf } from './text.js';
@@ -28,14 +30,22 @@ export function createEditText(ctx: FsContext): FileSystem['editText'] {
     }
     let outcome: Omit<FsEditOutcome, 'version'> | undefined;
     const intent: FsWriteIntent | undefined = guard && { kind: 'replaceIfVersion', version: guard.version };
-    const done = await call(what, signal, () =>
-      mutate(target, what, signal, intent, (current) => {
-        if (current === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-        const edited = editBytes(current.bytes, request, what);
-        outcome = { replacements: edited.replacements, lines: edited.lines, ...(bytesWanted ? { replaced: current.bytes, published: edited.bytes } : {}) };
-        return edited.bytes;
-      }),
-    );
+    let done;
+    try {
+      done = await call(what, signal, () =>
+        mutate(target, what, signal, intent, (current) => {
+          if (current === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+          const edited = editBytes(current.bytes, request, what);
+          outcome = { replacements: edited.replacements, lines: edited.lines, ...(bytesWanted ? { replaced: current.bytes, published: edited.bytes } : {}) };
+          return edited.bytes;
+        }),
+      );
+    } catch (err) {
+      if (!(err instanceof LargeFile)) throw err;
+      // Too large to hold: streamed through the edit, where the provider can (no bytes handed back).
+      if (!canStream(provider)) throw tooLargeToHold(what, ctx.maxTextBytes, err);
+      return call(what, signal, () => editLarge(ctx, provider, target, request, intent, what, signal));
+    }
     return { version: writtenVersion(done, what), ...outcome! };
   };
 }

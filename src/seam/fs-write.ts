@@ -1,5 +1,7 @@
 import { FsError } from './errors.js';
 import { call } from './fs-call.js';
+import { canStream, tooLargeToHold, writeTextLarge } from './fs-large.js';
+import { LargeFile } from './mutate.js';
 import { checkIntent, durabilityOf, withBytes, writtenVersion } from './fs-checks.js';
 import type { FsContext } from './fs-context.js';
 import { describeType } from './path.js';
@@ -18,13 +20,22 @@ export function createWriteOps(ctx: FsContext): Pick<FileSystem, 'writeText' | '
       let replaced: Uint8Array | null = null;
       let published: Uint8Array = new Uint8Array();
       // L4/L5 need the existing file's BOM and line-ending style, so this write reads it first.
-      const done = await call(what, opts?.signal, () =>
-        mutate(target, what, opts?.signal, intent, (current) => {
-          replaced = current?.bytes ?? null;
-          published = textForWrite(content, current?.bytes);
-          return published;
-        }),
-      );
+      let done;
+      try {
+        done = await call(what, opts?.signal, () =>
+          mutate(target, what, opts?.signal, intent, (current) => {
+            replaced = current?.bytes ?? null;
+            published = textForWrite(content, current?.bytes);
+            return published;
+          }),
+        );
+      } catch (err) {
+        if (!(err instanceof LargeFile)) throw err;
+        // Too large to hold: its style is found by streaming it, and the bytes replaced are not handed back.
+        if (!canStream(provider)) throw tooLargeToHold(what, ctx.maxTextBytes, err);
+        const large = await call(what, opts?.signal, () => writeTextLarge(ctx, provider, target, content, intent, what, opts?.signal));
+        return { operation: 'update', version: writtenVersion(large.done, what), size: large.bytes.byteLength };
+      }
       const outcome = { operation: done.existed ? 'update' : 'create', version: writtenVersion(done, what), size: published.byteLength } as const;
       return withBytes(opts) ? { ...outcome, replaced, published } : outcome;
     },

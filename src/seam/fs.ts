@@ -5,6 +5,7 @@ import { createEditText } from './fs-edit.js';
 import { createLinkAndModeOps } from './fs-links.js';
 import { createRename } from './fs-move.js';
 import { createReadOps } from './fs-read.js';
+import { createStreamBytes } from './fs-stream.js';
 import { createResolveOps } from './fs-resolve.js';
 import { createWalk } from './fs-walk.js';
 import { createWatch } from './fs-watch.js';
@@ -40,6 +41,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     readText,
     streamText,
     readBytes,
+    streamBytes: createStreamBytes(ctx),
     listDir,
     writeText,
     writeBytes,

@@ -127,6 +127,21 @@ export interface FsTextStream {
   readonly chunks: AsyncIterable<string>;
 }
 
+export interface FsBytesStreamOptions extends FsStreamOptions {
+  /** Byte offset where the chunks begin (default 0); past the end of the file, no chunks. */
+  readonly start?: number;
+}
+
+/** A file's bytes as a stream (`streamBytes`): its whole size and version, and chunks from `start`. */
+export interface FsBytesStream {
+  /** Version of the whole file (`UNVERSIONED` when asked not to compute it). */
+  readonly version: FsVersion;
+  /** Size of the whole file in bytes. */
+  readonly size: number;
+  /** The bytes from `start` to the end; a loop may stop early, and what is held is then released. */
+  readonly chunks: AsyncIterable<Uint8Array>;
+}
+
 export interface FsBytesRead {
   readonly bytes: Uint8Array;
   readonly version: FsVersion;

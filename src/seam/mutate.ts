@@ -3,9 +3,12 @@ import type { KeyedMutex } from './lock.js';
 import { safeJson } from './path.js';
 import { checkWriteIntent } from './resolve.js';
 import { pauseBeforeRetry } from './retry.js';
-import type { FsCurrent, FsExpect, FsProvider, FsSwapResult, FsTarget, FsWriteIntent } from './types.js';
+import type { FsCurrent, FsExpect, FsProvider, FsSwapResult, FsTarget, FsVersion, FsWriteIntent } from './types.js';
 
 export type SwapDone = Extract<FsSwapResult, { ok: true }>;
+
+/** The existing file is over the text limit; the write intent held (the policy answers first). */
+export class LargeFile extends FsError {}
 
 /** New bytes (or null: remove), or a function of the current file that gives them. */
 export type Change = Uint8Array | null | ((current: FsCurrent | undefined) => Uint8Array);
@@ -34,11 +37,21 @@ export function createMutate(provider: FsProvider, locks: KeyedMutex, maxTextByt
       return await provider.read(target, { maxBytes: maxTextBytes, signal });
     } catch (err) {
       if (isFsError(err, 'FS_NOT_FOUND') || isFsError(err, 'FS_NOT_DIRECTORY')) return undefined;
-      if (isFsError(err, 'FS_TOO_LARGE')) {
-        throw new FsError('FS_TOO_LARGE', `${what}: the existing file is larger than the ${maxTextBytes}-byte text limit`, { cause: err });
-      }
       throw err;
     }
+  }
+
+  /**
+   * A file over the limit: the intent is checked first (an unobserved overwrite is the policy's
+   * FS_NOT_OBSERVED whatever the size), then LargeFile, which a caller may take the streaming way.
+   */
+  async function large(target: FsTarget, what: string, signal: AbortSignal | undefined, intent: FsWriteIntent | undefined, cause: unknown): Promise<never> {
+    if (intent?.kind === 'createIfAbsent') checkWriteIntent(intent, { version: 'present' as FsVersion }, what);
+    if (intent?.kind === 'replaceIfVersion') {
+      const info = await provider.stat(target, { signal });
+      checkWriteIntent(intent, info?.type === 'file' && info.version !== undefined ? { version: info.version } : undefined, what);
+    }
+    throw new LargeFile('FS_TOO_LARGE', `${what}: the existing file is larger than the ${maxTextBytes}-byte text limit`, { cause });
   }
 
   /** One read-modify-write: under the provider's lock when it has one, else a read and a swap. */
@@ -54,8 +67,14 @@ export function createMutate(provider: FsProvider, locks: KeyedMutex, maxTextByt
       checkWriteIntent(intent, current, what);
       return change(current);
     };
-    if (provider.modify) return provider.modify(target, { maxBytes: maxTextBytes, signal }, checked);
-    const current = await readCurrent(target, what, signal);
+    let current: FsCurrent | undefined;
+    try {
+      if (provider.modify) return await provider.modify(target, { maxBytes: maxTextBytes, signal }, checked);
+      current = await readCurrent(target, what, signal);
+    } catch (err) {
+      if (isFsError(err, 'FS_TOO_LARGE') && !(err instanceof LargeFile)) return large(target, what, signal, intent, err);
+      throw err;
+    }
     const bytes = checked(current);
     throwIfAborted(signal, what);
     const expect: FsExpect = current === undefined ? { kind: 'absent' } : { kind: 'present', version: current.version };

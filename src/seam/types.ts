@@ -14,6 +14,8 @@ import type {
   FsResolveOptions,
   FsRmdirOptions,
   FsStreamOptions,
+  FsBytesStream,
+  FsBytesStreamOptions,
   FsTarget,
   FsTargetKey,
   FsTextRead,
@@ -51,6 +53,12 @@ export interface FileSystem {
    * `version` is then `UNVERSIONED` (never a valid guard), as with streamText.
    */
   readBytes(target: FsTarget, options: FsOpOptions & { readonly maxBytes: number; readonly unversioned?: boolean }): Promise<FsBytesRead>;
+  /**
+   * V7: the bytes of a file of any size as a stream, from a byte offset, with the whole file's
+   * size and version; memory bounded by a chunk. Over a provider without `openRead`, bounded by
+   * the text limit (FS_TOO_LARGE beyond it). No text check: the caller decodes what it needs.
+   */
+  streamBytes(target: FsTarget, options?: FsBytesStreamOptions): Promise<FsBytesStream>;
   listDir(target: FsTarget, options?: FsListOptions): Promise<FsDirEntry[]>;
   writeText(
     target: FsTarget,

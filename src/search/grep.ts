@@ -1,4 +1,5 @@
-import { FsError, canonicalPath, splitLines, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
+import { literalOf, streamLines } from './grep-large.js';
+import { FsError, canonicalPath, isFsError, splitLines, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
 import { grepFiles, type FileItem, type FileSource } from './grep-files.js';
 import { comparePaths } from './paths.js';
 import { compileSearchPattern, cutUtf8, includeMatcher, patternQuote, statelessRegExp } from './pattern.js';
@@ -75,6 +76,8 @@ interface FileScan {
 /** What the parts of one grep share. */
 interface GrepContext extends FileSource {
   readonly matcher: LineMatcher;
+  /** Text every match contains, when the pattern is that plain: large files skip batches without it. */
+  readonly literal: Uint8Array | undefined;
   readonly maxMatches: number;
   readonly maxLineBytes: number;
   readonly maxFileBytes: number;
@@ -128,6 +131,7 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   const ctx: GrepContext = {
     fs,
     what,
+    literal: literalOf(re),
     rootPath,
     rootTarget,
     rootInfo,
@@ -239,7 +243,17 @@ async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
   };
   try {
     // No version is minted: search never guards a write with what it read.
-    const stream = await ctx.fs.streamText(file.target, { signal: ctx.signal, unversioned: true });
+    let stream;
+    try {
+      stream = await ctx.fs.streamText(file.target, { signal: ctx.signal, unversioned: true });
+    } catch (err) {
+      if (!isFsError(err, 'FS_TOO_LARGE')) throw err;
+      // Over the text limit but within maxFileBytes: streamed in batches of whole lines.
+      const literal = ctx.literal;
+      const prefilter = literal && { literal, skip: (n: number) => void (lineNo += n) };
+      const skip = await streamLines(ctx.fs, file.target, file.path, ctx.signal, batch, () => matches.length > maxMatches, maxFileBytes, prefilter);
+      return skip === undefined ? { matches } : { matches: [], skip: { path: file.path, reason: 'too-large', message: skip } };
+    }
     if (stream.size > maxFileBytes) {
       return { matches: [], skip: { path: file.path, reason: 'too-large', message: `${stream.size} bytes` } };
     }

@@ -19,6 +19,7 @@ export const readOutputSchema = z.strictObject({
   lines: z.array(z.strictObject({ number: z.int(), text: z.string(), fullLength: z.int().optional() })),
   totalLines: z.int(),
   cappedAtBytes: z.int().optional(),
+  totalLinesAtLeast: z.literal(true).optional(),
 });
 
 export const writeOutputSchema = z.strictObject({

@@ -37,9 +37,9 @@ const LINE_OVERHEAD = 20;
  * per-character work, and a byte count bounded from above (3 bytes per UTF-16 unit) until the
  * bound could reach the cap; from then on every line's rendering is measured exactly.
  */
-class LineWindow {
+export class LineWindow {
   readonly lines: ReadLine[] = [];
-  lineNo = 1;
+  lineNo: number;
   collecting = true;
   capped = false;
   /** Exact rendered bytes, once `exact` is set. */
@@ -65,7 +65,11 @@ class LineWindow {
     readonly limit: number,
     readonly maxLineChars: number,
     readonly maxBytes: number,
-  ) {}
+    /** The number of the first line fed (a caller that skipped lines itself starts later). */
+    firstLine = 1,
+  ) {
+    this.lineNo = firstLine;
+  }
 
   feed(chunk: string): void {
     const n = chunk.length;

@@ -15,7 +15,8 @@ import { isImageValue, type ImageMediaType, type ReadImageValue } from '../harne
 import { looksLikeTextImage, sniffImage } from './image.js';
 import { z } from 'zod';
 import type { ToolCall } from '../harness/index.js';
-import { readWindow, renderReadLine, type ReadLine } from './read-window.js';
+import { readWindow, renderReadLine, type ReadLine, type TextWindow } from './read-window.js';
+import { readLargeWindow } from './read-large.js';
 
 export { readWindow, renderReadLine, type ReadLine, type TextWindow, type WindowOptions } from './read-window.js';
 
@@ -33,6 +34,8 @@ export interface ReadValue {
   readonly totalLines: number;
   /** Set when the byte cap, not the line limit, ended the window: the cap in bytes. */
   readonly cappedAtBytes?: number;
+  /** Set when a file too large to hold was read only past the window: `totalLines` is a lower bound. */
+  readonly totalLinesAtLeast?: true;
 }
 
 export { isImageValue, type ReadImageValue };
@@ -46,7 +49,8 @@ export function readFooter(value: ReadValue): string {
   const end = last === undefined ? value.offset - 1 : last.number;
   const total = value.totalLines;
   if (end < total) {
-    const showing = `Showing lines ${value.offset}-${end} of ${total}. Use offset=${end + 1} to continue.`;
+    const of = value.totalLinesAtLeast ? `at least ${total}` : `${total}`;
+    const showing = `Showing lines ${value.offset}-${end} of ${of}. Use offset=${end + 1} to continue.`;
     return value.cappedAtBytes !== undefined ? `(Output capped at ${formatBytes(value.cappedAtBytes)}. ${showing})` : `(${showing})`;
   }
   if (total === 0) return '(End of file - the file is empty)';
@@ -118,6 +122,46 @@ async function* withFirst(first: IteratorResult<string>, rest: AsyncIterator<str
   for (let next = await rest.next(); !next.done; next = await rest.next()) yield next.value;
 }
 
+/** The value of a read of a window, recorded as observed; past the end nothing was shown, so nothing is. */
+function shown(
+  call: ToolCall,
+  target: FsTarget,
+  offset: number,
+  window: TextWindow & { readonly totalLinesAtLeast?: true },
+  stream: { readonly version: FsVersion; readonly bom: boolean },
+): ReadValue {
+  if (offset > window.totalLines && !(offset === 1 && window.totalLines === 0)) {
+    const n = window.totalLines;
+    throw new FsError(
+      'FS_INVALID_ARGUMENT',
+      `offset ${offset} is past the end of "${target.displayPath}", which has ${n} line${n === 1 ? '' : 's'}` + (n > 0 ? `; use an offset from 1 to ${n}` : ''),
+    );
+  }
+  call.events.observed(target, { kind: 'present', version: stream.version }, call.owner);
+  return {
+    path: target.displayPath,
+    version: stream.version,
+    bom: stream.bom,
+    offset,
+    lines: window.lines,
+    totalLines: window.totalLines,
+    ...(window.cappedAtBytes !== undefined ? { cappedAtBytes: window.cappedAtBytes } : {}),
+    ...(window.totalLinesAtLeast ? { totalLinesAtLeast: true } : {}),
+  };
+}
+
+/**
+ * A window of a file too large to hold, streamed from its start in bounded memory (V7). The
+ * version is the whole file's, so the read counts as an observation like any other.
+ */
+async function readLarge(call: ToolCall, target: FsTarget, offset: number, limit: number, limits: FsToolLimits): Promise<ReadValue> {
+  const { signal } = call;
+  const stream = await call.fs.streamBytes(target, signal ? { signal } : {});
+  const what = `cannot read "${target.displayPath}"`;
+  const window = await readLargeWindow(stream.chunks, { offset, limit, maxLineChars: limits.maxLineChars, maxBytes: limits.maxBytes }, what);
+  return shown(call, target, offset, window, { version: stream.version, bom: window.bom });
+}
+
 export function createReadTool(limits: FsToolLimits = DEFAULT_TOOL_LIMITS): Tool<ReadArgs, ReadResultValue> {
   return {
     name: 'read',
@@ -137,6 +181,8 @@ export function createReadTool(limits: FsToolLimits = DEFAULT_TOOL_LIMITS): Tool
         try {
           stream = await call.fs.streamText(target, signal ? { signal } : {});
         } catch (err) {
+          // Too large to hold: streamed to the window instead (where the provider can stream).
+          if (isFsError(err, 'FS_TOO_LARGE')) return await readLarge(call, target, offset, limit, limits);
           if (isFsError(err, 'FS_NOT_FOUND')) call.events.observed(target, { kind: 'absent' }, call.owner);
           if (isFsError(err, 'FS_NOT_TEXT')) {
             const image = await readImage(call, target, limits, err);
@@ -152,25 +198,7 @@ export function createReadTool(limits: FsToolLimits = DEFAULT_TOOL_LIMITS): Tool
           if (image !== undefined) return image;
         }
         const window = await readWindow(withFirst(first, chunks), { offset, limit, maxLineChars: limits.maxLineChars, maxBytes: limits.maxBytes });
-        // Past the end nothing was shown, so nothing is recorded.
-        if (offset > window.totalLines && !(offset === 1 && window.totalLines === 0)) {
-          const n = window.totalLines;
-          throw new FsError(
-            'FS_INVALID_ARGUMENT',
-            `offset ${offset} is past the end of "${target.displayPath}", which has ${n} line${n === 1 ? '' : 's'}` +
-              (n > 0 ? `; use an offset from 1 to ${n}` : ''),
-          );
-        }
-        call.events.observed(target, { kind: 'present', version: stream.version }, call.owner);
-        return {
-          path: target.displayPath,
-          version: stream.version,
-          bom: stream.bom,
-          offset,
-          lines: window.lines,
-          totalLines: window.totalLines,
-          ...(window.cappedAtBytes !== undefined ? { cappedAtBytes: window.cappedAtBytes } : {}),
-        };
+        return shown(call, target, offset, window, stream);
       } catch (err) {
         throw withRemedy(err, `cannot read "${args.file_path}"`);
       }

@@ -10,6 +10,7 @@ import { read, stat } from './read.js';
 import { rename } from './rename.js';
 import { resolveKey, withRedirects } from './resolve.js';
 import { swapLocked } from './swap.js';
+import { openRead } from './stream.js';
 import { sweepTemps, TEMP_NAME_PATTERN, type SweepOptions } from './temps.js';
 import { walk } from './walk.js';
 
@@ -53,6 +54,14 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       const deferred = durability === 'deferred';
       return guard(what, () =>
         withRedirects(ctx, target.targetKey, what, (key) => ctx.lock.run(key, () => swapLocked(ctx, key, expect, bytes, signal, what, deferred))),
+      );
+    },
+    openRead: (target, { start, unversioned }) => openRead(ctx, target, start ?? 0, unversioned),
+    swapFrom(target, { expect, source, signal, durability }) {
+      const what = `cannot write "${target.displayPath}"`;
+      const deferred = durability === 'deferred';
+      return guard(what, () =>
+        withRedirects(ctx, target.targetKey, what, (key) => ctx.lock.run(key, () => swapLocked(ctx, key, expect, source, signal, what, deferred))),
       );
     },
     setExecutable: (target, executable) => setExecutable(ctx, target, executable),

@@ -4,7 +4,7 @@ import { posix } from 'node:path';
 import { FsError, throwIfAborted, toFsError } from '../../seam/errors.js';
 import { expectHolds, observe } from '../../seam/swap.js';
 import { FsVersion, type FsExpect, type FsObservation, type FsSwapResult } from '../../seam/types.js';
-import { contentVersion } from '../../seam/version.js';
+import { contentHasher, contentVersion } from '../../seam/version.js';
 import { Moved, type DirAnchor } from './anchor.js';
 import { O_NOFOLLOW, type LocalContext } from './context.js';
 import { ensureDir, openParent, removeMade } from './dirs.js';
@@ -16,6 +16,9 @@ import { isRacilyClean, sameTuple } from './version-cache.js';
 /** What link(2) answers on a filesystem without hard links: publish by rename instead. */
 const NO_HARD_LINKS = new Set(['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS']);
 const TEMP_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | O_NOFOLLOW;
+
+/** New content: whole, or a stream (swapFrom) written chunk by chunk and hashed as it goes. */
+export type Content = Uint8Array | AsyncIterable<Uint8Array>;
 
 /** A swap's expectation failed at publication: another writer got there after the check. */
 class Mismatch extends Error {}
@@ -47,7 +50,7 @@ export async function swapLocked(
   ctx: LocalContext,
   key: string,
   expect: FsExpect,
-  bytes: Uint8Array | null,
+  bytes: Content | null,
   signal: AbortSignal | undefined,
   what: string,
   deferred: boolean,
@@ -81,7 +84,7 @@ export async function swapLocked(
     // Replacing by rename needs only a writable directory; honour the file's own permission too.
     if (leaf && anchor) await fsp.access(anchor.child(name), constants.W_OK);
     const made: string[] = [];
-    let published: { st: BigIntStats | undefined; replaced: boolean };
+    let published: { st: BigIntStats | undefined; replaced: boolean; written: FsVersion };
     try {
       anchor ??= await ensureDir(ctx, posix.dirname(key), what, made);
       published = await publish(ctx, anchor, name, bytes, {
@@ -99,7 +102,7 @@ export async function swapLocked(
       if (!(err instanceof Mismatch) || anchor === undefined) throw err;
       return { ok: false, current: await observeNow(ctx, anchor, name, key, what) };
     }
-    const written = contentVersion(bytes);
+    const { written } = published;
     if (published.st) cache.record(key, published.st, written);
     return { ok: true, existed: leaf !== undefined || published.replaced, version: written };
   } finally {
@@ -112,15 +115,16 @@ async function publish(
   ctx: LocalContext,
   anchor: DirAnchor,
   name: string,
-  bytes: Uint8Array,
+  bytes: Content,
   o: PublishOptions,
-): Promise<{ st: BigIntStats | undefined; replaced: boolean }> {
+): Promise<{ st: BigIntStats | undefined; replaced: boolean; written: FsVersion }> {
   const { fsp } = ctx;
   const { tmp, handle } = await createTemp(ctx, anchor, name, o.before);
   let tmpExists = true;
   let replaced = false;
+  let written: FsVersion;
   try {
-    await handle.writeFile(bytes);
+    written = await writeContent(handle, bytes, o);
     if (o.before) await keepOwnerAndMode(ctx, handle, o.before);
     if (ctx.durable) await handle.sync();
     if (o.expect !== undefined) await recheck(ctx, anchor, name, o.before, o.expect, o.what, o.key);
@@ -163,10 +167,30 @@ async function publish(
         throw toFsError(err, `${o.what}: the new content is in place, but its directory could not be flushed to disk, so it may not survive a crash`);
       }
     }
-    return { st, replaced };
+    return { st, replaced, written };
   } finally {
     await handle.close().catch(() => undefined);
   }
+}
+
+/** Writes the content to the temp file; the version of exactly what was written. */
+async function writeContent(handle: FileHandle, content: Content, o: PublishOptions): Promise<FsVersion> {
+  if (content instanceof Uint8Array) {
+    await handle.writeFile(content);
+    return contentVersion(content);
+  }
+  const hasher = contentHasher();
+  let position = 0;
+  for await (const chunk of content) {
+    throwIfAborted(o.signal, o.what);
+    hasher.update(chunk);
+    for (let at = 0; at < chunk.byteLength; ) {
+      const { bytesWritten } = await handle.write(chunk, at, chunk.byteLength - at, position);
+      at += bytesWritten;
+      position += bytesWritten;
+    }
+  }
+  return hasher.digest();
 }
 
 /** A new temp file next to `name`, exclusive and no-follow: a name planted in advance (even a symlink) is never written through. */

@@ -4,10 +4,10 @@ import { createContext } from './context.js';
 import { mkdir, rmdir } from './dirs.js';
 import { readlink, removeLink, renameLink, symlink } from './links.js';
 import { listDir, walk } from './list.js';
-import { read, resolve, stat } from './read.js';
+import { openRead, read, resolve, stat } from './read.js';
 import { rename } from './rename.js';
 import { restore, seed, snapshot, type MemorySnapshot, type MemoryTree } from './snapshot.js';
-import { applyBatch, modify, setExecutable, swap } from './write.js';
+import { applyBatch, modify, setExecutable, swap, swapFrom } from './write.js';
 
 export type { MemoryEntry, MemorySnapshot, MemoryTree } from './snapshot.js';
 
@@ -36,6 +36,8 @@ export function createMemoryProvider(options: { files?: MemoryTree; cwd?: string
     read: (target, opts) => read(ctx, target, opts),
     swap: (target, request) => swap(ctx, target, request),
     modify: (target, request, change) => modify(ctx, target, request, change),
+    openRead: (target, opts) => openRead(ctx, target, opts),
+    swapFrom: (target, request) => swapFrom(ctx, target, request),
     applyBatch: (swaps) => applyBatch(ctx, swaps),
     setExecutable: (target, executable) => setExecutable(ctx, target, executable),
     symlink: (target, linkText) => symlink(ctx, target, linkText),

@@ -10,6 +10,7 @@ import {
   type FsCurrent,
   type FsProviderInfo,
   type FsProviderReadOptions,
+  type FsProviderReadStream,
   type FsProviderStatOptions,
   type FsTarget,
 } from '../../seam/index.js';
@@ -97,3 +98,15 @@ export async function read(ctx: MemoryContext, target: FsTarget, { maxBytes, unv
   const bytes = readFile(ctx, target.targetKey);
   return { bytes, version: unversioned ? UNVERSIONED : contentVersion(bytes) };
 }
+
+/** openRead (V7): the file is in memory already, so its bytes are handed out in slices. */
+export async function openRead(ctx: MemoryContext, target: FsTarget, options: FsProviderReadOptions & { readonly start?: number }): Promise<FsProviderReadStream> {
+  const { bytes, version } = await read(ctx, target, { ...options, maxBytes: Infinity });
+  const start = options.start ?? 0;
+  async function* chunks(): AsyncGenerator<Uint8Array> {
+    for (let at = start; at < bytes.byteLength; at += SLICE) yield bytes.subarray(at, Math.min(bytes.byteLength, at + SLICE));
+  }
+  return { size: bytes.byteLength, ...(options.unversioned ? {} : { version }), chunks: chunks() };
+}
+
+const SLICE = 1024 * 1024;

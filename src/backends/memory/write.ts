@@ -10,6 +10,7 @@ import {
   type FsBatchSwap,
   type FsCurrent,
   type FsModifyRequest,
+  type FsSwapFromRequest,
   type FsSwapRequest,
   type FsSwapResult,
   type FsTarget,
@@ -52,6 +53,13 @@ export async function modify(
   if (before === undefined) mkdirs(ctx, posix.dirname(key), what);
   ctx.vol.writeFileSync(key, bytes);
   return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
+}
+
+/** swapFrom (V7): memory holds the whole file anyway, so the stream is gathered, then swapped. */
+export async function swapFrom(ctx: MemoryContext, target: FsTarget, { source, ...request }: FsSwapFromRequest): Promise<FsSwapResult> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of source) parts.push(chunk);
+  return swap(ctx, target, { ...request, bytes: Buffer.concat(parts) });
 }
 
 export async function applyBatch(ctx: MemoryContext, swaps: readonly FsBatchSwap[]): Promise<FsBatchResult> {

@@ -1,4 +1,4 @@
-import { FsError, isFsError, type FsCurrent, type FsProviderInfo, type FsProviderReadOptions, type FsProviderStatOptions, type FsTarget } from '../../seam/index.js';
+import { FsError, isFsError, type FsCurrent, type FsProviderInfo, type FsProviderReadOptions, type FsProviderReadStream, type FsProviderStatOptions, type FsTarget } from '../../seam/index.js';
 import { hasUpperDescendant, isHidden, notRegular, pathTarget } from './core.js';
 import { resolveInView } from './links.js';
 import { visibleLowerStat, type OverlayProviderContext } from './provider-context.js';
@@ -42,6 +42,44 @@ export async function read(ctx: OverlayProviderContext, target: FsTarget, { maxB
   }
   try {
     return await lower.readBytes(target, { maxBytes, signal, ...(unversioned === true ? { unversioned } : {}) });
+  } catch (err) {
+    if (isFsError(err, 'FS_NOT_FOUND') && hasUpperDescendant(state, key)) throw notRegular(what);
+    throw err;
+  }
+}
+
+const SLICE = 1024 * 1024;
+
+/**
+ * openRead (V7): an upper file is handed out in slices of the copy the upper holds; a file the
+ * view shows from the lower is streamed from the lower, so a large lower file stays there.
+ */
+export async function openRead(
+  ctx: OverlayProviderContext,
+  target: FsTarget,
+  { signal, start = 0, unversioned }: FsProviderReadOptions & { readonly start?: number },
+): Promise<FsProviderReadStream> {
+  const { lower, state } = ctx;
+  const key = target.targetKey;
+  const what = `cannot read "${target.displayPath}"`;
+  const entry = state.entries.get(key);
+  if (entry?.kind === 'file') {
+    const bytes = entry.bytes;
+    async function* chunks(): AsyncGenerator<Uint8Array> {
+      // Copies: callers own what they read, and must not reach into the upper layer.
+      for (let at = start; at < bytes.byteLength; at += SLICE) yield bytes.slice(at, Math.min(bytes.byteLength, at + SLICE));
+    }
+    return { size: bytes.byteLength, version: entry.version, chunks: chunks() };
+  }
+  if (state.dirs.has(key)) throw notRegular(what);
+  if (entry) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+  if (isHidden(state, key)) {
+    if (hasUpperDescendant(state, key)) throw notRegular(what);
+    throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+  }
+  try {
+    const stream = await lower.streamBytes(target, { start, ...(signal ? { signal } : {}), ...(unversioned ? { unversioned } : {}) });
+    return { size: stream.size, ...(unversioned ? {} : { version: stream.version }), chunks: stream.chunks };
   } catch (err) {
     if (isFsError(err, 'FS_NOT_FOUND') && hasUpperDescendant(state, key)) throw notRegular(what);
     throw err;

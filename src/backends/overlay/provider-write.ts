@@ -1,4 +1,4 @@
-import { contentVersion, expectHolds, observe, throwIfAborted, type FsSwapRequest, type FsSwapResult, type FsTarget } from '../../seam/index.js';
+import { contentVersion, expectHolds, observe, throwIfAborted, type FsSwapFromRequest, type FsSwapRequest, type FsSwapResult, type FsTarget } from '../../seam/index.js';
 import { TREE_LOCK, bytesEqual, hasUpperDescendant, isHidden, lowerIfSame, notRegular } from './core.js';
 import type { UpperEntry, UpperFile, UpperOrigin } from './state.js';
 import type { PlannedSwap, SwapPlanRequest } from './batch.js';
@@ -95,4 +95,16 @@ export function swap(ctx: OverlayProviderContext, target: FsTarget, { expect, by
     // as a directory), so creates also hold the tree lock; rewrites of a file do not.
     return (await attempt(false)) ?? lock.run(TREE_LOCK, async () => (await attempt(true))!);
   });
+}
+
+/**
+ * swapFrom (V7): the upper keeps a changed file's bytes, so the stream is gathered into the one
+ * copy the upper will hold (a large lower file is copied up only when it is changed), then swapped.
+ */
+export async function swapFrom(ctx: OverlayProviderContext, target: FsTarget, { source, ...request }: FsSwapFromRequest): Promise<FsSwapResult> {
+  const parts: Uint8Array[] = [];
+  for await (const chunk of source) parts.push(chunk);
+  const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
+  parts.length = 0;
+  return swap(ctx, target, { ...request, bytes });
 }

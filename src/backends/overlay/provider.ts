@@ -7,9 +7,9 @@ import type { OverlayProviderContext } from './provider-context.js';
 import { mkdir, rmdir } from './provider-dirs.js';
 import { listMerged } from './provider-list.js';
 import { lockAll } from './provider-locks.js';
-import { read, stat } from './provider-read.js';
+import { openRead, read, stat } from './provider-read.js';
 import { rename } from './provider-rename.js';
-import { planSwap, swap } from './provider-write.js';
+import { planSwap, swap, swapFrom } from './provider-write.js';
 
 /**
  * The overlay as a storage provider. Target keys are the lower's (canonical absolute paths), so
@@ -39,6 +39,10 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
 
     // Deferred swaps are durable once the state's journal is: every directory at once.
     flush: () => state.flush(),
+
+    openRead: (target, options) => openRead(ctx, target, options),
+
+    swapFrom: (target, request) => swapFrom(ctx, target, request),
 
     applyBatch: (swaps, { signal }) =>
       applyOverlayBatch(

@@ -13,6 +13,7 @@ import { rootRules } from './root.js';
 import { searchRules } from './search.js';
 import { textRules } from './text.js';
 import { unversionedRules } from './unversioned.js';
+import { streamRules } from './streams.js';
 import { versionRules } from './versions.js';
 import { walkRules } from './walk.js';
 
@@ -20,6 +21,7 @@ import { walkRules } from './walk.js';
 export const ALL_RULES: readonly Rule[] = [
   ...versionRules,
   ...unversionedRules,
+  ...streamRules,
   ...guardRules,
   ...createRaceRules,
   ...editRules,

@@ -1,0 +1,91 @@
+import type { BigIntStats } from 'node:fs';
+import type { FileHandle } from 'node:fs/promises';
+import { posix } from 'node:path';
+import { FsError, toFsError } from '../../seam/errors.js';
+import type { FsProviderReadStream, FsTarget } from '../../seam/types.js';
+import type { LocalContext } from './context.js';
+import { openParent } from './dirs.js';
+import { guard, notFound } from './errors.js';
+import { leafVersion, openLeaf } from './leaf.js';
+import { withRedirects } from './resolve.js';
+import { sameTuple } from './version-cache.js';
+
+/** Bytes per chunk of a streamed read: large enough that the thread-pool round trip is noise. */
+const STREAM_CHUNK = 1024 * 1024;
+
+/**
+ * openRead (V7): the file opened as `read` opens it (no link followed, the descriptor checked to
+ * be a regular file), its version from the cache or a streaming hash, then its bytes a chunk at
+ * a time. The file is never held in memory; a change under the stream is FS_CONFLICT.
+ */
+export function openRead(ctx: LocalContext, target: FsTarget, start: number, unversioned: boolean | undefined): Promise<FsProviderReadStream> {
+  const what = `cannot read "${target.displayPath}"`;
+  if (!Number.isSafeInteger(start) || start < 0) return Promise.reject(new FsError('FS_INVALID_ARGUMENT', `${what}: start must be a non-negative integer`));
+  return guard(what, () =>
+    withRedirects(ctx, target.targetKey, what, async (key) => {
+      if (key === ctx.root) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file (a directory)`);
+      const anchor = await openParent(ctx, key);
+      if (anchor === undefined) throw notFound(what);
+      try {
+        const leaf = await openLeaf(ctx, anchor, posix.basename(key), key, what);
+        if (leaf === undefined) throw notFound(what);
+        try {
+          const version = unversioned === true ? undefined : await leafVersion(ctx, leaf, key, what);
+          const st = unversioned === true ? leaf.st : await leaf.handle.stat({ bigint: true });
+          if (version !== undefined && !sameTuple(st, leaf.st)) throw changed(what);
+          return { size: Number(st.size), ...(version !== undefined ? { version } : {}), chunks: releasing(chunksOf(leaf.handle, st, start, what), () => leaf.handle.close()) };
+        } catch (err) {
+          await leaf.handle.close().catch(() => undefined);
+          throw err;
+        }
+      } finally {
+        await anchor.close();
+      }
+    }),
+  );
+}
+
+const changed = (what: string) => new FsError('FS_CONFLICT', `${what}: the file changed while it was read; read it again`);
+
+/** The bytes from `start`; the descriptor is closed when the consumer ends or stops early. */
+async function* chunksOf(handle: FileHandle, st: BigIntStats, start: number, what: string): AsyncGenerator<Uint8Array> {
+  let position = start;
+  try {
+    for (;;) {
+      const buf = Buffer.allocUnsafe(STREAM_CHUNK);
+      let bytesRead: number;
+      try {
+        ({ bytesRead } = await handle.read(buf, 0, STREAM_CHUNK, position));
+      } catch (err) {
+        throw toFsError(err, what);
+      }
+      if (bytesRead === 0) break;
+      position += bytesRead;
+      yield new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
+    }
+    // The bytes streamed are those of the version given only if the file did not change meanwhile.
+    const after = await handle.stat({ bigint: true }).catch((err: unknown) => {
+      throw toFsError(err, what);
+    });
+    if (!sameTuple(after, st)) throw changed(what);
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
+}
+
+/** A generator whose descriptor is closed even when it is let go before its first chunk. */
+function releasing(gen: AsyncGenerator<Uint8Array>, release: () => Promise<void>): AsyncIterableIterator<Uint8Array> {
+  let started = false;
+  const iterator: AsyncIterableIterator<Uint8Array> = {
+    next: () => {
+      started = true;
+      return gen.next();
+    },
+    return: async (value?: unknown) => {
+      if (!started) await release().catch(() => undefined);
+      return gen.return(value as undefined);
+    },
+    [Symbol.asyncIterator]: () => iterator,
+  };
+  return iterator;
+}
