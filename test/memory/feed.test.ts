@@ -123,4 +123,14 @@ describe('memory: the change feed (W1)', () => {
     await expect(watch.ready).rejects.toMatchObject({ name: 'FsError', code: 'FS_IO_ERROR' });
     await expect(watch.next()).rejects.toMatchObject({ name: 'FsError' });
   });
+
+  it('an edit of a file over the text limit (streamed, swapFrom) is reported as a write with its new version', async () => {
+    const fs = createMemoryFs({ maxTextBytes: 64, files: { '/big.txt': 'x\n'.repeat(100) + 'needle\n' } });
+    const target = await fs.resolve('/big.txt');
+    const watch = fs.watch!();
+    await watch.ready;
+    const outcome = await fs.editText(target, { oldString: 'needle', newString: 'found' });
+    expect((await watch.next()).value).toEqual({ kind: 'write', path: '/big.txt', version: outcome.version });
+    await watch.return();
+  });
 });
