@@ -63,6 +63,33 @@ export type FsSwapResult =
   /** `expect` did not hold: nothing changed, and this is what the target holds now. */
   | { readonly ok: false; readonly current: FsObservation };
 
+/**
+ * A file's content as a stream (`openRead`): the whole file's size and version, and its bytes
+ * from the requested start to its end, in chunks of any size the provider chooses.
+ */
+export interface FsProviderReadStream {
+  /** Size in bytes of the whole file (not of the part streamed). */
+  readonly size: number;
+  /**
+   * The version of the whole file, as `read` gives it for the same bytes (V1). Present unless the
+   * read was `unversioned`. The chunks are the bytes of that version: a provider that cannot hold
+   * the file still while it streams (a local file another process rewrites) hashes what it
+   * streams, and fails the read with FS_CONFLICT when the bytes changed under it.
+   */
+  readonly version?: FsVersion;
+  /**
+   * The bytes from `start` to the end of the file. The consumer may stop early (break out of the
+   * loop); the provider then releases what it holds (a file descriptor, a cursor). Iterated once.
+   */
+  readonly chunks: AsyncIterable<Uint8Array>;
+}
+
+/** `swapFrom`'s request: as `swap`'s, with the new content as a stream (never a removal). */
+export type FsSwapFromRequest = Omit<FsSwapRequest, 'bytes'> & {
+  /** The new content, read once, in order; the provider never needs it whole in memory. */
+  readonly source: AsyncIterable<Uint8Array>;
+};
+
 export interface FsModifyRequest extends FsOpOptions {
   /** As for `read`: a larger existing file is FS_TOO_LARGE, checked before its content is read. */
   readonly maxBytes: number;
@@ -130,12 +157,30 @@ export interface FsProvider {
    */
   read(target: FsTarget, options: FsProviderReadOptions): Promise<FsCurrent>;
   /**
+   * Optional (L1): read a regular file as a stream, so a file of any size is read in memory
+   * bounded by a chunk. The same answers as `read` (FS_NOT_FOUND when absent, FS_NOT_REGULAR_FILE
+   * for anything else, the same confinement checks), but `maxBytes` is ignored: there is no limit.
+   * `start` (default 0) is a byte offset where the chunks begin; past the end, no chunks. Errors
+   * may come from the call (before any byte) or from the iteration. Absent: the seam reads with
+   * `read`, bounded by its limit.
+   */
+  openRead?(target: FsTarget, options: FsProviderReadOptions & { readonly start?: number }): Promise<FsProviderReadStream>;
+  /**
    * G7: the one mutating file primitive, an atomic compare-and-swap. When `expect` holds, publish
    * `bytes` (creating missing parent directories) or remove the file (`bytes: null`) and return
    * `ok: true`; otherwise change nothing and return what the target holds. Throws
    * FS_NOT_REGULAR_FILE for a directory or special file, FS_NOT_DIRECTORY when a parent is a file.
    */
   swap(target: FsTarget, request: FsSwapRequest): Promise<FsSwapResult>;
+  /**
+   * Optional (L1): `swap` with the new content as a stream, so a file of any size is written in
+   * memory bounded by a chunk. The same compare-and-swap, atomic and durable as `swap`: `expect`
+   * is checked before anything is published (a provider may check it before reading the source
+   * and again at publication); when it fails, nothing changes and the source may be left unread.
+   * An error thrown by the source's iteration aborts the swap, nothing published, and is passed
+   * on. Absent: the seam gathers the source into memory, bounded by its limit, and calls `swap`.
+   */
+  swapFrom?(target: FsTarget, request: FsSwapFromRequest): Promise<FsSwapResult>;
   /**
    * Optional: a read-modify-write under an exclusive lock the store gives (a database row lock),
    * for stores where many writers make optimistic retries slow. Read the file as `read` would
