@@ -10,6 +10,7 @@ import { readlink, removeLink, renameLink, symlink } from './provider-links.js';
 import { listDir, walk } from './provider-list.js';
 import { read, resolve, stat } from './provider-read.js';
 import { rename } from './provider-rename.js';
+import { openRead, swapFrom } from './provider-stream.js';
 import { applyBatch, modify, setExecutable, swap } from './provider-write.js';
 
 export { DEFAULT_MAX_FILE_BYTES, type PostgresProviderOptions } from './provider-context.js';
@@ -34,7 +35,9 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     resolve: (path, opts) => resolve(ctx, path, opts),
     stat: (target, opts) => stat(ctx, target, opts),
     read: (target, opts) => read(ctx, target, opts),
+    openRead: (target, opts) => openRead(ctx, target, opts),
     swap: (target, request) => swap(ctx, target, request),
+    swapFrom: (target, request) => swapFrom(ctx, target, request),
     modify: (target, request, change) => modify(ctx, target, request, change),
     applyBatch: (swaps, opts) => applyBatch(ctx, swaps, opts),
     setExecutable: (target, executable, opts) => setExecutable(ctx, target, executable, opts),
