@@ -33,11 +33,12 @@ export async function modifyAt(
 ): Promise<FsSwapResult> {
   let hops = 0;
   for (let created = 0; created < MAX_ATTEMPTS; ) {
-    const rows = await q(
-      `SELECT kind, version, size::float8 AS size, CASE WHEN kind = 'file' AND ($3::float8 IS NULL OR size <= $3::float8) THEN ${wholeContent('e.blob')} END AS content
-       FROM ${ENTRIES} e WHERE workspace = $1 AND path = $2 FOR NO KEY UPDATE`,
-      [table.ws, key, Number.isFinite(maxBytes) ? maxBytes : null],
-    );
+    // The row is locked first and its chunks read by a second statement: a statement that waited
+    // for the lock sees the row as committed since, but its chunks only as of its own start.
+    const rows = await q(`SELECT kind, version, size::float8 AS size, blob::text AS blob FROM ${ENTRIES} WHERE workspace = $1 AND path = $2 FOR NO KEY UPDATE`, [
+      table.ws,
+      key,
+    ]);
     const row = rows[0];
     if (row?.kind === 'directory') throw new FsError('FS_NOT_REGULAR_FILE', `${what}: it is a directory`);
     if (row?.kind === 'symlink') {
@@ -51,8 +52,9 @@ export async function modifyAt(
       continue;
     }
     if (row !== undefined) {
-      if (row.content == null) throw new FsError('FS_TOO_LARGE', `${what}: the existing file is ${row.size} bytes, over the ${maxBytes}-byte limit`);
-      const content = bytesContent(checked(change({ bytes: toUint8(row.content), version: FsVersion(row.version) }), table, what));
+      if (row.size > maxBytes) throw new FsError('FS_TOO_LARGE', `${what}: the existing file is ${row.size} bytes, over the ${maxBytes}-byte limit`);
+      const [{ content: old }] = await q(`SELECT ${wholeContent('$1::bigint')} AS content`, [row.blob]);
+      const content = bytesContent(checked(change({ bytes: toUint8(old), version: FsVersion(row.version) }), table, what));
       await q(
         `WITH upd AS (UPDATE ${ENTRIES} SET blob = ${blobSql(content, 3)}, version = $4, size = $5, mtime = now()
            WHERE workspace = $1 AND path = $2 RETURNING blob)${chunksCte(content, 'upd', 3)}
