@@ -10,6 +10,7 @@ import { readlink, removeLink, renameLink, symlink } from './provider-links.js';
 import { listDir, walk } from './provider-list.js';
 import { read, resolve, stat } from './provider-read.js';
 import { rename } from './provider-rename.js';
+import { searchCandidates } from './provider-search.js';
 import { openRead, swapFrom } from './provider-stream.js';
 import { applyBatch, modify, setExecutable, swap } from './provider-write.js';
 
@@ -49,6 +50,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     rmdir: (target, opts) => rmdir(ctx, target, opts),
     rename: (from, to, opts) => rename(ctx, from, to, opts),
     listDir: (target, opts) => listDir(ctx, target, opts),
+    searchCandidates: (root, query, opts) => searchCandidates(ctx, root, query, opts),
     // Through the object, so that a listDir replaced on it is the one the fallback walk uses.
     walk: (target, opts) => walk(ctx, target, opts, (dir, signal) => provider.listDir(dir, { signal })),
   };
