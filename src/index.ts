@@ -45,6 +45,7 @@ export {
   type FsRenameOptions,
   type FsResolveOptions,
   type FsRmdirOptions,
+  type FsSearchQuery,
   type FsStatOptions,
   type FsStreamOptions,
   type FsSwapRequest,
