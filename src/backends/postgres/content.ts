@@ -4,7 +4,6 @@
  */
 import { contentVersion, type FsVersion } from '../../seam/index.js';
 import { BLOB_IDS, CHUNKS, CHUNK_BYTES } from './schema.js';
-import { toBuffer } from './rows.js';
 
 /**
  * New content for a file: bytes sent with the statement that publishes them (split into chunks
@@ -15,7 +14,7 @@ export type NewContent =
   | { readonly blob: string; readonly version: FsVersion; readonly size: number };
 
 export function bytesContent(bytes: Uint8Array): NewContent {
-  return { bytes: toBuffer(bytes), version: contentVersion(bytes), size: bytes.byteLength };
+  return { bytes: Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), version: contentVersion(bytes), size: bytes.byteLength };
 }
 
 /** The parameter a statement binds for `content`: the bytes, or the staged blob's id. */
