@@ -54,7 +54,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     readlink: links.readlink,
     removeLink: links.removeLink,
     renameLink: links.renameLink,
-    // S1: only where the provider can narrow a search; the search checks for it.
+    // Only where the provider can narrow a search; the search checks for it.
     ...(provider.searchCandidates === undefined
       ? {}
       : {

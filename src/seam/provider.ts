@@ -94,6 +94,13 @@ export type FsSwapFromRequest = Omit<FsSwapRequest, 'bytes'> & {
 export interface FsSearchQuery {
   /** Bytes every file the search can match contains (the UTF-8 of a literal its pattern requires); never empty. */
   readonly contains: Uint8Array;
+  /**
+   * Files the search reports whatever they hold, so they are candidates too: those larger than
+   * this many bytes (skipped as too large), and those that may not be text (T1: any holding a NUL
+   * byte or invalid UTF-8, skipped as binary; a provider may answer with any wider set, e.g. every
+   * file with a byte outside ASCII).
+   */
+  readonly alsoLargerThan: number;
 }
 
 export interface FsModifyRequest extends FsOpOptions {
@@ -216,7 +223,7 @@ export interface FsProvider {
   /** Direct children, in any order (the seam orders them); links are followed for the type (P4). */
   listDir(target: FsTarget, options: FsListOptions): Promise<FsDirEntry[]>;
   /**
-   * Optional (S1): narrow a search in one request to the store. The keys of the regular files
+   * Optional: narrow a search in one request to the store. The keys of the regular files
    * stored in `root`'s subtree (keys `contains(root, key)` accepts; links not followed) whose
    * content contains `query.contains`: a file of that subtree whose key is absent is one the
    * search need not read. Only narrows: the seam still walks, orders, applies ignore rules and

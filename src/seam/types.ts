@@ -95,7 +95,7 @@ export interface FileSystem {
    * code-point order). Descends only into real subdirectories, never through a symlink.
    */
   /**
-   * S1: present when the provider can narrow a search (see FsProvider.searchCandidates): the keys
+   * Present when the provider can narrow a search (see FsProvider.searchCandidates): the keys
    * of the files in `root`'s subtree that contain the bytes, or undefined when it cannot tell.
    */
   searchCandidates?(root: FsTarget, query: FsSearchQuery, options?: FsOpOptions): Promise<ReadonlySet<FsTargetKey> | undefined>;

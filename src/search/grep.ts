@@ -79,7 +79,7 @@ interface GrepContext extends FileSource {
   readonly maxMatches: number;
   readonly maxLineBytes: number;
   readonly maxFileBytes: number;
-  /** The files the store said can hold a match, when it could say (S1). */
+  /** The files the store said can hold a match, when it could say. */
   readonly narrowed: Narrowed | undefined;
   /** Stops reads still going on (the search has what it needs, or failed). */
   stop(): void;
@@ -110,7 +110,7 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   const rootTarget = await fs.resolve(rootPath, { ...(userSignal ? { signal: userSignal } : {}) });
   const rootInfo = await fs.stat(rootTarget, { versioned: false, ...(userSignal ? { signal: userSignal } : {}) });
   if (rootInfo === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-  const narrowed = rootInfo.type === 'directory' ? await narrowing(fs, rootTarget, re, userSignal) : undefined;
+  const narrowed = rootInfo.type === 'directory' ? await narrowing(fs, rootTarget, re, maxFileBytes, userSignal) : undefined;
 
   // One signal for the user's abort and our own early stop.
   const internal = new AbortController();

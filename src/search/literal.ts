@@ -1,6 +1,6 @@
 /**
  * A literal every match of a grep pattern contains, so a store can be asked which files hold it
- * (S1). Conservative: undefined whenever that is not plainly so (an alternation, case folding, a
+ * (`searchCandidates`). Conservative: undefined whenever that is not plainly so (an alternation, case folding, a
  * literal across lines or one the T1 decoder could produce from other bytes).
  */
 

@@ -1,7 +1,9 @@
 /**
- * S1: a grep narrowed by its store. When the provider can say which files of the searched tree
+ * A grep narrowed by its store. When the provider can say which files of the searched tree
  * hold a literal every match contains, the files it leaves out are passed over unread; the walk,
- * its order, ignore rules, caps and the matching itself are the same as without it.
+ * its order, ignore rules, caps and the matching itself are the same as without it. A file the
+ * search would report as skipped (too large, not text) is always among the candidates, so the
+ * skips are the same too.
  */
 import type { FileSystem, FsTarget, FsTargetKey } from '../seam/index.js';
 import { requiredLiteral } from './literal.js';
@@ -12,11 +14,17 @@ export interface Narrowed {
 }
 
 /** The store's candidates for `re` below the directory `top`, or undefined when it cannot narrow. */
-export async function narrowing(fs: FileSystem, top: FsTarget, re: RegExp, signal: AbortSignal | undefined): Promise<Narrowed | undefined> {
+export async function narrowing(
+  fs: FileSystem,
+  top: FsTarget,
+  re: RegExp,
+  maxFileBytes: number,
+  signal: AbortSignal | undefined,
+): Promise<Narrowed | undefined> {
   if (fs.searchCandidates === undefined) return undefined;
   const contains = requiredLiteral(re);
   if (contains === undefined) return undefined;
-  const keys = await fs.searchCandidates(top, { contains }, signal ? { signal } : {});
+  const keys = await fs.searchCandidates(top, { contains, alsoLargerThan: maxFileBytes }, signal ? { signal } : {});
   return keys === undefined ? undefined : { top, keys };
 }
 

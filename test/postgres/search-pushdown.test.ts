@@ -16,6 +16,8 @@ const outcome = (r: GrepResult) => ({
   matches: r.matches.map((m) => `${m.path}:${m.line}:${m.text}`),
   truncated: r.truncated,
   filesSearched: r.filesSearched,
+  skippedCounts: r.skippedCounts,
+  skipped: r.skipped.map((k) => `${k.path}:${k.reason}`),
 });
 
 const SUBJECTS: [string, () => Promise<PgQueryable> | PgQueryable][] = [
@@ -32,6 +34,7 @@ const tree = fc.array(
     path: fc.array(fc.constantFrom('d', 'e', '.h', 'f'), { minLength: 0, maxLength: 2 }).chain((dirs) => word.map((name) => [...dirs, `${name}.txt`].join('/'))),
     lines: fc.array(line, { maxLength: 4 }),
     crlf: fc.boolean(),
+    tail: fc.constantFrom('', '', '', '\0', '\xff', 'abc'.repeat(12)),
   }),
   { maxLength: 10 },
 );
@@ -41,7 +44,7 @@ const pattern = fc.oneof(
   fc.constantFrom('ab+c', 'a.c', 'b?c', '(ab|c)', '^ab', 'c$', 'a[bc]', 'é', '(?i)AB', 'a\\x62', 'ab*', 'a\\.b', 'x'),
 );
 
-describe.each(SUBJECTS)('grep narrowed by PostgreSQL (S1) over %s', (_label, getClient) => {
+describe.each(SUBJECTS)('grep narrowed by PostgreSQL over %s', (_label, getClient) => {
   it('gives the same matches, order, caps and file counts as the generic search (property)', async () => {
     const client = await getClient();
     await fc.assert(
@@ -49,12 +52,14 @@ describe.each(SUBJECTS)('grep narrowed by PostgreSQL (S1) over %s', (_label, get
         const fs = createPostgresFs({ client, workspace: newWorkspace('pushdown') });
         const enc = new TextEncoder();
         for (const f of files) {
-          const body = f.lines.join(f.crlf ? '\r\n' : '\n');
+          const text = f.lines.join(f.crlf ? '\r\n' : '\n');
+          // A NUL byte, a byte that is no UTF-8, or a file over maxFileBytes: skipped, and counted alike.
+          const body = f.tail === '\xff' ? Buffer.concat([Buffer.from(text), Buffer.from([0xff])]) : Buffer.from(text + f.tail);
           const t = await fs.resolve(`/w/${f.path}`).catch(() => undefined);
-          if (t !== undefined) await fs.writeBytes(t, enc.encode(body)).catch(() => undefined);
+          if (t !== undefined) await fs.writeBytes(t, body).catch(() => undefined);
         }
         await fs.writeBytes(await fs.resolve('/w/.gitignore'), enc.encode('e/\n'));
-        const options = { cwd: '/w', maxMatches, hidden };
+        const options = { cwd: '/w', maxMatches, hidden, maxFileBytes: 30 };
         const pushed = await grep(fs, pat, options);
         const plain = await grep(generic(fs), pat, options);
         expect(outcome(pushed)).toEqual(outcome(plain));

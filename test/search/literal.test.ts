@@ -8,7 +8,7 @@ const quant = fc.constantFrom('', '', '', '*', '+', '?', '{2}', '{0,1}', '+?');
 const pattern = fc.array(fc.tuple(atom, quant), { minLength: 1, maxLength: 6 }).map((parts) => parts.map(([a, q]) => a + q).join(''));
 const subject = fc.stringMatching(/^[abcé.1x\n]{0,12}$/);
 
-describe('requiredLiteral (S1)', () => {
+describe('requiredLiteral', () => {
   it('every string a pattern matches contains the literal it names (property)', () => {
     fc.assert(
       fc.property(fc.oneof(pattern, pattern.map((p) => `${p}|b`)), subject, (source, text) => {
