@@ -54,6 +54,7 @@ export {
   type FsRenameOptions,
   type FsResolveOptions,
   type FsRmdirOptions,
+  type FsSearchQuery,
   type FsStatOptions,
   type FsStreamOptions,
   type FsSwapFromRequest,

@@ -8,6 +8,11 @@ import { markerOf, smallFile, toolHarness } from '../subjects.js';
 
 const SECTION = 'postgres';
 const SMALL = 200;
+/** Hand-written SQL over the chunked layout (schema version 4): a file's whole content, and a guarded rewrite. */
+const CONTENT = `coalesce((SELECT string_agg(c.bytes, ''::bytea ORDER BY c.pos) FROM dsh_fs_chunks c WHERE c.blob = e.blob), ''::bytea)`;
+const SET_IF_VERSION = `WITH upd AS (UPDATE dsh_fs_entries SET blob = nextval('dsh_fs_blob_ids'), version = $4, size = $5
+    WHERE workspace = $1 AND path = $2 AND version = $6 RETURNING blob)
+  INSERT INTO dsh_fs_chunks (blob, pos, bytes) SELECT blob, 0, $3 FROM upd RETURNING 1`;
 const SEARCH_FILES = Number(process.env.DSH_FS_BENCH_SEARCH_FILES ?? 20_000);
 const WRITERS = 4;
 const EDITS_PER_WRITER = 100;
@@ -53,7 +58,7 @@ export async function runPostgresBench(): Promise<BenchRow[]> {
         },
         sql: async () => {
           for (let i = 0; i < SMALL; i++) {
-            const { rows } = await db.query('SELECT content FROM dsh_fs_entries WHERE workspace = $1 AND path = $2', [workspace, `/small/sql/f${i}.ts`]);
+            const { rows } = await db.query(`SELECT ${CONTENT} AS content FROM dsh_fs_entries e WHERE workspace = $1 AND path = $2`, [workspace, `/small/sql/f${i}.ts`]);
             Buffer.from(rows[0].content).toString('utf8');
           }
         },
@@ -75,10 +80,10 @@ export async function runPostgresBench(): Promise<BenchRow[]> {
           const [from, to] = [markerOf(flips.sql), markerOf(flips.sql + 1)];
           for (let i = 0; i < SMALL; i++) {
             const path = `/small/sql/f${i}.ts`;
-            const { rows } = await db.query('SELECT content, version FROM dsh_fs_entries WHERE workspace = $1 AND path = $2', [workspace, path]);
+            const { rows } = await db.query(`SELECT ${CONTENT} AS content, version FROM dsh_fs_entries e WHERE workspace = $1 AND path = $2`, [workspace, path]);
             const next = Buffer.from(Buffer.from(rows[0].content).toString('utf8').replace(from, to));
             const done = await db.query(
-              'UPDATE dsh_fs_entries SET content = $3, version = $4, size = $5 WHERE workspace = $1 AND path = $2 AND version = $6 RETURNING 1',
+              SET_IF_VERSION,
               [workspace, path, next, contentVersion(next), next.byteLength, rows[0].version],
             );
             if (done.rows.length !== 1) throw new Error('bare edit lost a race');
@@ -117,7 +122,7 @@ export async function runPostgresBench(): Promise<BenchRow[]> {
         },
         grepSql: async () => {
           const { rows } = await db.query(
-            `SELECT path, content FROM dsh_fs_entries WHERE workspace = $1 AND path >= '/tree/' AND path < '/tree0' AND kind = 'file' ORDER BY path`,
+            `SELECT path, ${CONTENT} AS content FROM dsh_fs_entries e WHERE workspace = $1 AND path >= '/tree/' AND path < '/tree0' AND kind = 'file' ORDER BY path`,
             [workspace],
           );
           let hits = 0;
@@ -157,10 +162,10 @@ export async function runPostgresBench(): Promise<BenchRow[]> {
                 const path = `/hot-sql/f${fileOf(k)}.txt`;
                 for (let i = 0; i < EDITS_PER_WRITER; i++) {
                   for (;;) {
-                    const { rows } = await q.query('SELECT content, version FROM dsh_fs_entries WHERE workspace = $1 AND path = $2', [workspace, path]);
+                    const { rows } = await q.query(`SELECT ${CONTENT} AS content, version FROM dsh_fs_entries e WHERE workspace = $1 AND path = $2`, [workspace, path]);
                     const next = Buffer.from(Buffer.from(rows[0].content).toString('utf8').replace('\nEND', `\nr${round}w${k}e${i}\nEND`));
                     const done = await q.query(
-                      'UPDATE dsh_fs_entries SET content = $3, version = $4, size = $5 WHERE workspace = $1 AND path = $2 AND version = $6 RETURNING 1',
+                      SET_IF_VERSION,
                       [workspace, path, next, contentVersion(next), next.byteLength, rows[0].version],
                     );
                     if (done.rows.length === 1) break;
@@ -174,7 +179,8 @@ export async function runPostgresBench(): Promise<BenchRow[]> {
       );
     const distinctT = await throughput((k) => k);
     // Each round appends to the files: start the hot case from small files again.
-    await db.query(`UPDATE dsh_fs_entries SET content = $2, version = $3, size = $4 WHERE workspace = $1 AND path LIKE '/hot%/f%.txt'`, [
+    await db.query(`WITH upd AS (UPDATE dsh_fs_entries SET blob = nextval('dsh_fs_blob_ids'), version = $3, size = $4 WHERE workspace = $1 AND path LIKE '/hot%/f%.txt' RETURNING blob)
+       INSERT INTO dsh_fs_chunks (blob, pos, bytes) SELECT blob, 0, $2 FROM upd`, [
       workspace,
       Buffer.from('START\nEND\n'),
       contentVersion(Buffer.from('START\nEND\n')),
@@ -227,8 +233,10 @@ async function bulkInsert(db: PgQueryable, workspace: string, files: readonly (r
     const batch = files.slice(i, i + 2000);
     const bytes = batch.map(([, text]) => Buffer.from(text));
     await db.query(
-      `INSERT INTO dsh_fs_entries (workspace, path, parent, kind, content, version, size)
-       SELECT $1, p, q, 'file', decode(c, 'base64'), v, s FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[]) AS t(p, q, c, v, s)`,
+      `WITH t AS (SELECT * FROM unnest($2::text[], $3::text[], $4::text[], $5::text[], $6::int[]) AS t(p, q, c, v, s)),
+       ins AS (INSERT INTO dsh_fs_entries (workspace, path, parent, kind, blob, version, size)
+         SELECT $1, p, q, 'file', nextval('dsh_fs_blob_ids'), v, s FROM t RETURNING path, blob)
+       INSERT INTO dsh_fs_chunks (blob, pos, bytes) SELECT ins.blob, 0, decode(t.c, 'base64') FROM ins JOIN t ON t.p = ins.path WHERE t.s > 0`,
       [workspace, batch.map(([p]) => p), batch.map(([p]) => parent(p)), bytes.map((b) => b.toString('base64')), bytes.map((b) => contentVersion(b)), bytes.map((b) => b.byteLength)],
     );
   }

@@ -10,7 +10,7 @@ import { createResolveOps } from './fs-resolve.js';
 import { createWalk } from './fs-walk.js';
 import { createWatch } from './fs-watch.js';
 import { createWriteOps } from './fs-write.js';
-import type { FileSystem, FsProvider } from './types.js';
+import type { FileSystem, FsOpOptions, FsProvider, FsSearchQuery, FsTarget } from './types.js';
 
 export { DEFAULT_MAX_TEXT_BYTES, type CreateFsOptions } from './fs-context.js';
 export { depthFirst, isRealSubdirectory, listOrSkip, walkBatches } from './fs-walk.js';
@@ -59,6 +59,16 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     removeLink: links.removeLink,
     renameLink: links.renameLink,
     ...(watch === undefined ? {} : { watch }),
+    // Only where the provider can narrow a search; the search checks for it.
+    ...(provider.searchCandidates === undefined
+      ? {}
+      : {
+          searchCandidates: async (top: FsTarget, query: FsSearchQuery, opts: FsOpOptions = {}) => {
+            const check: (t: unknown) => asserts t is FsTarget = (t) => ctx.checkTarget(t);
+            check(top);
+            return provider.searchCandidates!(top, query, opts);
+          },
+        }),
   };
   return fs;
 }

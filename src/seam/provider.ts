@@ -91,6 +91,19 @@ export type FsSwapFromRequest = Omit<FsSwapRequest, 'bytes'> & {
   readonly source: AsyncIterable<Uint8Array>;
 };
 
+/** What a search asks a provider to narrow (`searchCandidates`). */
+export interface FsSearchQuery {
+  /** Bytes every file the search can match contains (the UTF-8 of a literal its pattern requires); never empty. */
+  readonly contains: Uint8Array;
+  /**
+   * Files the search reports whatever they hold, so they are candidates too: those larger than
+   * this many bytes (skipped as too large), and those that may not be text (T1: any holding a NUL
+   * byte or invalid UTF-8, skipped as binary; a provider may answer with any wider set, e.g. every
+   * file with a byte outside ASCII).
+   */
+  readonly alsoLargerThan: number;
+}
+
 export interface FsModifyRequest extends FsOpOptions {
   /** As for `read`: a larger existing file is FS_TOO_LARGE, checked before its content is read. */
   readonly maxBytes: number;
@@ -210,6 +223,14 @@ export interface FsProvider {
   flush?(directories: readonly FsTarget[], options: FsOpOptions): Promise<void>;
   /** Direct children, in any order (the seam orders them); links are followed for the type (P4). */
   listDir(target: FsTarget, options: FsListOptions): Promise<FsDirEntry[]>;
+  /**
+   * Optional: narrow a search in one request to the store. The keys of the regular files
+   * stored in `root`'s subtree (keys `contains(root, key)` accepts; links not followed) whose
+   * content contains `query.contains`: a file of that subtree whose key is absent is one the
+   * search need not read. Only narrows: the seam still walks, orders, applies ignore rules and
+   * caps, and matches. Undefined: the provider cannot narrow this query (the search reads every file).
+   */
+  searchCandidates?(root: FsTarget, query: FsSearchQuery, options: FsOpOptions): Promise<ReadonlySet<FsTargetKey> | undefined>;
   /** Optional bulk listing (D4); the seam walks with listDir when it is absent. */
   walk?(target: FsTarget, options: FsWalkOptions): AsyncIterable<FsWalkEntry>;
   /** D1: create the directory and its missing parents; existing directory: no error. */

@@ -29,6 +29,7 @@ import type {
   FsWriteOutcome,
 } from './model.js';
 import type { FsWatch, FsWatchOptions } from './feed-types.js';
+import type { FsSearchQuery } from './provider.js';
 
 export * from './model.js';
 export type * from './feed-types.js';
@@ -107,6 +108,11 @@ export interface FileSystem {
    * D4: every entry below a directory, in tree order (a directory before its contents, siblings in
    * code-point order). Descends only into real subdirectories, never through a symlink.
    */
+  /**
+   * Present when the provider can narrow a search (see FsProvider.searchCandidates): the keys
+   * of the files in `root`'s subtree that contain the bytes, or undefined when it cannot tell.
+   */
+  searchCandidates?(root: FsTarget, query: FsSearchQuery, options?: FsOpOptions): Promise<ReadonlySet<FsTargetKey> | undefined>;
   walk(target: FsTarget, options?: FsWalkOptions): AsyncIterable<FsWalkEntry>;
   /**
    * X1: sets or clears the executable bit of a regular file, as `chmod +x` / `chmod -x` do; the

@@ -1,6 +1,7 @@
 import { literalOf, streamLines } from './grep-large.js';
 import { FsError, canonicalPath, isFsError, splitLines, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
 import { grepFiles, type FileItem, type FileSource } from './grep-files.js';
+import { cannotMatch, narrowing, type Narrowed } from './narrow.js';
 import { comparePaths } from './paths.js';
 import { compileSearchPattern, cutUtf8, includeMatcher, patternQuote, statelessRegExp } from './pattern.js';
 import { DEFAULT_MATCH_TIMEOUT_MS, LineMatcher } from './regex-worker.js';
@@ -81,6 +82,8 @@ interface GrepContext extends FileSource {
   readonly maxMatches: number;
   readonly maxLineBytes: number;
   readonly maxFileBytes: number;
+  /** The files the store said can hold a match, when it could say. */
+  readonly narrowed: Narrowed | undefined;
   /** Stops reads still going on (the search has what it needs, or failed). */
   stop(): void;
 }
@@ -110,6 +113,7 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   const rootTarget = await fs.resolve(rootPath, { ...(userSignal ? { signal: userSignal } : {}) });
   const rootInfo = await fs.stat(rootTarget, { versioned: false, ...(userSignal ? { signal: userSignal } : {}) });
   if (rootInfo === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+  const narrowed = rootInfo.type === 'directory' ? await narrowing(fs, rootTarget, re, maxFileBytes, userSignal) : undefined;
 
   // One signal for the user's abort and our own early stop.
   const internal = new AbortController();
@@ -140,6 +144,7 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
     maxMatches,
     maxLineBytes,
     maxFileBytes,
+    narrowed,
     useGitignore: options.gitignore ?? true,
     hidden: options.hidden ?? false,
     include,
@@ -221,6 +226,7 @@ async function scanAll(
 /** The matching lines of one file, or why it was skipped. */
 async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
   const { maxFileBytes, maxMatches } = ctx;
+  if (cannotMatch(ctx.fs, ctx.narrowed, file.target)) return { matches: [] };
   if (file.size !== undefined && file.size > maxFileBytes) {
     return { matches: [], skip: { path: file.path, reason: 'too-large', message: `${file.size} bytes` } };
   }

@@ -43,6 +43,16 @@ export async function until(ready: () => Promise<boolean>): Promise<void> {
   while (!(await ready())) await new Promise((r) => setTimeout(r, 20));
 }
 
+/** SQL that sets the content of the file row at ($1, $2) to $3 (bytea), as a plain-SQL writer would: $4 version, $5 size. */
+export const SQL_SET_CONTENT = `WITH upd AS (UPDATE dsh_fs_entries SET blob = nextval('dsh_fs_blob_ids'), version = $4, size = $5
+    WHERE workspace = $1 AND path = $2 RETURNING blob)
+  INSERT INTO dsh_fs_chunks (blob, pos, bytes) SELECT blob, 0, $3 FROM upd`;
+
+/** SQL that inserts the file row ($1 workspace, $2 path, $3 parent) with content $4, version $5, size $6. */
+export const SQL_INSERT_FILE = `WITH ins AS (INSERT INTO dsh_fs_entries (workspace, path, parent, kind, blob, version, size)
+    VALUES ($1, $2, $3, 'file', nextval('dsh_fs_blob_ids'), $5, $6) RETURNING blob)
+  INSERT INTO dsh_fs_chunks (blob, pos, bytes) SELECT blob, 0, $4 FROM ins`;
+
 /** Direct row changes behind the provider's back, as another process with plain SQL would make them. */
 export function rowHooks(client: PgQueryable, workspace: string) {
   const ancestors = async (path: string) => {
@@ -59,11 +69,14 @@ export function rowHooks(client: PgQueryable, workspace: string) {
   return {
     async writeBytes(path: string, bytes: Uint8Array, options?: { keepMtime?: boolean }) {
       await ancestors(path);
+      // As the docs tell a plain-SQL writer: a new blob id, the row pointed at it, its chunks.
       await client.query(
-        `INSERT INTO dsh_fs_entries (workspace, path, parent, kind, content, version, size)
-         VALUES ($1, $2, $3, 'file', $4, $5, $6)
-         ON CONFLICT (workspace, path) DO UPDATE SET content = EXCLUDED.content, version = EXCLUDED.version, size = EXCLUDED.size,
-           mtime = CASE WHEN $7 THEN dsh_fs_entries.mtime ELSE now() END`,
+        `WITH up AS (INSERT INTO dsh_fs_entries (workspace, path, parent, kind, blob, version, size)
+           VALUES ($1, $2, $3, 'file', nextval('dsh_fs_blob_ids'), $5, $6)
+           ON CONFLICT (workspace, path) DO UPDATE SET blob = EXCLUDED.blob, version = EXCLUDED.version, size = EXCLUDED.size,
+             mtime = CASE WHEN $7 THEN dsh_fs_entries.mtime ELSE now() END
+           RETURNING blob)
+         INSERT INTO dsh_fs_chunks (blob, pos, bytes) SELECT blob, 0, $4 FROM up WHERE octet_length($4::bytea) > 0`,
         [workspace, path, posix.dirname(path), Buffer.from(bytes), contentVersion(bytes), bytes.byteLength, options?.keepMtime === true],
       );
     },
@@ -71,7 +84,11 @@ export function rowHooks(client: PgQueryable, workspace: string) {
       await client.query(`DELETE FROM dsh_fs_entries WHERE workspace = $1 AND path = $2 AND kind <> 'directory'`, [workspace, path]);
     },
     async readBytes(path: string): Promise<Uint8Array | undefined> {
-      const { rows } = await client.query(`SELECT content FROM dsh_fs_entries WHERE workspace = $1 AND path = $2 AND kind = 'file'`, [workspace, path]);
+      const { rows } = await client.query(
+        `SELECT coalesce((SELECT string_agg(c.bytes, ''::bytea ORDER BY c.pos) FROM dsh_fs_chunks c WHERE c.blob = e.blob), ''::bytea) AS content
+         FROM dsh_fs_entries e WHERE workspace = $1 AND path = $2 AND kind = 'file'`,
+        [workspace, path],
+      );
       return rows[0] === undefined ? undefined : new Uint8Array(rows[0].content);
     },
     async symlink(target: string, path: string) {

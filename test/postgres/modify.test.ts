@@ -3,7 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createPostgresProvider, type PgQueryable } from '../../src/backends/postgres/index.js';
 import { contentVersion, createFs, type FsProvider } from '../../src/seam/index.js';
 import { codeOf } from '../support/code-of.js';
-import { SERVER, blockedBy, closeShared, newWorkspace, rowHooks, sharedPglite, sharedPool, until } from './helpers.js';
+import { SERVER, SQL_INSERT_FILE, SQL_SET_CONTENT, blockedBy, closeShared, newWorkspace, rowHooks, sharedPglite, sharedPool, until } from './helpers.js';
 
 const SUBJECTS: [string, () => Promise<PgQueryable> | PgQueryable][] = [
   ['PGlite', sharedPglite],
@@ -84,8 +84,9 @@ describe.runIf(SERVER !== undefined)('postgres modify against a server: the row 
       const edit = fs.editText(t, { oldString: '\nEND', newString: '\nmine\nEND' }).finally(() => (settled = true));
       await until(async () => (await blockedBy(pool, holder)).length > 0);
       const theirs = enc.encode('START\ntheirs\nEND\n');
-      await holder.query(`UPDATE dsh_fs_entries SET content = $2, version = $3, size = $4 WHERE workspace = $1 AND path = '/a.txt'`, [
+      await holder.query(SQL_SET_CONTENT, [
         workspace,
+        '/a.txt',
         Buffer.from(theirs),
         contentVersion(theirs),
         theirs.byteLength,
@@ -110,9 +111,10 @@ describe.runIf(SERVER !== undefined)('postgres modify against a server: the row 
     const holder = await pool.connect();
     const crlf = enc.encode('a\r\nb\r\n');
     const insert = (path: string) =>
-      holder.query(`INSERT INTO dsh_fs_entries (workspace, path, parent, kind, content, version, size) VALUES ($1, $2, '/', 'file', $3, $4, $5)`, [
+      holder.query(SQL_INSERT_FILE, [
         workspace,
         path,
+        '/',
         Buffer.from(crlf),
         contentVersion(crlf),
         crlf.byteLength,

@@ -73,8 +73,9 @@ describe.each(SUBJECTS)('postgres provider over %s', (_name, getClient) => {
     await fs.writeBytes(await fs.resolve('/r/d/e/f.bin'), bytes);
     const { rows } = await client.query(
       `SELECT path, parent, kind, version, size,
-         'sha256:' || rtrim(translate(encode(sha256(content), 'base64'), '+/', '-_'), '=') AS sql_version
-       FROM dsh_fs_entries WHERE workspace = $1 ORDER BY path`,
+         'sha256:' || rtrim(translate(encode(sha256(
+           (SELECT string_agg(c.bytes, ''::bytea ORDER BY c.pos) FROM dsh_fs_chunks c WHERE c.blob = e.blob)), 'base64'), '+/', '-_'), '=') AS sql_version
+       FROM dsh_fs_entries e WHERE workspace = $1 ORDER BY path`,
       [workspace],
     );
     expect(rows.map((r) => `${r.path} ${r.parent} ${r.kind}`)).toEqual([
@@ -123,12 +124,12 @@ describe.each(SUBJECTS)('postgres provider over %s', (_name, getClient) => {
     expect(seen).toHaveLength(1);
     expect(listed).toEqual(['a', 'a-b', 'a.b', 'ab', 'z', 'é']);
 
-    // A conditional write is one statement.
+    // A conditional write is one statement (the row's UPDATE with its chunks' INSERT in a CTE).
     const f = await fs.resolve('/t/z');
     const { version } = await fs.readText(f);
     seen.length = 0;
     await fs.writeBytes(f, Buffer.from('new'), { kind: 'replaceIfVersion', version });
-    expect(seen).toEqual(['UPDATE dsh_fs_entries']);
+    expect(seen).toEqual(['WITH upd']);
   });
 
   it('refuses files past maxFileBytes with FS_TOO_LARGE and writes nothing', async () => {

@@ -3,9 +3,10 @@
  * and every expectation checked first, then the changes are made; any failure, a broken
  * expectation included, rolls the whole transaction back, so nothing of the batch is ever seen.
  */
-import { FsError, FsVersion, contentVersion, expectHolds, observe, type FsBatchResult, type FsBatchSwap } from '../../seam/index.js';
+import { FsError, FsVersion, expectHolds, observe, type FsBatchResult, type FsBatchSwap } from '../../seam/index.js';
 import { MAX_ATTEMPTS, type Db, type Q } from './client.js';
-import { insertFile, toBuffer } from './rows.js';
+import { blobSql, bytesContent, chunksCte, contentParam } from './content.js';
+import { insertFile } from './rows.js';
 import { ENTRIES } from './schema.js';
 
 export interface BatchTable {
@@ -89,27 +90,24 @@ async function lockAll(q: Q, table: BatchTable, swaps: readonly FsBatchSwap[]): 
 
 /** One write of the batch on its locked row, or a new row (with its missing parents). */
 async function write(q: Q, table: BatchTable, s: FsBatchSwap, at: Locked, index: number, executable: boolean | undefined): Promise<FsVersion> {
-  const bytes = s.bytes!;
-  const version = contentVersion(bytes);
+  const content = bytesContent(s.bytes!);
   const what = `cannot write "${s.target.displayPath}"`;
   const mode = executable === undefined ? '' : ', executable = $6';
   const setMode = executable === undefined ? [] : [executable];
   if (at.version !== undefined) {
-    await q(`UPDATE ${ENTRIES} SET content = $3, version = $4, size = $5, mtime = now()${mode} WHERE workspace = $1 AND path = $2`, [
-      table.ws,
-      at.key,
-      toBuffer(bytes),
-      version,
-      bytes.byteLength,
-      ...setMode,
-    ]);
-    return version;
+    await q(
+      `WITH upd AS (UPDATE ${ENTRIES} SET blob = ${blobSql(content, 3)}, version = $4, size = $5, mtime = now()${mode}
+         WHERE workspace = $1 AND path = $2 RETURNING blob)${chunksCte(content, 'upd', 3)}
+       SELECT 1 FROM upd`,
+      [table.ws, at.key, contentParam(content), content.version, content.size, ...setMode],
+    );
+    return content.version;
   }
-  if (!(await insertFile(q, table.ws, table.root, at.key, bytes, version, what))) {
+  if (!(await insertFile(q, table.ws, table.root, at.key, content, what))) {
     // Created by another writer since the rows were locked (an absent file has no row to lock).
     const now = (await q(`SELECT version FROM ${ENTRIES} WHERE workspace = $1 AND path = $2`, [table.ws, at.key]))[0];
     throw new Refused({ ok: false, index, current: observe(now?.version == null ? undefined : { version: FsVersion(now.version) }) });
   }
   if (executable === true) await q(`UPDATE ${ENTRIES} SET executable = true WHERE workspace = $1 AND path = $2`, [table.ws, at.key]);
-  return version;
+  return content.version;
 }

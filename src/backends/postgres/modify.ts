@@ -2,9 +2,10 @@
  * The provider's `modify`: a read-modify-write under the file's row lock, in one transaction, so
  * that writers of one file queue on the server instead of racing and retrying.
  */
-import { FsError, FsVersion, contentVersion, observe, type FsCurrent, type FsSwapResult } from '../../seam/index.js';
+import { FsError, FsVersion, observe, type FsCurrent, type FsSwapResult } from '../../seam/index.js';
 import { MAX_ATTEMPTS, type Q } from './client.js';
-import { insertFile, toBuffer, toUint8 } from './rows.js';
+import { blobSql, bytesContent, chunksCte, contentParam, wholeContent } from './content.js';
+import { insertFile, toUint8 } from './rows.js';
 import { ENTRIES } from './schema.js';
 
 export interface ModifyTable {
@@ -32,11 +33,12 @@ export async function modifyAt(
 ): Promise<FsSwapResult> {
   let hops = 0;
   for (let created = 0; created < MAX_ATTEMPTS; ) {
-    const rows = await q(
-      `SELECT kind, version, size, CASE WHEN $3::float8 IS NULL OR size <= $3::float8 THEN content END AS content
-       FROM ${ENTRIES} WHERE workspace = $1 AND path = $2 FOR NO KEY UPDATE`,
-      [table.ws, key, Number.isFinite(maxBytes) ? maxBytes : null],
-    );
+    // The row is locked first and its chunks read by a second statement: a statement that waited
+    // for the lock sees the row as committed since, but its chunks only as of its own start.
+    const rows = await q(`SELECT kind, version, size::float8 AS size, blob::text AS blob FROM ${ENTRIES} WHERE workspace = $1 AND path = $2 FOR NO KEY UPDATE`, [
+      table.ws,
+      key,
+    ]);
     const row = rows[0];
     if (row?.kind === 'directory') throw new FsError('FS_NOT_REGULAR_FILE', `${what}: it is a directory`);
     if (row?.kind === 'symlink') {
@@ -50,21 +52,19 @@ export async function modifyAt(
       continue;
     }
     if (row !== undefined) {
-      if (row.content == null) throw new FsError('FS_TOO_LARGE', `${what}: the existing file is ${row.size} bytes, over the ${maxBytes}-byte limit`);
-      const bytes = checked(change({ bytes: toUint8(row.content), version: FsVersion(row.version) }), table, what);
-      const version = contentVersion(bytes);
-      await q(`UPDATE ${ENTRIES} SET content = $3, version = $4, size = $5, mtime = now() WHERE workspace = $1 AND path = $2`, [
-        table.ws,
-        key,
-        toBuffer(bytes),
-        version,
-        bytes.byteLength,
-      ]);
-      return { ok: true, existed: true, version };
+      if (row.size > maxBytes) throw new FsError('FS_TOO_LARGE', `${what}: the existing file is ${row.size} bytes, over the ${maxBytes}-byte limit`);
+      const [{ content: old }] = await q(`SELECT ${wholeContent('$1::bigint')} AS content`, [row.blob]);
+      const content = bytesContent(checked(change({ bytes: toUint8(old), version: FsVersion(row.version) }), table, what));
+      await q(
+        `WITH upd AS (UPDATE ${ENTRIES} SET blob = ${blobSql(content, 3)}, version = $4, size = $5, mtime = now()
+           WHERE workspace = $1 AND path = $2 RETURNING blob)${chunksCte(content, 'upd', 3)}
+         SELECT 1 FROM upd`,
+        [table.ws, key, contentParam(content), content.version, content.size],
+      );
+      return { ok: true, existed: true, version: content.version };
     }
-    const bytes = checked(change(undefined), table, what);
-    const version = contentVersion(bytes);
-    if (await insertFile(q, table.ws, table.root, key, bytes, version, what)) return { ok: true, existed: false, version };
+    const content = bytesContent(checked(change(undefined), table, what));
+    if (await insertFile(q, table.ws, table.root, key, content, what)) return { ok: true, existed: false, version: content.version };
     created++; // another writer created it since the SELECT: lock that row and go again
   }
   // Entries keep appearing and going at this name: report what is there; the seam calls again after a pause.
@@ -74,7 +74,7 @@ export async function modifyAt(
 
 function checked(bytes: Uint8Array, table: ModifyTable, what: string): Uint8Array {
   if (bytes.byteLength > table.maxFileBytes) {
-    throw new FsError('FS_TOO_LARGE', `${what}: ${bytes.byteLength} bytes exceeds the ${table.maxFileBytes}-byte limit of this PostgreSQL workspace`);
+    throw new FsError('FS_TOO_LARGE', `${what}: ${bytes.byteLength} bytes exceeds the ${table.maxFileBytes}-byte limit of this PostgreSQL workspace (its maxFileBytes option)`);
   }
   return bytes;
 }

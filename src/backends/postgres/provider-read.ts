@@ -11,6 +11,7 @@ import {
 } from '../../seam/index.js';
 import { MAX_ATTEMPTS } from './client.js';
 import type { PgContext } from './provider-context.js';
+import { wholeContent } from './content.js';
 import { getRow, resolveKey } from './provider-resolve.js';
 import { toUint8 } from './rows.js';
 import { ENTRIES } from './schema.js';
@@ -42,10 +43,12 @@ export async function read(ctx: PgContext, target: FsTarget, { maxBytes, signal 
   return ctx.db.session(what, signal, async (q) => {
     let key: string = target.targetKey;
     for (let hop = 0; hop < MAX_ATTEMPTS; hop++) {
-      // The size is checked in the same statement, before the content is sent.
+      // The size is checked in the same statement, before the content is gathered; one statement
+      // sees the row and its chunks at one moment, so they always agree.
       const rows = await q(
-        `SELECT kind, version, size, link, CASE WHEN $3::float8 IS NULL OR size <= $3::float8 THEN content END AS content
-         FROM ${ENTRIES} WHERE workspace = $1 AND path = $2`,
+        `SELECT kind, version, size::float8 AS size, link,
+           CASE WHEN kind = 'file' AND ($3::float8 IS NULL OR size <= $3::float8) THEN ${wholeContent('e.blob')} END AS content
+         FROM ${ENTRIES} e WHERE workspace = $1 AND path = $2`,
         [ctx.ws, key, Number.isFinite(maxBytes) ? maxBytes : null],
       );
       const row = rows[0];

@@ -2,7 +2,6 @@
 import {
   FsError,
   FsVersion,
-  contentVersion,
   expectHolds,
   observe,
   type FsBatchResult,
@@ -21,38 +20,42 @@ import { setExecutableAt } from './modes.js';
 import { modifyAt } from './modify.js';
 import type { PgContext } from './provider-context.js';
 import { getRow, resolveKey } from './provider-resolve.js';
-import { insertFile, toBuffer } from './rows.js';
+import { blobSql, bytesContent, chunksCte, contentParam, type NewContent } from './content.js';
+import { insertFile } from './rows.js';
 import { ENTRIES } from './schema.js';
 
 export async function swap(ctx: PgContext, target: FsTarget, { expect, bytes, signal }: FsSwapRequest): Promise<FsSwapResult> {
   await ctx.ready(signal);
   const what = `cannot write "${target.displayPath}"`;
   if (bytes !== null && bytes.byteLength > ctx.maxFileBytes) {
-    throw new FsError('FS_TOO_LARGE', `${what}: ${bytes.byteLength} bytes exceeds the ${ctx.maxFileBytes}-byte limit of this PostgreSQL workspace`);
+    throw new FsError('FS_TOO_LARGE', `${what}: ${bytes.byteLength} bytes exceeds the ${ctx.maxFileBytes}-byte limit of this PostgreSQL workspace (its maxFileBytes option)`);
   }
-  return ctx.db.session(what, signal, (q) => swapAt(ctx, q, target.targetKey, expect, bytes, what));
+  const content = bytes === null ? null : bytesContent(bytes);
+  return ctx.db.session(what, signal, (q) => swapAt(ctx, q, target.targetKey, expect, content, what));
 }
 
-/** The swap at `key`: one conditional statement, then (only when it changed nothing) one read of what is there. */
-async function swapAt(ctx: PgContext, q: Q, key: string, expect: FsExpect, bytes: Uint8Array | null, what: string): Promise<FsSwapResult> {
+/**
+ * The swap at `key`: one conditional statement (the row and its new chunks together), then (only
+ * when it changed nothing) one read of what is there.
+ */
+export async function swapAt(ctx: PgContext, q: Q, key: string, expect: FsExpect, content: NewContent | null, what: string): Promise<FsSwapResult> {
   const { ws, root } = ctx;
-  const version = bytes === null ? undefined : contentVersion(bytes);
-  const content = bytes === null ? undefined : toBuffer(bytes);
   for (let attempt = 1; attempt <= MAX_ATTEMPTS; attempt++) {
     try {
-      if (bytes !== null && expect.kind !== 'absent') {
+      if (content !== null && expect.kind !== 'absent') {
         const guard = expect.kind === 'present' ? ' AND version = $6' : '';
         const rows = await q(
-          `UPDATE ${ENTRIES} SET content = $3, version = $4, size = $5, mtime = now()
-           WHERE workspace = $1 AND path = $2 AND kind = 'file'${guard} RETURNING 1`,
-          [ws, key, content, version, bytes.byteLength, ...(expect.kind === 'present' ? [expect.version] : [])],
+          `WITH upd AS (UPDATE ${ENTRIES} SET blob = ${blobSql(content, 3)}, version = $4, size = $5, mtime = now()
+             WHERE workspace = $1 AND path = $2 AND kind = 'file'${guard} RETURNING blob)${chunksCte(content, 'upd', 3)}
+           SELECT 1 FROM upd`,
+          [ws, key, contentParam(content), content.version, content.size, ...(expect.kind === 'present' ? [expect.version] : [])],
         );
-        if (rows.length > 0) return { ok: true, existed: true, version: version! };
+        if (rows.length > 0) return { ok: true, existed: true, version: content.version };
       }
-      if (bytes !== null && expect.kind !== 'present') {
-        if (await insertFile(q, ws, root, key, bytes, version!, what)) return { ok: true, existed: false, version: version! };
+      if (content !== null && expect.kind !== 'present') {
+        if (await insertFile(q, ws, root, key, content, what)) return { ok: true, existed: false, version: content.version };
       }
-      if (bytes === null && expect.kind !== 'absent') {
+      if (content === null && expect.kind !== 'absent') {
         const guard = expect.kind === 'present' ? ' AND version = $3' : '';
         const rows = await q(
           `DELETE FROM ${ENTRIES} WHERE workspace = $1 AND path = $2 AND kind = 'file'${guard} RETURNING 1`,
@@ -75,7 +78,7 @@ async function swapAt(ctx: PgContext, q: Q, key: string, expect: FsExpect, bytes
     }
     const current = row === undefined ? undefined : { version: FsVersion(row.version!) };
     if (!expectHolds(expect, current)) return { ok: false, current: observe(current) };
-    if (bytes === null && current === undefined) return { ok: true, existed: false };
+    if (content === null && current === undefined) return { ok: true, existed: false };
   }
   throw new FsError('FS_IO_ERROR', `${what}: the entry kept changing under concurrent writers; try again`);
 }

@@ -11,6 +11,8 @@ import { listDir, walk } from './provider-list.js';
 import { read, resolve, stat } from './provider-read.js';
 import { rename } from './provider-rename.js';
 import { createPostgresWatch } from './provider-watch.js';
+import { searchCandidates } from './provider-search.js';
+import { openRead, swapFrom } from './provider-stream.js';
 import { applyBatch, modify, setExecutable, swap } from './provider-write.js';
 
 export { DEFAULT_MAX_FILE_BYTES, type PostgresProviderOptions } from './provider-context.js';
@@ -35,7 +37,9 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     resolve: (path, opts) => resolve(ctx, path, opts),
     stat: (target, opts) => stat(ctx, target, opts),
     read: (target, opts) => read(ctx, target, opts),
+    openRead: (target, opts) => openRead(ctx, target, opts),
     swap: (target, request) => swap(ctx, target, request),
+    swapFrom: (target, request) => swapFrom(ctx, target, request),
     modify: (target, request, change) => modify(ctx, target, request, change),
     applyBatch: (swaps, opts) => applyBatch(ctx, swaps, opts),
     setExecutable: (target, executable, opts) => setExecutable(ctx, target, executable, opts),
@@ -48,6 +52,7 @@ export function createPostgresProvider(options: PostgresProviderOptions): Postgr
     rename: (from, to, opts) => rename(ctx, from, to, opts),
     listDir: (target, opts) => listDir(ctx, target, opts),
     watch: createPostgresWatch(ctx),
+    searchCandidates: (root, query, opts) => searchCandidates(ctx, root, query, opts),
     // Through the object, so that a listDir replaced on it is the one the fallback walk uses.
     walk: (target, opts) => walk(ctx, target, opts, (dir, signal) => provider.listDir(dir, { signal })),
   };

@@ -2,6 +2,7 @@
 import { posix } from 'node:path';
 import { FsError, isWithin } from '../../seam/index.js';
 import { MAX_ATTEMPTS, RETRYABLE, sqlState, type Q } from './client.js';
+import { blobSql, chunksCte, contentParam, type NewContent } from './content.js';
 import { ENTRIES } from './schema.js';
 
 export interface Row {
@@ -14,7 +15,7 @@ export interface Row {
   executable: boolean;
 }
 
-export const COLUMNS = `path, kind, version, size, (extract(epoch FROM mtime) * 1000)::float8 AS mtime_ms, link, executable`;
+export const COLUMNS = `path, kind, version, size::float8 AS size, (extract(epoch FROM mtime) * 1000)::float8 AS mtime_ms, link, executable`;
 
 /**
  * Missing directories, as a CTE prefix: `want` ($2 paths, $3 parents) are inserted unless one of
@@ -27,18 +28,18 @@ export const ENSURE_DIRS = `want AS (SELECT w.path, w.parent FROM unnest($2::tex
     ON CONFLICT (workspace, path) DO NOTHING)`;
 
 /**
- * Creates the file at `key` with its missing parent directories, in one statement. False when
- * an entry is already there (nothing changed); FS_NOT_DIRECTORY when a parent is not a directory.
+ * Creates the file at `key` with its missing parent directories and its chunks, in one statement.
+ * False when an entry is already there (nothing changed); FS_NOT_DIRECTORY when a parent is not a directory.
  */
-export async function insertFile(q: Q, ws: string, root: string, key: string, bytes: Uint8Array, version: string, what: string): Promise<boolean> {
+export async function insertFile(q: Q, ws: string, root: string, key: string, content: NewContent, what: string): Promise<boolean> {
   const dirs = dirsBetween(root, key);
   const rows = await q(
     `WITH ${ENSURE_DIRS},
-     ins AS (INSERT INTO ${ENTRIES} (workspace, path, parent, kind, content, version, size)
-       SELECT $1, $4, $5, 'file', $6, $7, $8 WHERE NOT EXISTS (SELECT 1 FROM bad)
-       ON CONFLICT (workspace, path) DO NOTHING RETURNING 1)
+     ins AS (INSERT INTO ${ENTRIES} (workspace, path, parent, kind, blob, version, size)
+       SELECT $1, $4, $5, 'file', ${blobSql(content, 6)}, $7, $8 WHERE NOT EXISTS (SELECT 1 FROM bad)
+       ON CONFLICT (workspace, path) DO NOTHING RETURNING blob)${chunksCte(content, 'ins', 6)}
      SELECT 'inserted' AS path, 'file' AS kind FROM ins UNION ALL SELECT path, kind FROM bad`,
-    [ws, dirs, dirs.map(parentOf), key, parentOf(key), toBuffer(bytes), version, bytes.byteLength],
+    [ws, dirs, dirs.map(parentOf), key, parentOf(key), contentParam(content), content.version, content.size],
   );
   const bad = rows.find((r) => r.path !== 'inserted');
   if (bad) throw notDirectory(what, bad);

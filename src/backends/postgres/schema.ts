@@ -8,10 +8,16 @@ import { sqlState, type Db } from './client.js';
 
 /**
  * 1: entries. 2: adds the tables of overlay uppers kept in the database (sandboxes). 3: a file's
- * executable bit. 4: the audit log. 5: the change feed's trigger.
+ * executable bit. 4: the audit log. 5: the change feed's trigger. 6: file content in chunks (one
+ * row per MiB) instead of one value per file.
  */
-export const SCHEMA_VERSION = 5;
+export const SCHEMA_VERSION = 6;
 export const ENTRIES = 'dsh_fs_entries';
+export const CHUNKS = 'dsh_fs_chunks';
+/** The sequence every new content of a file takes its blob id from. */
+export const BLOB_IDS = 'dsh_fs_blob_ids';
+/** The size of every chunk but a file's last (the migration and `swap` split at it; a reader takes any size). */
+export const CHUNK_BYTES = 1024 * 1024;
 export const META = 'dsh_fs_meta';
 export const SANDBOXES = 'dsh_fs_sandboxes';
 export const SANDBOX_BLOBS = 'dsh_fs_sandbox_blobs';
@@ -140,8 +146,44 @@ const CREATE_V5 = [
      FOR EACH ROW EXECUTE PROCEDURE dsh_fs_feed()`,
 ];
 
+/**
+ * A file's content as chunks: each content ever published is a blob (an id from BLOB_IDS, never
+ * reused) of rows keyed by byte offset, and the file's row names its blob. A write stores a new
+ * blob and points the row at it in one statement; the triggers drop the chunks of a blob no row
+ * names any more, whoever deleted or repointed the row. Existing files are converted here, once,
+ * in the migration's transaction: no row keeps a single-value content afterwards.
+ */
+const CREATE_V6 = [
+  `CREATE SEQUENCE ${BLOB_IDS}`,
+  `CREATE TABLE ${CHUNKS} (
+    blob  bigint NOT NULL,
+    pos   bigint NOT NULL CHECK (pos >= 0),
+    bytes bytea NOT NULL,
+    PRIMARY KEY (blob, pos)
+  )`,
+  `ALTER TABLE ${ENTRIES} ADD COLUMN blob bigint`,
+  // A conversion, not a change of any file: the change feed does not announce it.
+  `ALTER TABLE ${ENTRIES} DISABLE TRIGGER dsh_fs_entries_feed`,
+  `UPDATE ${ENTRIES} SET blob = nextval('${BLOB_IDS}') WHERE kind = 'file'`,
+  `ALTER TABLE ${ENTRIES} ENABLE TRIGGER dsh_fs_entries_feed`,
+  `INSERT INTO ${CHUNKS} (blob, pos, bytes)
+   SELECT e.blob, g.pos, substring(e.content FROM g.pos::int + 1 FOR ${CHUNK_BYTES})
+   FROM ${ENTRIES} e, generate_series(0::bigint, octet_length(e.content)::bigint - 1, ${CHUNK_BYTES}) AS g(pos)
+   WHERE e.kind = 'file'`,
+  // Drops the old CHECK on content with it; a process of an older dsh-fs still writing `content` now fails loudly.
+  `ALTER TABLE ${ENTRIES} DROP COLUMN content`,
+  `ALTER TABLE ${ENTRIES} ALTER COLUMN size TYPE bigint`,
+  `ALTER TABLE ${ENTRIES} ADD CONSTRAINT ${ENTRIES}_file_content CHECK ((kind = 'file') = (blob IS NOT NULL AND version IS NOT NULL AND size IS NOT NULL))`,
+  `CREATE OR REPLACE FUNCTION ${CHUNKS}_drop() RETURNS trigger LANGUAGE plpgsql AS $$
+   BEGIN DELETE FROM ${CHUNKS} WHERE blob = OLD.blob; RETURN NULL; END $$`,
+  `CREATE TRIGGER ${ENTRIES}_blob_deleted AFTER DELETE ON ${ENTRIES}
+   FOR EACH ROW WHEN (OLD.blob IS NOT NULL) EXECUTE FUNCTION ${CHUNKS}_drop()`,
+  `CREATE TRIGGER ${ENTRIES}_blob_replaced AFTER UPDATE OF blob ON ${ENTRIES}
+   FOR EACH ROW WHEN (OLD.blob IS NOT NULL AND OLD.blob IS DISTINCT FROM NEW.blob) EXECUTE FUNCTION ${CHUNKS}_drop()`,
+];
+
 /** What takes a database from each version to the next. */
-const MIGRATIONS: Record<number, readonly string[]> = { 1: CREATE_V2, 2: CREATE_V3, 3: CREATE_V4, 4: CREATE_V5 };
+const MIGRATIONS: Record<number, readonly string[]> = { 1: CREATE_V2, 2: CREATE_V3, 3: CREATE_V4, 4: CREATE_V5, 5: CREATE_V6 };
 
 /** Creates or checks the schema; safe to call from many processes at once. */
 export async function ensureSchema(db: Db): Promise<void> {

@@ -8,7 +8,8 @@ import { isAbsolute, join, posix, relative, resolve as resolveHost, sep } from '
 import { FsError, contentVersion, isExecutableMode, toFsError } from '../../seam/index.js';
 import { Db, type PgQueryable, type Q } from './client.js';
 import { DEFAULT_MAX_FILE_BYTES } from './provider.js';
-import { ENTRIES, ensureSchema } from './schema.js';
+import { wholeContent } from './content.js';
+import { BLOB_IDS, CHUNKS, CHUNK_BYTES, ENTRIES, ensureSchema } from './schema.js';
 
 export interface TransferOptions {
   readonly client: PgQueryable;
@@ -131,14 +132,19 @@ async function upsert(
 ): Promise<void> {
   const version = content === null ? null : contentVersion(content);
   const size = content === null ? null : content.byteLength;
-  // A directory already there stays (with its children); anything else is replaced. A kind change
-  // under a directory with children is refused by the foreign key (the whole import fails).
+  // A directory already there stays (with its children); anything else is replaced (a file's old
+  // chunks dropped by the trigger). A kind change under a directory with children is refused by
+  // the foreign key (the whole import fails). A file's content is stored as chunks of its new blob.
   await q(
-    `INSERT INTO ${ENTRIES} (workspace, path, parent, kind, content, link, version, size, mtime, executable)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8, to_timestamp($9::float8 / 1000), $10)
-     ON CONFLICT (workspace, path) DO UPDATE SET kind = EXCLUDED.kind, content = EXCLUDED.content, link = EXCLUDED.link,
-       version = EXCLUDED.version, size = EXCLUDED.size, mtime = EXCLUDED.mtime, executable = EXCLUDED.executable
-     WHERE NOT (${ENTRIES}.kind = 'directory' AND EXCLUDED.kind = 'directory')`,
+    `WITH up AS (INSERT INTO ${ENTRIES} (workspace, path, parent, kind, blob, link, version, size, mtime, executable)
+       VALUES ($1, $2, $3, $4, CASE WHEN $4 = 'file' THEN nextval('${BLOB_IDS}') END, $6, $7, $8, to_timestamp($9::float8 / 1000), $10)
+       ON CONFLICT (workspace, path) DO UPDATE SET kind = EXCLUDED.kind, blob = EXCLUDED.blob, link = EXCLUDED.link,
+         version = EXCLUDED.version, size = EXCLUDED.size, mtime = EXCLUDED.mtime, executable = EXCLUDED.executable
+       WHERE NOT (${ENTRIES}.kind = 'directory' AND EXCLUDED.kind = 'directory')
+       RETURNING blob)
+     INSERT INTO ${CHUNKS} (blob, pos, bytes)
+     SELECT up.blob, g.pos, substring($5::bytea FROM g.pos::int + 1 FOR ${CHUNK_BYTES})
+     FROM up, generate_series(0::bigint, coalesce(octet_length($5::bytea), 0)::bigint - 1, ${CHUNK_BYTES}) AS g(pos) WHERE up.blob IS NOT NULL`,
     [workspace, path, posix.dirname(path), kind, content, link, version, size, mtimeMs, executable],
   );
 }
@@ -165,7 +171,7 @@ export async function exportTree(options: TransferOptions): Promise<TransferRepo
   }
   // Paths sort bytewise, so every directory comes before what it holds. Content is fetched in batches.
   const rows = await db.session(what, signal, (q) =>
-    q(`SELECT path, kind, link, size, executable, (extract(epoch FROM mtime) * 1000)::float8 AS mtime_ms FROM ${ENTRIES} WHERE workspace = $1 ORDER BY path`, [workspace]),
+    q(`SELECT path, kind, link, size::float8 AS size, executable, (extract(epoch FROM mtime) * 1000)::float8 AS mtime_ms FROM ${ENTRIES} WHERE workspace = $1 ORDER BY path`, [workspace]),
   );
   if (rows.length === 0) throw new FsError('FS_NOT_FOUND', `${what}: there is no such workspace`);
   let files = 0;
@@ -207,7 +213,7 @@ export async function exportTree(options: TransferOptions): Promise<TransferRepo
     for (let i = 0; i < files_.length; i += BATCH) {
       const batch = files_.slice(i, i + BATCH);
       const contents = await db.session(what, signal, (q) =>
-        q(`SELECT path, content FROM ${ENTRIES} WHERE workspace = $1 AND path = ANY($2::text[]) AND kind = 'file'`, [workspace, batch.map((f) => f.path)]),
+        q(`SELECT path, ${wholeContent('e.blob')} AS content FROM ${ENTRIES} e WHERE workspace = $1 AND path = ANY($2::text[]) AND kind = 'file'`, [workspace, batch.map((f) => f.path)]),
       );
       const byPath = new Map(contents.map((r) => [r.path as string, r.content as Uint8Array]));
       for (const f of batch) {

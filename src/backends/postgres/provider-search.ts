@@ -1,0 +1,44 @@
+/**
+ * The provider's `searchCandidates`: the files of a subtree whose content holds some bytes,
+ * in one query over the rows and their chunks, so a grep reads only those files.
+ */
+import { FsTargetKey, type FsOpOptions, type FsSearchQuery, type FsTarget } from '../../seam/index.js';
+import type { PgContext } from './provider-context.js';
+import { subtree } from './rows.js';
+import { CHUNKS, CHUNK_BYTES, ENTRIES } from './schema.js';
+
+/**
+ * A chunk holds the bytes, or they start in its last n-1 bytes and end in the next chunk's first
+ * n-1. A next chunk shorter than the bytes and not the last (never written so by dsh-fs, whose chunks are 1 MiB
+ * but the last) could let them span three: its file is kept as a candidate, never left out.
+ */
+const HOLDS = `EXISTS (SELECT 1 FROM ${CHUNKS} c LEFT JOIN ${CHUNKS} n ON n.blob = c.blob AND n.pos = c.pos + octet_length(c.bytes)
+  WHERE c.blob = e.blob AND (position($2::bytea IN c.bytes) > 0
+    OR (n.blob IS NOT NULL AND (octet_length(n.bytes) < $5 AND n.pos + octet_length(n.bytes) < e.size
+      OR position($2::bytea IN substring(c.bytes FROM greatest(octet_length(c.bytes) - $5 + 2, 1)) || substring(n.bytes FROM 1 FOR $5 - 1)) > 0))))`;
+
+/**
+ * A file that may not be text: a chunk with a NUL byte, or with a byte outside ASCII (its LATIN1
+ * reading is longer in UTF-8 than the bytes). A wider set than T1's, which is allowed.
+ */
+const MAYBE_BINARY = `EXISTS (SELECT 1 FROM ${CHUNKS} b WHERE b.blob = e.blob AND CASE WHEN position('\\x00'::bytea IN b.bytes) > 0 THEN true
+  ELSE octet_length(convert_from(b.bytes, 'LATIN1')) > octet_length(b.bytes) END)`;
+
+export async function searchCandidates(ctx: PgContext, root: FsTarget, { contains, alsoLargerThan }: FsSearchQuery, { signal }: FsOpOptions): Promise<ReadonlySet<FsTargetKey> | undefined> {
+  await ctx.ready(signal);
+  if (contains.byteLength === 0 || contains.byteLength > CHUNK_BYTES) return undefined;
+  const what = `cannot search "${root.displayPath}"`;
+  const { prefix, upper } = subtree(root.targetKey);
+  const rows = await ctx.db.session(what, signal, (q) =>
+    q(`SELECT e.path FROM ${ENTRIES} e WHERE e.workspace = $1 AND e.kind = 'file' AND e.path >= $3 AND e.path < $4
+       AND (e.size > $6 OR ${HOLDS} OR ${MAYBE_BINARY})`, [
+      ctx.ws,
+      Buffer.from(contains.buffer, contains.byteOffset, contains.byteLength),
+      prefix,
+      upper,
+      contains.byteLength,
+      alsoLargerThan,
+    ]),
+  );
+  return new Set(rows.map((r) => FsTargetKey(r.path as string)));
+}
