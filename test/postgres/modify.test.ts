@@ -15,10 +15,11 @@ afterAll(closeShared);
 /** A seam over the PostgreSQL provider that counts which write primitive each call used. */
 function counted(client: PgQueryable, workspace: string, maxTextBytes?: number) {
   const provider = createPostgresProvider({ client, workspace });
-  const calls = { swap: 0, modify: 0 };
+  const calls = { swap: 0, modify: 0, swapFrom: 0 };
   const wrapped: FsProvider = {
     ...provider,
     swap: (t, r) => (calls.swap++, provider.swap(t, r)),
+    swapFrom: (t, r) => (calls.swapFrom++, provider.swapFrom!(t, r)),
     modify: (t, r, change) => (calls.modify++, provider.modify!(t, r, change)),
   };
   return { fs: createFs(wrapped, maxTextBytes === undefined ? {} : { maxTextBytes }), calls };
@@ -43,10 +44,15 @@ describe.each(SUBJECTS)('postgres modify over %s: read-modify-writes under the r
     expect(await codeOf(fs.writeText(await fs.resolve('/d/a.txt/below'), 'x'))).toBe('FS_NOT_DIRECTORY');
     expect(calls.swap).toBe(0);
 
-    // The seam's text limit reaches the provider: a larger file is refused before it is edited.
+    // The seam's text limit reaches the provider: a larger file is not read whole by modify but
+    // edited as a stream (V7), in one swapFrom.
+    const modifies = calls.modify;
     await rowHooks(client, workspace).writeBytes('/d/big.txt', new TextEncoder().encode('x'.repeat(65)));
-    expect(await codeOf(fs.editText(await fs.resolve('/d/big.txt'), { oldString: 'x', newString: 'y', replaceAll: true }))).toBe('FS_TOO_LARGE');
-    expect(new TextDecoder().decode(await rowHooks(client, workspace).readBytes('/d/big.txt'))).toBe('x'.repeat(65));
+    expect((await fs.editText(await fs.resolve('/d/big.txt'), { oldString: 'x', newString: 'y', replaceAll: true })).replacements).toBe(65);
+    expect(new TextDecoder().decode(await rowHooks(client, workspace).readBytes('/d/big.txt'))).toBe('y'.repeat(65));
+    expect(calls.modify - modifies).toBeLessThanOrEqual(1);
+    expect(calls.swapFrom).toBe(1);
+    expect(calls.swap).toBe(0);
   });
 
   it('follows a link that appeared after the path was resolved, and creates the target of a dangling one', async () => {
