@@ -19,10 +19,11 @@ const selfReferences = Object.entries(pkg.exports).flatMap(([subpath, target]) =
 }]));
 
 // The slowest end-to-end files (real programs through `dsh-fs run`, the kit through a mount, an MCP
-// server and a mount on one sandbox, writers killed mid-write) run at full scale only:
+// server and a mount on one sandbox, writers killed mid-write, files of several MiB-sized chunks in
+// PGlite) run at full scale only:
 // `npm run test:full`, which CI runs after `npm test`, and `npm run test:stress`.
 const fullScale = process.env.DSH_FS_SCALE === 'full' || process.env.DSH_FS_SCALE === 'heavy';
-const fullScaleOnly = ['test/mount/cli.test.ts', 'test/mount/conformance.test.ts', 'test/mount/agents.test.ts', 'test/overlay/commit-crash.test.ts', 'test/local/crash.test.ts'];
+const fullScaleOnly = ['test/mount/cli.test.ts', 'test/mount/conformance.test.ts', 'test/mount/agents.test.ts', 'test/overlay/commit-crash.test.ts', 'test/local/crash.test.ts', 'test/postgres/chunks.test.ts'];
 
 export default defineConfig({
   resolve: { conditions: ['dsh-fs-source'], alias: selfReferences },

@@ -1,5 +1,5 @@
 /**
- * A file's content in the chunks table (schema version 4): how a write names its new blob, stores
+ * A file's content in the chunks table (schema version 6): how a write names its new blob, stores
  * its chunks in the same statement, and how a read gathers them back.
  */
 import { contentVersion, type FsVersion } from '../../seam/index.js';
