@@ -26,7 +26,7 @@ const PATHS_HELP = `  PATH...       limit the command to these files or director
 export const MAIN_HELP = `dsh-fs — file tools for AI agents (read, write, edit, list, glob, grep, move, delete) over MCP, on a directory or a reviewable sandbox of it
 
 Usage:
-  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--tools LIST] [--rewind-tool] [--max-request-bytes N]
+  dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--tools LIST] [--rewind-tool] [--max-request-bytes N] [--no-audit | --audit-file FILE]
   dsh-fs status  --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
   dsh-fs diff    --root DIR [--state DIR] [--against-parent | --from ID [--to ID]] [--color auto|always|never] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
@@ -70,6 +70,7 @@ Exit status: 0 success, 1 failure or commit conflict, 2 usage error.
 export const HELP: Record<Command, string> = {
   serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete]
                     [--tools patch,text-editor] [--rewind-tool] [--max-request-bytes N]
+                    [--no-audit | --audit-file FILE]
        dsh-fs serve --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [...]
        dsh-fs serve --sqlite FILE [--workspace NAME] [--sandbox NAME] [--mode sandbox|direct] [...]
 
