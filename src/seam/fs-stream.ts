@@ -2,6 +2,7 @@ import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { call } from './fs-call.js';
 import type { FsContext } from './fs-context.js';
 import { describeType } from './path.js';
+import { releasing } from './releasing.js';
 import { UNVERSIONED, type FileSystem, type FsBytesStream, type FsBytesStreamOptions, type FsProviderReadStream, type FsTarget } from './types.js';
 
 /** Bytes per chunk when a whole read is handed out as a stream. */
@@ -56,18 +57,5 @@ function checked(chunks: AsyncIterable<Uint8Array>, signal: AbortSignal | undefi
       await source.return?.();
     }
   }
-  const gen = run();
-  let started = false;
-  const iterator: AsyncIterableIterator<Uint8Array> = {
-    next: () => {
-      started = true;
-      return gen.next();
-    },
-    return: async (value?: unknown) => {
-      if (!started) await source.return?.();
-      return gen.return(value as undefined);
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
+  return releasing(run(), () => source.return?.());
 }

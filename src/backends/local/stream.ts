@@ -2,6 +2,7 @@ import type { BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { FsError, toFsError } from '../../seam/errors.js';
+import { releasing } from '../../seam/releasing.js';
 import type { FsProviderReadStream, FsTarget } from '../../seam/types.js';
 import type { LocalContext } from './context.js';
 import { openParent } from './dirs.js';
@@ -71,21 +72,4 @@ async function* chunksOf(handle: FileHandle, st: BigIntStats, start: number, wha
   } finally {
     await handle.close().catch(() => undefined);
   }
-}
-
-/** A generator whose descriptor is closed even when it is let go before its first chunk. */
-function releasing(gen: AsyncGenerator<Uint8Array>, release: () => Promise<void>): AsyncIterableIterator<Uint8Array> {
-  let started = false;
-  const iterator: AsyncIterableIterator<Uint8Array> = {
-    next: () => {
-      started = true;
-      return gen.next();
-    },
-    return: async (value?: unknown) => {
-      if (!started) await release().catch(() => undefined);
-      return gen.return(value as undefined);
-    },
-    [Symbol.asyncIterator]: () => iterator,
-  };
-  return iterator;
 }
