@@ -34,14 +34,23 @@ export async function read(ctx: OverlayProviderContext, target: FsTarget, { maxB
     // A copy: callers own what they read, and must not reach into the upper layer.
     return { bytes: new Uint8Array(entry.bytes), version: entry.version };
   }
+  return fromLower(ctx, key, what, () => lower.readBytes(target, { maxBytes, signal, ...(unversioned === true ? { unversioned } : {}) }));
+}
+
+/**
+ * A file the upper does not hold, read from the lower: what the upper says of the path first (a
+ * directory, a removal, a hidden name), and a lower miss under upper children is a directory.
+ */
+async function fromLower<T>(ctx: OverlayProviderContext, key: string, what: string, readLower: () => Promise<T>): Promise<T> {
+  const { state } = ctx;
   if (state.dirs.has(key)) throw notRegular(what);
-  if (entry) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+  if (state.entries.get(key)) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
   if (isHidden(state, key)) {
     if (hasUpperDescendant(state, key)) throw notRegular(what);
     throw new FsError('FS_NOT_FOUND', `${what}: not found`);
   }
   try {
-    return await lower.readBytes(target, { maxBytes, signal, ...(unversioned === true ? { unversioned } : {}) });
+    return await readLower();
   } catch (err) {
     if (isFsError(err, 'FS_NOT_FOUND') && hasUpperDescendant(state, key)) throw notRegular(what);
     throw err;
@@ -71,17 +80,8 @@ export async function openRead(
     }
     return { size: bytes.byteLength, version: entry.version, chunks: chunks() };
   }
-  if (state.dirs.has(key)) throw notRegular(what);
-  if (entry) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-  if (isHidden(state, key)) {
-    if (hasUpperDescendant(state, key)) throw notRegular(what);
-    throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-  }
-  try {
+  return fromLower(ctx, key, what, async () => {
     const stream = await lower.streamBytes(target, { start, ...(signal ? { signal } : {}), ...(unversioned ? { unversioned } : {}) });
     return { size: stream.size, ...(unversioned ? {} : { version: stream.version }), chunks: stream.chunks };
-  } catch (err) {
-    if (isFsError(err, 'FS_NOT_FOUND') && hasUpperDescendant(state, key)) throw notRegular(what);
-    throw err;
-  }
+  });
 }
