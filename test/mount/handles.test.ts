@@ -35,8 +35,8 @@ describe('open files', () => {
     const r = await files.open(t, { writable: false, append: false, truncate: false });
     write(files, w, 'new!', 0);
     const buf = Buffer.alloc(10);
-    expect(buf.subarray(0, files.read(r, buf, 10, 0)).toString()).toBe('new!');
-    expect(buf.subarray(0, files.read(before, buf, 10, 0)).toString()).toBe('old');
+    expect(buf.subarray(0, await files.read(r, buf, 10, 0)).toString()).toBe('new!');
+    expect(buf.subarray(0, await files.read(before, buf, 10, 0)).toString()).toBe('old');
     expect(files.node(t)?.length).toBe(4);
     await files.release(w);
     expect(await read(fs, '/f')).toBe('new!');
