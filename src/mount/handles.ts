@@ -203,6 +203,8 @@ export class OpenFiles {
   /** Publishes the descriptor's file if it has unpublished changes (flush, fsync, release). */
   async flush(fd: number): Promise<void> {
     const h = this.#handle(fd);
+    // close(2) flushes; the release comes later: a stream of a large file is let go now (a read after reopens it).
+    await h.reading?.reader.close().catch(() => undefined);
     if (h.node !== undefined && h.writable) await this.publish(h.node);
   }
 
