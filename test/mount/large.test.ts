@@ -137,6 +137,23 @@ describe.skipIf(why !== undefined).each(SUBJECTS)('a file over the whole-file si
     expect(sha(await subject.bytes())).toBe(sha(expected));
   });
 
+  it('a publish that lost a race fails the close with EIO, and the other change stays', async () => {
+    const h = await open(big, 'r+');
+    let closed: unknown;
+    try {
+      await h.write(Buffer.from('mine'), 0, 4, 10 * MiB);
+      const theirs = Buffer.from(expected);
+      theirs.write('THEIRS', 10 * MiB);
+      await subject.fs.writeBytes(await subject.fs.resolve(`${subject.fs.root ?? ''}/big.bin`), theirs);
+    } finally {
+      closed = await h.close().then(() => 'closed', (err: NodeJS.ErrnoException) => err.code);
+    }
+    expect(closed).toBe('EIO');
+    const now = await subject.bytes();
+    expect(now.subarray(10 * MiB, 10 * MiB + 6).toString()).toBe('THEIRS');
+    await writeFile(big, expected);
+  });
+
   it('the mount holds what was written, not the file: memory stays far below its size', async () => {
     const before = held();
     let peak = 0;
