@@ -111,8 +111,10 @@ export class OpenFiles {
   }
 
   async #load(target: FsTarget): Promise<OpenNode> {
-    const read = await this.fs.readBytes(target, { maxBytes: this.#wholeBytes }).catch((err: unknown) => {
-      if (isFsError(err, 'FS_TOO_LARGE') && this.fs.writeBytesFrom !== undefined) return undefined;
+    // A filesystem that cannot take a stream publishes whole: held whole up to maxFileBytes, as before.
+    const streams = this.fs.writeBytesFrom !== undefined;
+    const read = await this.fs.readBytes(target, { maxBytes: streams ? this.#wholeBytes : this.maxFileBytes }).catch((err: unknown) => {
+      if (isFsError(err, 'FS_TOO_LARGE') && streams) return undefined;
       throw err;
     });
     if (read !== undefined) return newNode(this.#nextNode++, target, read.bytes, read.version);

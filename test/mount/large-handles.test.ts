@@ -135,6 +135,20 @@ describe('large open files', () => {
     await files.release(fd);
     expect((await bytesOf(fs, '/f')).length).toBe(1 << 20);
   });
+
+  it('over a filesystem that cannot take a stream, a file opened for writing is held whole, up to maxFileBytes', async () => {
+    const memory = createMemoryFs({ maxTextBytes: 100 });
+    const { writeBytesFrom: _, ...fs } = memory;
+    const t = await fs.resolve('/f');
+    await fs.writeBytes(t, pattern(1000));
+    const files = new OpenFiles(fs, 2000, WHOLE);
+    const fd = await files.open(t, { writable: true, append: true, truncate: false });
+    expect(files.node(t)?.large).toBeUndefined();
+    files.write(fd, Buffer.from('end'), 3, 0);
+    expect(() => files.write(fd, Buffer.alloc(1000), 1000, 0)).toThrow();
+    await files.release(fd);
+    expect(Buffer.from(await bytesOf(fs, '/f')).subarray(1000).toString()).toBe('end');
+  });
 });
 
 describe('patches', () => {
