@@ -41,8 +41,9 @@ export class Patches {
     const reuse = first.at === start && !first.shared && first.buf.length >= stop - start;
     let into = first;
     if (!reuse) {
-      // Room to grow when the range extends the first one (a program writing in order).
-      const room = first.at === start ? Math.max(stop - start, first.buf.length * 2) : stop - start;
+      // Room to grow when the range extends the first one (a program writing in order); a copy
+      // made because a publish holds the range takes only what it needs.
+      const room = first.at === start && !first.shared ? Math.max(stop - start, first.buf.length * 2) : stop - start;
       into = { at: start, buf: new Uint8Array(room), len: 0, shared: false };
     }
     for (let k = i; k < j; k++) {

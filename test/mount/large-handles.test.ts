@@ -21,13 +21,20 @@ async function readAll(files: OpenFiles, fd: number, size: number, piece: number
   return out.subarray(0, at);
 }
 
-type Op = { kind: 'write'; at: number; len: number; seed: number } | { kind: 'truncate'; size: number } | { kind: 'read'; at: number; len: number } | { kind: 'flush' };
+type Op =
+  | { kind: 'write'; at: number; len: number; seed: number }
+  | { kind: 'truncate'; size: number }
+  | { kind: 'read'; at: number; len: number }
+  | { kind: 'flush' }
+  | { kind: 'flushHeld' };
 
 const opArb: fc.Arbitrary<Op> = fc.oneof(
   fc.record({ kind: fc.constant('write' as const), at: fc.nat({ max: 400 }), len: fc.integer({ min: 1, max: 90 }), seed: fc.nat({ max: 250 }) }),
   fc.record({ kind: fc.constant('truncate' as const), size: fc.nat({ max: 400 }) }),
   fc.record({ kind: fc.constant('read' as const), at: fc.nat({ max: 420 }), len: fc.integer({ min: 1, max: 130 }) }),
   fc.constant({ kind: 'flush' as const }),
+  // A publish that takes its snapshot, then waits (the next ops run while it streams).
+  fc.constant({ kind: 'flushHeld' as const }),
 );
 
 describe('large open files', () => {
@@ -36,10 +43,22 @@ describe('large open files', () => {
       fc.asyncProperty(fc.integer({ min: 0, max: 300 }), fc.array(opArb, { maxLength: 25 }), async (initial, ops) => {
         const fs = createMemoryFs({ maxTextBytes: 100 });
         await fs.writeBytes(await fs.resolve('/f'), pattern(initial));
-        const files = new OpenFiles(fs, 1 << 20, WHOLE);
+        let hold: Promise<void> | undefined;
+        const held: FileSystem = { ...fs, writeBytesFrom: async (...args) => (await hold, fs.writeBytesFrom!(...args)) };
+        const files = new OpenFiles(held, 1 << 20, WHOLE);
         const t = await fs.resolve('/f');
         const fd = await files.open(t, { writable: true, append: false, truncate: false });
         let model = pattern(initial);
+        let pending: { done: Promise<void>; release: () => void; model: Uint8Array } | undefined;
+        const settle = async () => {
+          if (pending === undefined) return;
+          const p = pending;
+          pending = undefined;
+          p.release();
+          hold = undefined;
+          await p.done;
+          expect([...(await bytesOf(fs, '/f'))]).toEqual([...p.model]);
+        };
         for (const op of ops) {
           if (op.kind === 'write') {
             const data = pattern(op.len, op.seed);
@@ -57,16 +76,24 @@ describe('large open files', () => {
             const buf = Buffer.alloc(op.len);
             const n = await files.read(fd, buf, op.len, op.at);
             expect([...buf.subarray(0, n)]).toEqual([...model.subarray(op.at, op.at + op.len)]);
+          } else if (op.kind === 'flushHeld') {
+            if (pending !== undefined || files.node(t)?.large === undefined) continue;
+            let release!: () => void;
+            hold = new Promise<void>((resolve) => (release = resolve));
+            pending = { done: files.flush(fd), release, model: model.slice() };
+            await new Promise((resolve) => setImmediate(resolve));
           } else {
+            await settle();
             await files.flush(fd);
             expect([...(await bytesOf(fs, '/f'))]).toEqual([...model]);
           }
           expect(files.node(t)?.length).toBe(model.length);
         }
+        await settle();
         await files.release(fd);
         expect([...(await bytesOf(fs, '/f'))]).toEqual([...model]);
       }),
-      { numRuns: 150 },
+      { numRuns: 200 },
     );
   });
 
@@ -121,6 +148,26 @@ describe('large open files', () => {
     const now = await bytesOf(fs, '/f');
     // What the truncate cut of the bytes published meanwhile reads as zeros.
     expect([now[4], now[7], now[10], now[500], now[1500], now[2000], now.length]).toEqual([pattern(1000)[4], 0, 98, 0, 0, 99, 2001]);
+  });
+
+  it('a publish streams the ranges as they were when it began, though they are written over meanwhile', async () => {
+    const fs = createMemoryFs({ maxTextBytes: 100 });
+    const t = await fs.resolve('/f');
+    await fs.writeBytes(t, pattern(1000));
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    const slow: FileSystem = { ...fs, writeBytesFrom: async (...args) => (await gate, fs.writeBytesFrom!(...args)) };
+    const files = new OpenFiles(slow, 1 << 20, WHOLE);
+    const fd = await files.open(t, { writable: true, append: false, truncate: false });
+    files.write(fd, Buffer.from('aaaa'), 4, 10);
+    const first = files.flush(fd);
+    await new Promise((resolve) => setImmediate(resolve));
+    files.write(fd, Buffer.from('bb'), 2, 11);
+    open();
+    await first;
+    expect(Buffer.from(await bytesOf(fs, '/f')).subarray(10, 14).toString()).toBe('aaaa');
+    await files.release(fd);
+    expect(Buffer.from(await bytesOf(fs, '/f')).subarray(10, 14).toString()).toBe('abba');
   });
 
   it('writes past maxFileBytes of held bytes are EFBIG; a large file itself is not', async () => {
