@@ -88,6 +88,12 @@ export class OpenFiles {
     const key = target.targetKey;
     const handle = await this.#lock.run(`open:${key}`, async (): Promise<Handle> => {
       let node = this.#nodes.get(key);
+      // A file whose publish was refused (its program told) is not what a new open sees: that
+      // open starts from the file as published. The old descriptors keep theirs until released.
+      if (node?.refused === true) {
+        this.#nodes.delete(key);
+        node = undefined;
+      }
       if (request.writable && node === undefined) {
         node = request.created !== undefined ? newNode(this.#nextNode++, target, new Uint8Array(0), request.created) : await this.#load(target);
         this.#nodes.set(key, node);

@@ -61,6 +61,22 @@ describe('open files', () => {
     expect(await fs.stat(g)).toBeUndefined();
   });
 
+  it('after a refused publish, a new open starts from the file as published, before the old descriptor is released', async () => {
+    const fs = createMemoryFs({ files: { '/f': 'old' } });
+    const files = new OpenFiles(fs, 1 << 20);
+    const t = await fs.resolve('/f');
+    const stale = await files.open(t, { writable: true, append: false, truncate: false });
+    write(files, stale, 'mine', 0);
+    await fs.writeText(t, 'theirs');
+    await expect(files.flush(stale)).rejects.toMatchObject({ code: 'FS_STALE_VERSION' });
+    const fresh = await files.open(t, { writable: true, append: true, truncate: false });
+    write(files, fresh, '!', 0);
+    await files.release(fresh);
+    expect(await read(fs, '/f')).toBe('theirs!');
+    await expect(files.release(stale)).rejects.toMatchObject({ code: 'FS_STALE_VERSION' });
+    expect(await read(fs, '/f')).toBe('theirs!');
+  });
+
   it('an open file follows a rename of its directory; appends go to the end; growth fills with zeros', async () => {
     const fs = createMemoryFs({ files: { '/d/f': 'ab' } });
     const files = new OpenFiles(fs, 1 << 20);
