@@ -92,7 +92,7 @@ export function leasedFs(workspace: Workspace, current: FileSystem, label?: Chan
     }
   };
 
-  const OPTIONAL = ['setExecutable', 'symlink', 'readlink', 'removeLink', 'renameLink'] as const;
+  const OPTIONAL = ['setExecutable', 'symlink', 'readlink', 'removeLink', 'renameLink', 'writeBytesFrom'] as const;
   const through =
     <K extends keyof FileSystem>(name: K) =>
     (...args: unknown[]) =>

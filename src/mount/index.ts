@@ -3,7 +3,7 @@ import { stat } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { FsError, type FileSystem } from '../seam/index.js';
 import { AttrCache } from './cache.js';
-import { OpenFiles } from './handles.js';
+import { DEFAULT_WHOLE_FILE_BYTES, OpenFiles } from './handles.js';
 import { loadFuse, type FuseInstance, type LoadOptions } from './load.js';
 import { createOps } from './ops.js';
 
@@ -15,8 +15,16 @@ export interface MountOptions {
   readonly readOnly?: boolean;
   /** The contract directory shown at the mountpoint (default: the filesystem's root, else `/`). */
   readonly base?: string;
-  /** Largest file a program may open (default 256 MiB): beyond it, EFBIG. */
+  /**
+   * The most bytes held in memory for one open file (default 256 MiB): a file held whole, or what
+   * programs wrote to a large file since it was last published. A write beyond it is EFBIG.
+   */
   readonly maxFileBytes?: number;
+  /**
+   * Files up to this size (default 8 MiB) are held whole while open. A larger one is read by
+   * range, and what programs write to it is kept as ranges over it, published as a stream.
+   */
+  readonly wholeFileBytes?: number;
   /**
    * How long (seconds) the kernel may answer lookups and stats from its cache (default 0). Above 0,
    * a change made through the contract by someone else (an agent, another process) may go unseen
@@ -57,6 +65,12 @@ export function kernelOptions(options: MountOptions, name = 'dsh-fs'): Record<st
 
 const DEFAULT_MAX_FILE_BYTES = 256 * 1024 * 1024;
 
+function byteOption(value: number | undefined, fallback: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw new FsError('FS_INVALID_ARGUMENT', `${name} must be a non-negative integer, got ${String(value)}`);
+  return value;
+}
+
 /**
  * Serves `fs` at `mountpoint` through FUSE until `unmount()`. Every failure is an FsError:
  * FS_UNSUPPORTED names a missing piece of FUSE and how to install it.
@@ -76,7 +90,7 @@ export async function mountFs(fs: FileSystem, mountpoint: string, options: Mount
   const baseInfo = await fs.stat(await fs.resolve(base));
   if (baseInfo?.type !== 'directory') throw new FsError('FS_NOT_DIRECTORY', `cannot mount "${base}": not a directory`);
 
-  const files = new OpenFiles(fs, options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES);
+  const files = new OpenFiles(fs, byteOption(options.maxFileBytes, DEFAULT_MAX_FILE_BYTES, 'maxFileBytes'), byteOption(options.wholeFileBytes, DEFAULT_WHOLE_FILE_BYTES, 'wholeFileBytes'));
   const ops = createOps({
     fs,
     base,

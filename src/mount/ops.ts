@@ -68,7 +68,7 @@ function readOps(h: Helpers): Ops {
   };
 }
 
-/** Open files: buffered, and published whole on flush, fsync and release. */
+/** Open files: held whole (large ones as ranges over the file), published on flush, fsync and release. */
 function fileOps(h: Helpers): Ops {
   const { reply, target, writable, info } = h;
   const { fs, files, cache } = h.ctx;

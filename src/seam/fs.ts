@@ -9,6 +9,7 @@ import { createStreamBytes } from './fs-stream.js';
 import { createResolveOps } from './fs-resolve.js';
 import { createWalk } from './fs-walk.js';
 import { createWatch } from './fs-watch.js';
+import { createWriteBytesFrom } from './fs-write-from.js';
 import { createWriteOps } from './fs-write.js';
 import type { FileSystem, FsOpOptions, FsProvider, FsSearchQuery, FsTarget } from './types.js';
 
@@ -58,6 +59,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     readlink: links.readlink,
     removeLink: links.removeLink,
     renameLink: links.renameLink,
+    writeBytesFrom: createWriteBytesFrom(ctx),
     ...(watch === undefined ? {} : { watch }),
     // Only where the provider can narrow a search; the search checks for it.
     ...(provider.searchCandidates === undefined

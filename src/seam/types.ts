@@ -77,6 +77,21 @@ export interface FileSystem {
     intent?: FsWriteIntent,
     options?: FsWriteOptions,
   ): Promise<FsWriteOutcome>;
+  /**
+   * V7: as `writeBytes`, with the new content as a stream read once, in order: a file of any size
+   * is published in memory bounded by a chunk where the provider has `swapFrom` (over one
+   * without, the stream is gathered, and beyond the text limit it is FS_TOO_LARGE). Same intent,
+   * atomicity and durability rules: readers see the old bytes or all the new, never a part. An
+   * error thrown by the source aborts the write, nothing published, and is passed on; a broken
+   * intent may leave the source unread. Optional so that wrappers need not forward it;
+   * `createFs` always gives it.
+   */
+  writeBytesFrom?(
+    target: FsTarget,
+    source: AsyncIterable<Uint8Array>,
+    intent?: FsWriteIntent,
+    options?: FsWriteOptions,
+  ): Promise<FsWriteOutcome>;
   editText(
     target: FsTarget,
     edit: FsEditRequest,

@@ -35,8 +35,8 @@ describe('open files', () => {
     const r = await files.open(t, { writable: false, append: false, truncate: false });
     write(files, w, 'new!', 0);
     const buf = Buffer.alloc(10);
-    expect(buf.subarray(0, files.read(r, buf, 10, 0)).toString()).toBe('new!');
-    expect(buf.subarray(0, files.read(before, buf, 10, 0)).toString()).toBe('old');
+    expect(buf.subarray(0, await files.read(r, buf, 10, 0)).toString()).toBe('new!');
+    expect(buf.subarray(0, await files.read(before, buf, 10, 0)).toString()).toBe('old');
     expect(files.node(t)?.length).toBe(4);
     await files.release(w);
     expect(await read(fs, '/f')).toBe('new!');
@@ -59,6 +59,22 @@ describe('open files', () => {
     files.unlinked(g);
     await files.release(fd);
     expect(await fs.stat(g)).toBeUndefined();
+  });
+
+  it('after a refused publish, a new open starts from the file as published, before the old descriptor is released', async () => {
+    const fs = createMemoryFs({ files: { '/f': 'old' } });
+    const files = new OpenFiles(fs, 1 << 20);
+    const t = await fs.resolve('/f');
+    const stale = await files.open(t, { writable: true, append: false, truncate: false });
+    write(files, stale, 'mine', 0);
+    await fs.writeText(t, 'theirs');
+    await expect(files.flush(stale)).rejects.toMatchObject({ code: 'FS_STALE_VERSION' });
+    const fresh = await files.open(t, { writable: true, append: true, truncate: false });
+    write(files, fresh, '!', 0);
+    await files.release(fresh);
+    expect(await read(fs, '/f')).toBe('theirs!');
+    await expect(files.release(stale)).rejects.toMatchObject({ code: 'FS_STALE_VERSION' });
+    expect(await read(fs, '/f')).toBe('theirs!');
   });
 
   it('an open file follows a rename of its directory; appends go to the end; growth fills with zeros', async () => {

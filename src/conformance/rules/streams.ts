@@ -1,6 +1,6 @@
 import fc from 'fast-check';
-import type { FsExpect } from '../../seam/types.js';
-import { bytesEqual, deepEqual, equal, ok, utf8, type Rule } from '../harness.js';
+import type { FileSystem, FsExpect, FsWriteIntent } from '../../seam/types.js';
+import { bytesEqual, deepEqual, equal, ok, rejects, utf8, type Rule } from '../harness.js';
 
 const textArb = fc.string({ unit: fc.constantFrom('a', 'é', '\n', '\r\n', '😀'), maxLength: 60 });
 
@@ -17,23 +17,26 @@ async function* inPieces(bytes: Uint8Array, size: number): AsyncGenerator<Uint8A
 export const streamRules: Rule[] = [
   {
     id: 'V7',
-    title: 'openRead and swapFrom, where the provider has them, agree with read and swap: the same bytes, versions and expectations',
+    title:
+      'openRead and swapFrom, where the provider has them, agree with read and swap, and writeBytesFrom with writeBytes: the same bytes, versions and expectations',
     skipIf: (subject) =>
-      subject.provider === undefined
-        ? 'the subject gives no provider'
-        : subject.provider.openRead === undefined && subject.provider.swapFrom === undefined
-          ? 'the provider streams nothing (openRead and swapFrom are optional)'
-          : undefined,
+      subject.fs.writeBytesFrom !== undefined
+        ? undefined
+        : subject.provider === undefined
+          ? 'the subject gives no provider, and its filesystem no writeBytesFrom'
+          : subject.provider.openRead === undefined && subject.provider.swapFrom === undefined
+            ? 'the provider streams nothing (openRead and swapFrom are optional)'
+            : undefined,
     async run(ctx) {
       const { fs } = ctx;
-      const provider = ctx.subject.provider!;
+      const provider = ctx.subject.provider;
       await ctx.check(
         'any content, start, piece size and expectation',
         fc.asyncProperty(textArb, fc.nat({ max: 80 }), fc.integer({ min: 1, max: 7 }), textArb, fc.constantFrom('current', 'stale', 'absent', 'any'), async (initial, start, piece, next, kind) => {
           const path = `${ctx.dir()}/f.txt`;
           const target = await fs.resolve(path);
           const before = await fs.writeBytes(target, utf8(initial));
-          if (provider.openRead) {
+          if (provider?.openRead) {
             const whole = await provider.read(target, { maxBytes: 1 << 20 });
             const stream = await provider.openRead(target, { maxBytes: 0, start });
             equal(stream.size, whole.bytes.byteLength, 'openRead: the size of the whole file');
@@ -43,7 +46,7 @@ export const streamRules: Rule[] = [
             await provider.openRead(await fs.resolve(`${path}.missing`), { maxBytes: 0 }).catch((err: { code?: string }) => (code = err.code));
             equal(code, 'FS_NOT_FOUND', 'openRead of an absent file');
           }
-          if (provider.swapFrom) {
+          if (provider?.swapFrom) {
             const stale = (await fs.writeBytes(await fs.resolve(`${path}.other`), utf8(`${initial}!`))).version;
             const expect: FsExpect =
               kind === 'current' ? { kind: 'present', version: before.version } : kind === 'stale' ? { kind: 'present', version: stale } : { kind };
@@ -62,9 +65,39 @@ export const streamRules: Rule[] = [
             bytesEqual(now.bytes, bytes, `${label}: the bytes streamed`);
             equal(result.version as string | undefined, now.version, `${label}: the version returned is what read gives`);
           }
+          if (fs.writeBytesFrom) await writeFromCase(fs, `${path}.w`, initial, next, piece, kind);
         }),
         0.5,
       );
     },
   },
 ];
+
+/**
+ * writeBytesFrom agrees with writeBytes: a held intent publishes the streamed bytes (the version
+ * returned is what a read gives, the size theirs); a broken one is the same error, nothing changed.
+ */
+async function writeFromCase(fs: FileSystem, path: string, initial: string, next: string, piece: number, kind: string): Promise<void> {
+  const target = await fs.resolve(path);
+  const before = await fs.writeBytes(target, utf8(initial));
+  const stale = (await fs.writeBytes(await fs.resolve(`${path}.other`), utf8(`${initial}!`))).version;
+  const intent: FsWriteIntent | undefined =
+    kind === 'current' ? { kind: 'replaceIfVersion', version: before.version } : kind === 'stale' ? { kind: 'replaceIfVersion', version: stale } : kind === 'absent' ? { kind: 'createIfAbsent' } : undefined;
+  const bytes = utf8(next);
+  const label = `writeBytesFrom with ${kind === 'any' ? 'no intent' : `intent ${kind}`}`;
+  if (kind === 'stale' || kind === 'absent') {
+    await rejects(fs.writeBytesFrom!(target, inPieces(bytes, piece), intent), kind === 'stale' ? 'FS_STALE_VERSION' : 'FS_NOT_OBSERVED', label);
+    bytesEqual((await fs.readBytes(target, { maxBytes: 1 << 20 })).bytes, utf8(initial), `${label}: nothing changed`);
+    return;
+  }
+  const outcome = await fs.writeBytesFrom!(target, inPieces(bytes, piece), intent);
+  const now = await fs.readBytes(target, { maxBytes: 1 << 20 });
+  bytesEqual(now.bytes, bytes, `${label}: the bytes streamed`);
+  equal(outcome.version as string, now.version as string, `${label}: the version returned is what read gives`);
+  equal(outcome.size, bytes.byteLength, `${label}: the size`);
+  equal(outcome.operation, 'update', `${label}: an update`);
+  const fresh = await fs.resolve(`${path}.new`);
+  const created = await fs.writeBytesFrom!(fresh, inPieces(bytes, piece), { kind: 'createIfAbsent' });
+  equal(created.operation, 'create', `${label}: a create where nothing was`);
+  await fs.remove(fresh);
+}
