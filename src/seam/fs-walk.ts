@@ -1,7 +1,7 @@
 import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { dueToYield, yieldToTimers } from './fs-call.js';
 import type { FsContext } from './fs-context.js';
-import { inListingOrder } from './listing.js';
+import { inListingOrder, inWalkOrder } from './listing.js';
 import { childKeyOf } from './links.js';
 import { pathChild } from './path.js';
 import { FsTargetKey, type FileSystem, type FsDirEntry, type FsProvider, type FsTarget, type FsWalkEntry, type FsWalkOptions } from './types.js';
@@ -105,6 +105,30 @@ async function* depthFirstBatches(
     }
   }
   if (run.length > 0) yield run;
+}
+
+/**
+ * A provider's walk of a whole tree fetched at once (`load`: the entries in any order, or a walk
+ * to take instead): in walk order, a run of entries at a time, each run ending at a directory so
+ * `prune` is still asked before anything below it is handed over.
+ */
+export function treeWalk(load: () => Promise<FsWalkEntry[] | AsyncIterable<FsWalkEntry>>): AsyncGenerator<FsWalkEntry> {
+  const batches = async function* (): AsyncGenerator<readonly FsWalkEntry[]> {
+    const loaded = await load();
+    if (!Array.isArray(loaded)) {
+      yield* walkBatches(loaded as AsyncIterable<FsWalkEntry>);
+      return;
+    }
+    const entries = inWalkOrder(loaded);
+    let start = 0;
+    for (let i = 0; i < entries.length; i++) {
+      if (entries[i]!.type !== 'directory') continue;
+      yield entries.slice(start, i + 1);
+      start = i + 1;
+    }
+    if (start < entries.length) yield entries.slice(start);
+  };
+  return Object.assign(flatten(batches()), { [WALK_BATCHES]: batches });
 }
 
 /** `entry` with its walk path; a spread only for an entry with stats (a spread per entry was most of a memory walk). */
