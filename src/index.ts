@@ -17,6 +17,7 @@ export {
   type DecodedText,
   decodeText,
   depthFirst,
+  treeWalk,
   editBytes,
   type EditResult,
   encodeText,
