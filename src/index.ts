@@ -18,6 +18,7 @@ export {
   decodeText,
   depthFirst,
   treeWalk,
+  type FetchedTree,
   editBytes,
   type EditResult,
   encodeText,

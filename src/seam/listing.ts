@@ -52,6 +52,14 @@ function segmentwise(a: string, b: string): number {
  * Walk order (D4) of a whole tree given at once, in any order: each directory's entries by name,
  * each followed by what is below it. A tree in order already is returned as it is.
  */
+/** The indices of `paths` in walk order, or undefined when they are in it already. */
+export function walkOrderOf(paths: readonly string[]): number[] | undefined {
+  for (let i = 1; i < paths.length; i++) {
+    if (comparePaths(paths[i - 1]!, paths[i]!) > 0) return Array.from(paths, (_, j) => j).sort((a, b) => comparePaths(paths[a]!, paths[b]!));
+  }
+  return undefined;
+}
+
 export function inWalkOrder<T extends { readonly path: string }>(entries: T[]): T[] {
   for (let i = 1; i < entries.length; i++) {
     if (comparePaths(entries[i - 1]!.path, entries[i]!.path) > 0) return entries.sort((a, b) => comparePaths(a.path, b.path));

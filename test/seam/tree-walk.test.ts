@@ -35,6 +35,27 @@ describe('treeWalk', () => {
     );
   });
 
+  it('builds the entries of a fetched tree only as it hands them over, in the same order', async () => {
+    await fc.assert(
+      fc.asyncProperty(tree, async (entries) => {
+        const given = [...entries].reverse();
+        const built: number[] = [];
+        const fetched = { paths: given.map((e) => e.path), entry: (i: number) => (built.push(i), given[i]!) };
+        const walk = walkBatches(treeWalk(async () => fetched))[Symbol.asyncIterator]();
+        const first = await walk.next();
+        if (first.done) {
+          expect(entries).toEqual([]);
+          return;
+        }
+        expect(built.length).toBe(first.value.length);
+        const rest: FsWalkEntry[] = [];
+        for (let next = await walk.next(); !next.done; next = await walk.next()) rest.push(...next.value);
+        expect([...first.value, ...rest].map((e) => e.path)).toEqual(entries.map((e) => e.path).sort(comparePaths));
+        expect(built.length).toBe(entries.length);
+      }),
+    );
+  });
+
   it('takes a walk instead when load gives one', async () => {
     const entry: FsWalkEntry = { name: 'x', type: 'file', target: { targetKey: FsTargetKey('/t/x'), displayPath: '/t/x' }, path: 'x' };
     const seen: string[] = [];

@@ -3,7 +3,7 @@
  * value (kind, stats and path), because decoding a value per column per row cost more than the
  * query itself.
  */
-import { FsError, FsTargetKey, depthFirst, treeWalk, type FsDirEntry, type FsTarget, type FsWalkEntry, type FsWalkOptions } from '../../seam/index.js';
+import { FsError, FsTargetKey, depthFirst, treeWalk, type FetchedTree, type FsDirEntry, type FsTarget, type FsWalkEntry, type FsWalkOptions } from '../../seam/index.js';
 import type { Q } from './client.js';
 import type { PgContext } from './provider-context.js';
 import { entryOf } from './provider-list.js';
@@ -24,14 +24,15 @@ const FILE = 'f'.charCodeAt(0);
 const DIRECTORY = 'd'.charCodeAt(0);
 const EXECUTABLE = 'x'.charCodeAt(0);
 
-/**
- * The entry of one packed row below `top` (whose key starts every path with `prefix`); a link's
- * is a placeholder of type directory, to be replaced.
- */
-export function unpack(value: string, display: string, prefix: string): FsWalkEntry {
+/** The path of one packed row below the walked directory. */
+function pathOf(value: string): string {
+  return value.slice(value.indexOf(' ', value.indexOf(' ', 2) + 1) + 1);
+}
+
+/** The entry of one packed row (not a link's) whose path below `top` is `path`. */
+function unpack(value: string, path: string, display: string, prefix: string): FsWalkEntry {
   const a = value.indexOf(' ', 2);
   const b = value.indexOf(' ', a + 1);
-  const path = value.slice(b + 1);
   const name = path.slice(path.lastIndexOf('/') + 1);
   const target = { targetKey: FsTargetKey(prefix + path), displayPath: display + path };
   const mtimeMs = b > a + 1 ? Number(value.slice(a + 1, b)) / 1000 : undefined;
@@ -46,28 +47,27 @@ export function unpack(value: string, display: string, prefix: string): FsWalkEn
 const join = (dir: string, rel: string) => (dir.endsWith('/') ? `${dir}${rel}` : `${dir}/${rel}`);
 
 /** The whole subtree below `target`, in any order; undefined when `target` is a link now. */
-async function subtreeEntries(ctx: PgContext, q: Q, target: FsTarget, what: string): Promise<FsWalkEntry[] | undefined> {
+async function subtreeEntries(ctx: PgContext, q: Q, target: FsTarget, what: string): Promise<FetchedTree | undefined> {
   const key = target.targetKey;
   const { prefix, upper } = subtree(key);
-  const rows = (await q(SUBTREE, [ctx.ws, key, prefix, upper])) as { e: string }[];
-  const display = target.displayPath.endsWith('/') ? target.displayPath : `${target.displayPath}/`;
+  const rows = ((await q(SUBTREE, [ctx.ws, key, prefix, upper])) as { e: string }[]).map((r) => r.e);
   // The walked directory sorts first: its path is every other row's prefix.
-  const self = rows[0] !== undefined && unpack(rows[0].e, display, prefix).path === '' ? rows[0].e.charCodeAt(0) : undefined;
+  const self = rows[0] !== undefined && pathOf(rows[0]) === '' ? rows[0].charCodeAt(0) : undefined;
   if (self === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
   if (self === FILE) throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
   if (self !== DIRECTORY) {
     if ((await ctx.redirect(q, key)) === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
     return undefined; // walked where it leads, as a listing would
   }
-  const out: FsWalkEntry[] = [];
-  const links: number[] = [];
-  for (let i = 1; i < rows.length; i++) {
-    const { e } = rows[i]!;
-    if (e.charCodeAt(0) !== FILE && e.charCodeAt(0) !== DIRECTORY) links.push(out.length);
-    out.push(unpack(e, display, prefix));
+  rows.shift();
+  const paths = rows.map(pathOf);
+  const links = new Map<number, FsWalkEntry>();
+  for (let i = 0; i < rows.length; i++) {
+    const kind = rows[i]!.charCodeAt(0);
+    if (kind !== FILE && kind !== DIRECTORY) links.set(i, await linkEntry(ctx, q, target, prefix, paths[i]!));
   }
-  for (const at of links) out[at] = await linkEntry(ctx, q, target, prefix, out[at]!.path);
-  return out;
+  const display = target.displayPath.endsWith('/') ? target.displayPath : `${target.displayPath}/`;
+  return { paths, entry: (i) => links.get(i) ?? unpack(rows[i]!, paths[i]!, display, prefix) };
 }
 
 /** A link, typed by what it leads to (P4) as listDir types it: a query or two each. */
