@@ -17,6 +17,8 @@ export {
   type DecodedText,
   decodeText,
   depthFirst,
+  treeWalk,
+  type FetchedTree,
   editBytes,
   type EditResult,
   encodeText,

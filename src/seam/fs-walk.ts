@@ -1,7 +1,7 @@
 import { FsError, throwIfAborted, toFsError } from './errors.js';
 import { dueToYield, yieldToTimers } from './fs-call.js';
 import type { FsContext } from './fs-context.js';
-import { inListingOrder } from './listing.js';
+import { inListingOrder, walkOrderOf } from './listing.js';
 import { childKeyOf } from './links.js';
 import { pathChild } from './path.js';
 import { FsTargetKey, type FileSystem, type FsDirEntry, type FsProvider, type FsTarget, type FsWalkEntry, type FsWalkOptions } from './types.js';
@@ -105,6 +105,42 @@ async function* depthFirstBatches(
     }
   }
   if (run.length > 0) yield run;
+}
+
+/** A whole tree fetched at once whose entries are built only as they are handed over. */
+export interface FetchedTree {
+  /** Each entry's path below the walked directory, in any order. */
+  readonly paths: readonly string[];
+  /** The entry whose path is `paths[i]`. */
+  entry(i: number): FsWalkEntry;
+}
+
+/**
+ * A provider's walk of a whole tree fetched at once (`load`: its entries, in any order, or a walk
+ * to take instead): in walk order, a run of entries at a time, each run ending at a directory so
+ * `prune` is still asked before anything below it is handed over. A `FetchedTree` keeps only the
+ * paths alive during the walk, not an entry per row.
+ */
+export function treeWalk(load: () => Promise<FsWalkEntry[] | FetchedTree | AsyncIterable<FsWalkEntry>>): AsyncGenerator<FsWalkEntry> {
+  const batches = async function* (): AsyncGenerator<readonly FsWalkEntry[]> {
+    const loaded = await load();
+    if (!Array.isArray(loaded) && !('paths' in loaded)) {
+      yield* walkBatches(loaded as AsyncIterable<FsWalkEntry>);
+      return;
+    }
+    const tree: FetchedTree = Array.isArray(loaded) ? { paths: loaded.map((e) => e.path), entry: (i) => loaded[i]! } : loaded;
+    const order = walkOrderOf(tree.paths);
+    let run: FsWalkEntry[] = [];
+    for (let k = 0; k < tree.paths.length; k++) {
+      const entry = tree.entry(order === undefined ? k : order[k]!);
+      run.push(entry);
+      if (entry.type !== 'directory') continue;
+      yield run;
+      run = [];
+    }
+    if (run.length > 0) yield run;
+  };
+  return Object.assign(flatten(batches()), { [WALK_BATCHES]: batches });
 }
 
 /** `entry` with its walk path; a spread only for an entry with stats (a spread per entry was most of a memory walk). */

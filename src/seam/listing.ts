@@ -15,9 +15,29 @@ export function inListingOrder<T extends { readonly name: string }>(entries: T[]
   return entries;
 }
 
-/** Tree order of relative paths: segment by segment in code-point order, so `a/b` sorts before `a-c`. */
+/**
+ * Tree order of relative paths: segment by segment in code-point order, so `a/b` sorts before
+ * `a-c`. The same as comparing the whole strings with `/` below every other character (no name
+ * holds one), which needs no split.
+ */
 export function comparePaths(a: string, b: string): number {
   if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    if (x === SLASH) return -1;
+    if (y === SLASH) return 1;
+    if ((x & 0xf800) === 0xd800 || (y & 0xf800) === 0xd800) return segmentwise(a, b);
+    return x < y ? -1 : 1;
+  }
+  return a.length < b.length ? -1 : 1;
+}
+
+const SLASH = 0x2f;
+
+function segmentwise(a: string, b: string): number {
   const sa = a.split('/');
   const sb = b.split('/');
   const n = Math.min(sa.length, sb.length);
@@ -28,9 +48,23 @@ export function comparePaths(a: string, b: string): number {
   return sa.length - sb.length;
 }
 
-/** Walk order (D4) of a whole tree given at once, in any order: each directory's entries by name, each followed by what is below it. */
+/**
+ * Walk order (D4) of a whole tree given at once, in any order: each directory's entries by name,
+ * each followed by what is below it. A tree in order already is returned as it is.
+ */
+/** The indices of `paths` in walk order, or undefined when they are in it already. */
+export function walkOrderOf(paths: readonly string[]): number[] | undefined {
+  for (let i = 1; i < paths.length; i++) {
+    if (comparePaths(paths[i - 1]!, paths[i]!) > 0) return Array.from(paths, (_, j) => j).sort((a, b) => comparePaths(paths[a]!, paths[b]!));
+  }
+  return undefined;
+}
+
 export function inWalkOrder<T extends { readonly path: string }>(entries: T[]): T[] {
-  return entries.sort((a, b) => comparePaths(a.path, b.path));
+  for (let i = 1; i < entries.length; i++) {
+    if (comparePaths(entries[i - 1]!.path, entries[i]!.path) > 0) return entries.sort((a, b) => comparePaths(a.path, b.path));
+  }
+  return entries;
 }
 
 /**

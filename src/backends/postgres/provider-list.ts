@@ -1,24 +1,14 @@
-/** The provider's `listDir` and `walk` (D4): a directory or a whole subtree in one query. */
+/** The provider's `listDir`: a directory and its children in one query. */
 import { posix } from 'node:path';
-import {
-  FsError,
-  FsTargetKey,
-  depthFirst,
-  inWalkOrder,
-  type FsDirEntry,
-  type FsListOptions,
-  type FsTarget,
-  type FsWalkEntry,
-  type FsWalkOptions,
-} from '../../seam/index.js';
+import { FsError, FsTargetKey, type FsDirEntry, type FsListOptions, type FsTarget } from '../../seam/index.js';
 import { MAX_ATTEMPTS, type Q } from './client.js';
 import type { PgContext } from './provider-context.js';
 import { getRow } from './provider-resolve.js';
-import { COLUMNS, parentOf, subtree, type Row } from './rows.js';
+import { COLUMNS, type Row } from './rows.js';
 import { ENTRIES } from './schema.js';
 
 /** A listing entry for a child row: a link is typed by what it leads to (P4), `other` when that is nothing. */
-async function entryOf(ctx: PgContext, q: Q, parent: FsTarget, row: Row, name: string): Promise<FsDirEntry> {
+export async function entryOf(ctx: PgContext, q: Q, parent: FsTarget, row: Row, name: string): Promise<FsDirEntry> {
   const displayPath = posix.join(parent.displayPath, name);
   let key = row.path;
   let target: Row | undefined = row;
@@ -75,47 +65,4 @@ export async function listDir(ctx: PgContext, target: FsTarget, { signal }: FsLi
     }
     throw new FsError('FS_IO_ERROR', `${what}: too many levels of symbolic links`);
   });
-}
-
-/** The whole subtree below `key` in tree order, or undefined when `key` is a link now. */
-async function subtreeEntries(ctx: PgContext, q: Q, target: FsTarget, what: string): Promise<FsWalkEntry[] | undefined> {
-  const key = target.targetKey;
-  const { prefix, upper } = subtree(key);
-  // D4: the whole subtree in one indexed range query, put in walk order by the seam.
-  const rows = (await q(
-    `SELECT ${COLUMNS} FROM ${ENTRIES} WHERE workspace = $1 AND path >= $2 AND path < $4 AND (path = $2 OR path >= $3)`,
-    [ctx.ws, key, prefix, upper],
-  )) as Row[];
-  const next = await directoryKey(ctx, q, key, what, rows);
-  // A walked directory that is a link now: walk where it leads, as a listing would.
-  if (next !== undefined) return undefined;
-  const out: FsWalkEntry[] = [];
-  for (const row of rows) {
-    if (row.path === key) continue;
-    const path = row.path.slice(prefix.length);
-    const dir = parentOf(row.path)!;
-    const parent = { targetKey: FsTargetKey(dir), displayPath: posix.join(target.displayPath, posix.dirname(path)) };
-    out.push({ ...(await entryOf(ctx, q, parent, row, posix.basename(row.path))), path });
-  }
-  return inWalkOrder(out);
-}
-
-/** `list` is the provider's own listDir, for the walk over listings when the top is a link now. */
-export function walk(
-  ctx: PgContext,
-  target: FsTarget,
-  { signal, prune, onUnreadable }: FsWalkOptions,
-  list: (dir: FsTarget, signal: AbortSignal | undefined) => Promise<FsDirEntry[]>,
-): AsyncIterable<FsWalkEntry> {
-  const what = `cannot walk "${target.displayPath}"`;
-  return (async function* () {
-    await ctx.ready(signal);
-    const entries = await ctx.db.session(what, signal, (q) => subtreeEntries(ctx, q, target, what));
-    if (entries === undefined) {
-      // The seam's walk over listings, which lists no directory the caller pruned.
-      yield* depthFirst(target, (dir) => list(dir, signal), { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}) });
-      return;
-    }
-    yield* entries;
-  })();
 }

@@ -7,12 +7,13 @@ import type { FsProvider } from '../../seam/index.js';
 import { createContext, type PostgresProviderOptions } from './provider-context.js';
 import { mkdir, rmdir } from './provider-dirs.js';
 import { readlink, removeLink, renameLink, symlink } from './provider-links.js';
-import { listDir, walk } from './provider-list.js';
+import { listDir } from './provider-list.js';
 import { read, resolve, stat } from './provider-read.js';
 import { rename } from './provider-rename.js';
 import { createPostgresWatch } from './provider-watch.js';
 import { searchCandidates } from './provider-search.js';
 import { openRead, swapFrom } from './provider-stream.js';
+import { walk } from './provider-walk.js';
 import { applyBatch, modify, setExecutable, swap } from './provider-write.js';
 
 export { DEFAULT_MAX_FILE_BYTES, type PostgresProviderOptions } from './provider-context.js';
