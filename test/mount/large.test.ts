@@ -178,8 +178,10 @@ describe.skipIf(why !== undefined).each(SUBJECTS)('a file over the whole-file si
     }
     // While open: the written ranges, not the file.
     expect(whileOpen - before).toBeLessThan(SIZE / 2);
-    // A store in memory holds the file itself, and its reads copy it: the peak is asserted on disk only.
-    if (subject.fs.root !== undefined && subject.fs.root !== '/') expect(peak - before).toBeLessThan(SIZE / 2);
+    // A store in memory holds the file itself, and its reads copy it: the peak is asserted on disk
+    // only, and loosely: each read the kernel has in flight (how many depends on scheduling) may
+    // hold a chunk of its own. Holding the file whole, and a copy to publish, is twice its size.
+    if (subject.fs.root !== undefined && subject.fs.root !== '/') expect(peak - before).toBeLessThan(1.5 * SIZE);
     expect(held() - before).toBeLessThan(SIZE / 2);
     const done = await subject.bytes();
     expect(done.subarray(7 * MiB, 7 * MiB + 5).toString()).toBe('patch');
