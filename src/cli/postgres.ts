@@ -58,8 +58,16 @@ export function poolFor(url: string): pg.Pool {
 export async function closePools(): Promise<void> {
   const all = [...pools];
   pools.clear();
-  await Promise.all(all.map((p) => p.end().catch(() => {})));
+  // `end` waits for every checked-out connection; a command that is done must still exit, so
+  // the wait is bounded (the server ends a session whose connection closes with the process).
+  const ended = Promise.all(all.map((p) => p.end().catch(() => {})));
+  let timer: NodeJS.Timeout | undefined;
+  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, POOL_END_MS)));
+  await Promise.race([ended, bound]);
+  clearTimeout(timer);
 }
+
+const POOL_END_MS = 2000;
 
 const LOCK_TIMEOUT_MS = 120_000;
 
