@@ -17,6 +17,7 @@ import { z } from 'zod';
 import type { ToolCall } from '../harness/index.js';
 import { readWindow, renderReadLine, type ReadLine, type TextWindow } from './read-window.js';
 import { readLargeWindow } from './read-large.js';
+import { TextCheck } from '../seam/text-stream.js';
 
 export { readWindow, renderReadLine, type ReadLine, type TextWindow, type WindowOptions } from './read-window.js';
 
@@ -156,8 +157,14 @@ function shown(
  */
 async function readLarge(call: ToolCall, target: FsTarget, offset: number, limit: number, limits: FsToolLimits): Promise<ReadValue> {
   const { signal } = call;
-  const stream = await call.fs.streamBytes(target, signal ? { signal } : {});
   const what = `cannot read "${target.displayPath}"`;
+  // The version hashes the whole file: a file whose first chunk is not text is refused before that.
+  const peek = await call.fs.streamBytes(target, { unversioned: true, ...(signal ? { signal } : {}) });
+  for await (const first of peek.chunks) {
+    new TextCheck(what).check(first);
+    break;
+  }
+  const stream = await call.fs.streamBytes(target, signal ? { signal } : {});
   const window = await readLargeWindow(stream.chunks, { offset, limit, maxLineChars: limits.maxLineChars, maxBytes: limits.maxBytes }, what);
   return shown(call, target, offset, window, { version: stream.version, bom: window.bom });
 }
