@@ -69,6 +69,7 @@ export {
   type FsTextWriteOptions,
   FsVersion,
   type FsWalkEntry,
+  type FsWalkNarrowing,
   type FsWalkOptions,
   type FsWatch,
   type FsWatchOptions,

@@ -4,7 +4,7 @@ import type { FsContext } from './fs-context.js';
 import { inListingOrder, walkOrderOf } from './listing.js';
 import { childKeyOf } from './links.js';
 import { pathChild } from './path.js';
-import { FsTargetKey, type FileSystem, type FsDirEntry, type FsProvider, type FsTarget, type FsWalkEntry, type FsWalkOptions } from './types.js';
+import { FsTargetKey, type FileSystem, type FsDirEntry, type FsProvider, type FsTarget, type FsWalkEntry, type FsWalkNarrowing, type FsWalkOptions } from './types.js';
 
 /** walk (D4): the provider's own walk when it has one, else depth first over listDir. */
 export function createWalk(ctx: FsContext): FileSystem['walk'] {
@@ -152,12 +152,27 @@ function withPath(entry: FsDirEntry, path: string): FsWalkEntry {
 }
 
 /** The walk hooks of `opts`, checked (a caller's bad option is an argument error, not a crash). */
-function walkHooks(opts: FsWalkOptions | undefined): Pick<FsWalkOptions, 'prune' | 'onUnreadable' | 'wantsStats'> {
-  const { prune, onUnreadable, wantsStats } = opts ?? {};
+function walkHooks(opts: FsWalkOptions | undefined): Pick<FsWalkOptions, 'prune' | 'onUnreadable' | 'wantsStats' | 'narrow'> {
+  const { prune, onUnreadable, wantsStats, narrow } = opts ?? {};
   for (const [name, hook] of [['prune', prune], ['onUnreadable', onUnreadable], ['wantsStats', wantsStats]] as const) {
     if (hook !== undefined && typeof hook !== 'function') throw new FsError('FS_INVALID_ARGUMENT', `walk: ${name} must be a function`);
   }
-  return { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}), ...(wantsStats ? { wantsStats } : {}) };
+  return {
+    ...(prune ? { prune } : {}),
+    ...(onUnreadable ? { onUnreadable } : {}),
+    ...(wantsStats ? { wantsStats } : {}),
+    ...(narrow === undefined ? {} : { narrow: checkedNarrowing(narrow) }),
+  };
+}
+
+/** The narrow hint, checked: at least one non-empty name ending without "/", and a leftOut function. */
+function checkedNarrowing(narrow: FsWalkNarrowing): FsWalkNarrowing {
+  const endings: unknown = narrow?.fileNameEndsWith;
+  const ok = Array.isArray(endings) && endings.length > 0 && endings.every((e) => typeof e === 'string' && e !== '' && !e.includes('/'));
+  if (!ok || typeof narrow.leftOut !== 'function') {
+    throw new FsError('FS_INVALID_ARGUMENT', 'walk: narrow needs fileNameEndsWith (names without "/") and a leftOut function');
+  }
+  return { fileNameEndsWith: [...(endings as string[])], leftOut: narrow.leftOut };
 }
 
 /**

@@ -203,6 +203,18 @@ export interface FsWalkOptions extends FsOpOptions {
    * provider may ignore it.
    */
   readonly wantsStats?: (path: string, name: string) => boolean;
+  /**
+   * A hint for providers that filter in storage: files (not directories or links) whose name ends
+   * with none of `fileNameEndsWith` may be left out; a provider that leaves any out calls
+   * `leftOut` with how many, before it hands over the first entry, so that a budget of entries
+   * can still count them. The caller matches every entry it receives; a provider may ignore it.
+   */
+  readonly narrow?: FsWalkNarrowing;
+}
+
+export interface FsWalkNarrowing {
+  readonly fileNameEndsWith: readonly string[];
+  readonly leftOut: (count: number) => void;
 }
 
 export interface FsListOptions extends FsOpOptions {

@@ -23,6 +23,7 @@ import type {
   FsTextWriteOptions,
   FsVersion,
   FsWalkEntry,
+  FsWalkNarrowing,
   FsWalkOptions,
   FsWriteIntent,
   FsWriteOptions,

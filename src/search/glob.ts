@@ -90,22 +90,29 @@ export async function glob(fs: FileSystem, pattern: string | readonly string[], 
     const startPath = plan.base === '' ? dir : posix.join(dir, plan.base);
     const start = await startOf(fs, startPath, plan.base, signal);
     if (start === undefined) return done([], false);
-    const walker = walkFrom(fs, start, startPath, {
-      ...(signal ? { signal } : {}),
-      maxEntries,
-      maxDepth: plan.maxDepth === Infinity ? Infinity : Math.max(plan.maxDepth - plan.baseDepth, 1),
-      prune: (item) => plan.ignores && plan.ignored(plan.relOf(item.rel)),
-      // Only matches carry size and mtime, so only they may need a stat.
-      wantsStats: stats ? (rel, name) => plan.matches(plan.relOf(rel), name) : () => false,
-      onSkip: (skip) => {
-        if (skip.reason === 'loop') counts.loops++;
-        else counts.unreadable++;
-        if (skipped.length < MAX_RECORDED_SKIPS) {
-          skipped.push({ path: skip.path, reason: skip.reason, ...(skip.error ? { code: skip.error.code, message: skip.error.message } : {}) });
-        }
-      },
-    });
-    result = await collect(walker, plan, options.onlyFiles ?? true, limit);
+    const run = async (endings: readonly string[] | undefined) => {
+      counts.unreadable = counts.loops = skipped.length = 0;
+      const walker = walkFrom(fs, start, startPath, {
+        ...(signal ? { signal } : {}),
+        maxEntries,
+        maxDepth: plan.maxDepth === Infinity ? Infinity : Math.max(plan.maxDepth - plan.baseDepth, 1),
+        prune: (item) => plan.ignores && plan.ignored(plan.relOf(item.rel)),
+        // Only matches carry size and mtime, so only they may need a stat.
+        wantsStats: stats ? (rel, name) => plan.matches(plan.relOf(rel), name) : () => false,
+        ...(endings ? { fileNameEndsWith: endings } : {}),
+        onSkip: (skip) => {
+          if (skip.reason === 'loop') counts.loops++;
+          else counts.unreadable++;
+          if (skipped.length < MAX_RECORDED_SKIPS) {
+            skipped.push({ path: skip.path, reason: skip.reason, ...(skip.error ? { code: skip.error.code, message: skip.error.message } : {}) });
+          }
+        },
+      });
+      return { walker, found: await collect(walker, plan, options.onlyFiles ?? true, limit) };
+    };
+    const narrowed = await run(plan.endings);
+    // Where files left out in storage would have reached the entry cap, the exact cap needs them all.
+    result = narrowed.walker.overNarrowed ? (await run(undefined)).found : narrowed.found;
   } catch (err) {
     if (signal?.aborted) throw new FsError('FS_ABORTED', `${what}: aborted`, { cause: err });
     throw toFsError(err, what);
@@ -128,6 +135,8 @@ interface GlobPlan {
   matches(rel: string, name: string): boolean;
   /** A path relative to the walk's start, made relative to `cwd`. */
   relOf(rel: string): string;
+  /** Every match is a directory, a link or a file whose name ends with one of these (see `nameEndings`). */
+  readonly endings: readonly string[] | undefined;
 }
 
 function planGlob(patterns: readonly string[], options: GlobOptions): GlobPlan {
@@ -149,7 +158,26 @@ function planGlob(patterns: readonly string[], options: GlobOptions): GlobPlan {
     ignored: (rel) => ignores.some((re) => re.test(rel)),
     matches: (rel, name) => tests.some((t) => t(rel, name)),
     relOf: (rel) => (base === '' ? rel : `${base}/${rel}`),
+    endings: nameEndings(patterns),
   };
+}
+
+/** The last segment of a pattern that only names ending in a plain suffix can match: `*.ts`. */
+const STAR_SUFFIX = /^\*([\w.~-]+)$/;
+
+/**
+ * The name endings every file a glob matches must have, for a provider that can leave the rest
+ * out in storage; undefined unless each pattern ends in `*SUFFIX` (no negation, braces or escapes).
+ */
+export function nameEndings(patterns: readonly string[]): readonly string[] | undefined {
+  const endings = new Set<string>();
+  for (const p of patterns) {
+    if (p.startsWith('!') || /[{}\\]/.test(p)) return undefined;
+    const suffix = STAR_SUFFIX.exec(p.slice(p.lastIndexOf('/') + 1))?.[1];
+    if (suffix === undefined) return undefined;
+    endings.add(suffix);
+  }
+  return [...endings];
 }
 
 /** The directory the walk starts in; undefined when a base below `cwd` is missing or not a directory. */

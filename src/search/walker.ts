@@ -34,10 +34,18 @@ export interface WalkerOptions {
   readonly maxDepth?: number;
   /** Given a file's path below the walked directory and its name: false when its size and mtime are not needed. */
   readonly wantsStats?: (rel: string, name: string) => boolean;
+  /**
+   * Passed to `fs.walk` (its `narrow` hint): only files whose name ends with one of these are
+   * wanted. Entries a provider leaves out still count toward `maxEntries`; where they would
+   * reach it, the walk stops with `overNarrowed` (walk again without the hint for the exact cap).
+   */
+  readonly fileNameEndsWith?: readonly string[];
 }
 
 export interface Walker extends AsyncIterable<WalkItem> {
   readonly exceeded: boolean;
+  /** Entries the provider left out (see `fileNameEndsWith`) brought the count past `maxEntries`. */
+  readonly overNarrowed: boolean;
   /** The same items a run at a time (a run of one directory's entries, mostly): a promise per run, not per item. */
   batches(): AsyncIterable<readonly WalkItem[]>;
 }
@@ -53,6 +61,9 @@ export function walkFrom(fs: FileSystem, top: FsTarget, topPath: string, options
   const wantsStats = options.wantsStats;
   let seen = 0;
   let exceeded = false;
+  let leftOut = 0;
+  const endings = options.fileNameEndsWith;
+  const narrow = endings && { fileNameEndsWith: endings, leftOut: (n: number) => void ((leftOut += n), (seen += n)) };
   const join = (dir: string, rel: string) => (dir === '/' ? `/${rel}` : `${dir}/${rel}`);
 
   async function* below(dir: FsTarget, dirPath: string, relPrefix: string, chain: Chain, depth0: number): AsyncGenerator<WalkItem[]> {
@@ -66,6 +77,7 @@ export function walkFrom(fs: FileSystem, top: FsTarget, topPath: string, options
       },
       onUnreadable: (entry, error) => options.onSkip({ path: join(dirPath, entry.path), reason: 'unreadable', error }),
       ...(wantsStats ? { wantsStats: (path: string, name: string) => wantsStats(relPrefix === '' ? path : `${relPrefix}/${path}`, name) } : {}),
+      ...(narrow ? { narrow } : {}),
     });
     // The real directories walked so far, by path below `dir`: a listed directory is a link unless its key is its parent's child key.
     const dirs = new Map<string, FsTarget>([['', dir]]);
@@ -74,6 +86,7 @@ export function walkFrom(fs: FileSystem, top: FsTarget, topPath: string, options
       for (const entry of run) {
         if (++seen > maxEntries) {
           exceeded = true;
+          if (leftOut > 0) return; // the cap without the hint falls elsewhere: the caller walks again
           if (items.length > 0) yield items;
           return;
         }
@@ -115,6 +128,9 @@ export function walkFrom(fs: FileSystem, top: FsTarget, topPath: string, options
   return {
     get exceeded() {
       return exceeded;
+    },
+    get overNarrowed() {
+      return leftOut > 0 && (exceeded || seen > maxEntries);
     },
     batches: () => ({ [Symbol.asyncIterator]: start }),
     async *[Symbol.asyncIterator]() {

@@ -53,25 +53,31 @@ const options = fc.record(
   { requiredKeys: ['cwd'] },
 );
 
+type Node = typeof node extends fc.Arbitrary<infer T> ? T : never;
+
+/** `nodes` made below /w (whatever cannot be made, a parent being a file or the name taken, is left out), and a link /w/la to a. */
+async function build<F extends FileSystem>(fs: F, nodes: readonly Node[]): Promise<F> {
+  for (const d of ['a/c', 'b']) await fs.mkdir(await fs.resolve(`/w/${d}`));
+  for (const n of nodes) {
+    const path = `/w/${n.dir === '' ? '' : `${n.dir}/`}${n.name}`;
+    const t = await fs.resolve(path, { noFollow: true }).catch(() => undefined);
+    if (t === undefined) continue;
+    if (n.kind === 'file') {
+      await fs.writeBytes(t, Buffer.alloc(n.size, 'x')).catch(() => undefined);
+      if (n.executable) await fs.setExecutable?.(t, true).catch(() => undefined);
+    } else if (n.kind === 'dir') await fs.mkdir(t).catch(() => undefined);
+    else await fs.symlink!(t, n.text).catch(() => undefined);
+  }
+  await fs.symlink!(await fs.resolve('/w/la', { noFollow: true }), 'a').catch(() => undefined);
+  return fs;
+}
+
 describe.each(SUBJECTS)('glob over PostgreSQL with its bulk walk, over %s', (_label, getClient) => {
   it('gives the same matches, order, stats, caps and skips as the walk by listings (property)', async () => {
     const client = await getClient();
     await fc.assert(
       fc.asyncProperty(fc.array(node, { minLength: 4, maxLength: 20 }), fc.array(pattern, { minLength: 1, maxLength: 2 }), options, fc.boolean(), async (nodes, patterns, opts, confined) => {
-        const fs = createPostgresFs({ client, workspace: newWorkspace('glob-pushdown'), ...(confined ? { root: '/w' } : {}) });
-        for (const d of ['a/c', 'b']) await fs.mkdir(await fs.resolve(`/w/${d}`));
-        for (const n of nodes) {
-          const path = `/w/${n.dir === '' ? '' : `${n.dir}/`}${n.name}`;
-          // Whatever cannot be made (a parent is a file, the name is taken) is left out.
-          const t = await fs.resolve(path, { noFollow: true }).catch(() => undefined);
-          if (t === undefined) continue;
-          if (n.kind === 'file') {
-            await fs.writeBytes(t, Buffer.alloc(n.size, 'x')).catch(() => undefined);
-            if (n.executable) await fs.setExecutable?.(t, true).catch(() => undefined);
-          } else if (n.kind === 'dir') await fs.mkdir(t).catch(() => undefined);
-          else await fs.symlink!(t, n.text).catch(() => undefined);
-        }
-        await fs.symlink!(await fs.resolve('/w/la', { noFollow: true }), 'a').catch(() => undefined);
+        const fs = await build(createPostgresFs({ client, workspace: newWorkspace('glob-pushdown'), ...(confined ? { root: '/w' } : {}) }), nodes);
         const globOpts: GlobOptions = { ...opts, cwd: opts.cwd === 'missing' ? '/w/missing' : opts.cwd };
         const settle = (p: Promise<GlobResult>) => p.then(outcome, (err: { code?: string }) => `error ${err.code}`);
         const pushed = await settle(glob(fs, patterns, globOpts));
@@ -79,6 +85,24 @@ describe.each(SUBJECTS)('glob over PostgreSQL with its bulk walk, over %s', (_la
         expect(pushed).toEqual(plain);
       }),
       { numRuns: 80 },
+    );
+  });
+
+  it('a pattern naming a file ending leaves the other files in the database, with the same entry cap (property)', async () => {
+    const client = await getClient();
+    const texts: string[] = [];
+    const spied: PgQueryable = { query: (text, values) => (texts.push(text), client.query(text, values)) };
+    const endings = fc.constantFrom('**/*.ts', '*.ts', 'a/*.md', '**/*.h', '**/*.ts/**/*.md', '*.a_b');
+    await fc.assert(
+      fc.asyncProperty(fc.array(node, { minLength: 4, maxLength: 20 }), fc.array(endings, { minLength: 1, maxLength: 2 }), fc.integer({ min: 1, max: 30 }), fc.boolean(), async (nodes, patterns, maxEntries, matchBase) => {
+        const fs = await build(createPostgresFs({ client: spied, workspace: newWorkspace('glob-narrow') }), nodes);
+        const opts: GlobOptions = { cwd: '/w', maxEntries, matchBase };
+        texts.length = 0;
+        const pushed = outcome(await glob(fs, patterns, opts));
+        expect(texts.some((t) => t.includes('LIKE ANY'))).toBe(true);
+        expect(pushed).toEqual(outcome(await glob(byListing(fs.provider), patterns, opts)));
+      }),
+      { numRuns: 60 },
     );
   });
 

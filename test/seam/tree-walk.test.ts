@@ -63,3 +63,23 @@ describe('treeWalk', () => {
     expect(seen).toEqual(['x']);
   });
 });
+
+describe('walk: the narrow hint', () => {
+  it('is checked: names without "/" and a leftOut function, else FS_INVALID_ARGUMENT', async () => {
+    const { createMemoryFs } = await import('../../src/backends/memory/index.js');
+    const fs = createMemoryFs();
+    const top = await fs.resolve('/');
+    await fs.writeText(await fs.resolve('/a.ts'), 'x');
+    const bad = [{ fileNameEndsWith: [], leftOut: () => {} }, { fileNameEndsWith: ['a/b'], leftOut: () => {} }, { fileNameEndsWith: ['.ts'] }, { fileNameEndsWith: [''], leftOut: () => {} }];
+    for (const narrow of bad) {
+      const walked = (async () => {
+        for await (const _ of fs.walk(top, { narrow: narrow as never })) void _;
+      })();
+      await expect(walked).rejects.toMatchObject({ code: 'FS_INVALID_ARGUMENT' });
+    }
+    // A provider may ignore it: memory hands over every entry.
+    const names: string[] = [];
+    for await (const e of fs.walk(top, { narrow: { fileNameEndsWith: ['.md'], leftOut: () => {} } })) names.push(e.name);
+    expect(names).toEqual(['a.ts']);
+  });
+});

@@ -3,7 +3,7 @@
  * value (kind, stats and path), because decoding a value per column per row cost more than the
  * query itself.
  */
-import { FsError, FsTargetKey, depthFirst, treeWalk, type FetchedTree, type FsDirEntry, type FsTarget, type FsWalkEntry, type FsWalkOptions } from '../../seam/index.js';
+import { FsError, FsTargetKey, depthFirst, treeWalk, type FetchedTree, type FsDirEntry, type FsTarget, type FsWalkEntry, type FsWalkNarrowing, type FsWalkOptions } from '../../seam/index.js';
 import type { Q } from './client.js';
 import type { PgContext } from './provider-context.js';
 import { entryOf } from './provider-list.js';
@@ -18,7 +18,15 @@ import { ENTRIES } from './schema.js';
  */
 const SUBTREE = `SELECT left(kind, 1) || CASE WHEN executable THEN 'x' ELSE '-' END || coalesce(size::text, '') || ' '
     || coalesce((extract(epoch FROM mtime) * 1000000)::int8::text, '') || ' ' || substr(path, length($3) + 1) AS e
-  FROM ${ENTRIES} WHERE workspace = $1 AND path >= $2 AND path < $4 AND (path = $2 OR path >= $3) ORDER BY path`;
+  FROM ${ENTRIES} WHERE workspace = $1 AND path >= $2 AND path < $4 AND (path = $2 OR path >= $3)`;
+
+/** The walk's narrowing in the query: files whose path ends otherwise stay on the server, and are counted. */
+const ENDING = ` AND (kind <> 'file' OR path LIKE ANY($5::text[]))`;
+const LEFT_OUT = `SELECT count(*)::int AS n FROM ${ENTRIES}
+  WHERE workspace = $1 AND path >= $2 AND path < $3 AND kind = 'file' AND NOT path LIKE ANY($4::text[])`;
+
+/** A LIKE pattern for paths ending with `ending` (`\` is LIKE's escape character). */
+const endingPattern = (ending: string) => `%${ending.replace(/[\\%_]/g, (c) => `\\${c}`)}`;
 
 const FILE = 'f'.charCodeAt(0);
 const DIRECTORY = 'd'.charCodeAt(0);
@@ -47,10 +55,12 @@ function unpack(value: string, path: string, display: string, prefix: string): F
 const join = (dir: string, rel: string) => (dir.endsWith('/') ? `${dir}${rel}` : `${dir}/${rel}`);
 
 /** The whole subtree below `target`, in any order; undefined when `target` is a link now. */
-async function subtreeEntries(ctx: PgContext, q: Q, target: FsTarget, what: string): Promise<FetchedTree | undefined> {
+async function subtreeEntries(ctx: PgContext, q: Q, target: FsTarget, what: string, narrow: FsWalkNarrowing | undefined): Promise<FetchedTree | undefined> {
   const key = target.targetKey;
   const { prefix, upper } = subtree(key);
-  const rows = ((await q(SUBTREE, [ctx.ws, key, prefix, upper])) as { e: string }[]).map((r) => r.e);
+  const endings = narrow?.fileNameEndsWith.map(endingPattern);
+  const rows = ((await q(`${SUBTREE}${endings ? ENDING : ''} ORDER BY path`, [ctx.ws, key, prefix, upper, ...(endings ? [endings] : [])])) as { e: string }[]).map((r) => r.e);
+
   // The walked directory sorts first: its path is every other row's prefix.
   const self = rows[0] !== undefined && pathOf(rows[0]) === '' ? rows[0].charCodeAt(0) : undefined;
   if (self === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
@@ -60,6 +70,10 @@ async function subtreeEntries(ctx: PgContext, q: Q, target: FsTarget, what: stri
     return undefined; // walked where it leads, as a listing would
   }
   rows.shift();
+  if (narrow && endings) {
+    const [{ n }] = (await q(LEFT_OUT, [ctx.ws, prefix, upper, endings])) as [{ n: number }];
+    if (n > 0) narrow.leftOut(n);
+  }
   const paths = rows.map(pathOf);
   const links = new Map<number, FsWalkEntry>();
   for (let i = 0; i < rows.length; i++) {
@@ -83,13 +97,13 @@ async function linkEntry(ctx: PgContext, q: Q, top: FsTarget, prefix: string, pa
 export function walk(
   ctx: PgContext,
   target: FsTarget,
-  { signal, prune, onUnreadable }: FsWalkOptions,
+  { signal, prune, onUnreadable, narrow }: FsWalkOptions,
   list: (dir: FsTarget, signal: AbortSignal | undefined) => Promise<FsDirEntry[]>,
 ): AsyncIterable<FsWalkEntry> {
   const what = `cannot walk "${target.displayPath}"`;
   return treeWalk(async () => {
     await ctx.ready(signal);
-    const entries = await ctx.db.session(what, signal, (q) => subtreeEntries(ctx, q, target, what));
+    const entries = await ctx.db.session(what, signal, (q) => subtreeEntries(ctx, q, target, what, narrow));
     // The seam's walk over listings, which lists no directory the caller pruned.
     return entries ?? depthFirst(target, (dir) => list(dir, signal), { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}) });
   });
