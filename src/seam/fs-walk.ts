@@ -165,6 +165,28 @@ function walkHooks(opts: FsWalkOptions | undefined): Pick<FsWalkOptions, 'prune'
   };
 }
 
+/**
+ * For a provider's listing inside a walk given `narrow`: counts the regular files it may leave
+ * out (`leavesOut(name)`), and tells the walk how many (`report()`, before the listing's entries
+ * are handed over). Without the hint it leaves out nothing.
+ */
+export function narrowing(narrow: FsWalkNarrowing | undefined): { leavesOut(name: string): boolean; report(): void } {
+  if (narrow === undefined) return { leavesOut: () => false, report: () => {} };
+  const endings = narrow.fileNameEndsWith;
+  let count = 0;
+  return {
+    leavesOut(name) {
+      for (const e of endings) if (name.endsWith(e)) return false;
+      count++;
+      return true;
+    },
+    report() {
+      if (count > 0) narrow.leftOut(count);
+      count = 0;
+    },
+  };
+}
+
 /** The narrow hint, checked: at least one non-empty name ending without "/", and a leftOut function. */
 function checkedNarrowing(narrow: FsWalkNarrowing): FsWalkNarrowing {
   const endings: unknown = narrow?.fileNameEndsWith;

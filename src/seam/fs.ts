@@ -14,7 +14,7 @@ import { createWriteOps } from './fs-write.js';
 import type { FileSystem, FsOpOptions, FsProvider, FsSearchQuery, FsTarget } from './types.js';
 
 export { DEFAULT_MAX_TEXT_BYTES, type CreateFsOptions } from './fs-context.js';
-export { depthFirst, isRealSubdirectory, listOrSkip, treeWalk, walkBatches, type FetchedTree } from './fs-walk.js';
+export { depthFirst, isRealSubdirectory, listOrSkip, narrowing, treeWalk, walkBatches, type FetchedTree } from './fs-walk.js';
 
 /**
  * Turns a storage provider into the `ctx.fs` contract. All path rules (P1, lexical part of P2),

@@ -206,8 +206,9 @@ export interface FsWalkOptions extends FsOpOptions {
   /**
    * A hint for providers that filter in storage: files (not directories or links) whose name ends
    * with none of `fileNameEndsWith` may be left out; a provider that leaves any out calls
-   * `leftOut` with how many, before it hands over the first entry, so that a budget of entries
-   * can still count them. The caller matches every entry it receives; a provider may ignore it.
+   * `leftOut` with how many, no later than it hands over the first entry that follows them in
+   * walk order, so that a budget of entries can still count them (`narrowing` helps). The caller
+   * matches every entry it receives; a provider may ignore the hint.
    */
   readonly narrow?: FsWalkNarrowing;
 }

@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { throwIfAborted } from '../../seam/errors.js';
-import { depthFirst } from '../../seam/fs-walk.js';
+import { depthFirst, narrowing } from '../../seam/fs-walk.js';
 import { FsTargetKey, type FsTarget, type FsWalkEntry, type FsWalkOptions } from '../../seam/types.js';
 import { openDirSync } from './anchor.js';
 import type { LocalContext } from './context.js';
@@ -44,7 +44,7 @@ export function walk(ctx: LocalContext, target: FsTarget, options: FsWalkOptions
 /** One directory of a walk, its entries (in any order: the walk orders them), each with its path below the walked one. */
 async function listed(
   ctx: LocalContext,
-  { signal, wantsStats }: FsWalkOptions,
+  { signal, wantsStats, narrow }: FsWalkOptions,
   what: string,
   key: string,
   displayDir: string,
@@ -57,8 +57,10 @@ async function listed(
       ctx.syncWalk ? readdirSync(anchor.self, { withFileTypes: true }) : await ctx.fsp.readdir(anchor.self, { withFileTypes: true })
     ).filter((d) => !isTempName(d.name));
     const out: FsWalkEntry[] = [];
+    const narrowed = narrowing(narrow);
     for (const d of dirents) {
       const name = d.name;
+      if (d.isFile() && narrowed.leavesOut(name)) continue;
       const path = prefix === '' ? name : `${prefix}/${name}`;
       if (d.isDirectory() || d.isFile()) {
         const target = childTarget(key, displayDir, name);
@@ -70,6 +72,7 @@ async function listed(
       const entry = await describeEntry(ctx, anchor, key, name, displayDir);
       if (entry !== undefined) out.push({ ...entry, path });
     }
+    narrowed.report();
     return out;
   } finally {
     await anchor.close();

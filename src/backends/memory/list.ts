@@ -5,21 +5,31 @@ import {
   FsTargetKey,
   depthFirst,
   isExecutableMode,
+  narrowing,
   resolveLinks,
   type FsDirEntry,
   type FsListOptions,
   type FsTarget,
   type FsWalkEntry,
+  type FsWalkNarrowing,
   type FsWalkOptions,
 } from '../../seam/index.js';
 import { follow, lstat, realKey, type MemoryContext } from './context.js';
 
 /** The entries of a directory whose key is `canonical`ly its real path (then only links need resolving). */
-async function children(ctx: MemoryContext, target: FsTarget, canonical: boolean, wantsStats?: (name: string) => boolean): Promise<FsDirEntry[]> {
+async function children(
+  ctx: MemoryContext,
+  target: FsTarget,
+  canonical: boolean,
+  wantsStats?: (name: string) => boolean,
+  narrow?: FsWalkNarrowing,
+): Promise<FsDirEntry[]> {
   const dirents = ctx.vol.readdirSync(target.targetKey, { withFileTypes: true }) as unknown as { name: string; isFile(): boolean; isDirectory(): boolean }[];
   const entries: FsDirEntry[] = [];
+  const narrowed = narrowing(narrow);
   for (const dirent of dirents) {
     const name = dirent.name;
+    if (dirent.isFile() && narrowed.leavesOut(name)) continue;
     // One segment below a canonical key: plain concatenation is the join.
     const dirKey = target.targetKey;
     const lexical = dirKey === '/' ? `/${name}` : `${dirKey}/${name}`;
@@ -45,6 +55,7 @@ async function children(ctx: MemoryContext, target: FsTarget, canonical: boolean
       ...(child ? { mtimeMs: Number(child.mtimeMs) } : {}),
     });
   }
+  narrowed.report();
   return entries;
 }
 
@@ -66,13 +77,13 @@ export async function listDir(ctx: MemoryContext, target: FsTarget, { stats }: F
 export function walk(
   ctx: MemoryContext,
   top: FsTarget,
-  { signal, prune, onUnreadable, wantsStats }: FsWalkOptions,
+  { signal, prune, onUnreadable, wantsStats, narrow }: FsWalkOptions,
   list: (dir: FsTarget, signal: AbortSignal | undefined) => Promise<FsDirEntry[]>,
 ): AsyncIterable<FsWalkEntry> {
   const walkHooks = { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}) };
   const listing = (dir: FsTarget, isTop: boolean, prefix: string) => {
     if (isTop) return list(dir, signal);
-    return children(ctx, dir, true, wantsStats && ((name: string) => wantsStats(prefix === '' ? name : `${prefix}/${name}`, name)));
+    return children(ctx, dir, true, wantsStats && ((name: string) => wantsStats(prefix === '' ? name : `${prefix}/${name}`, name)), narrow);
   };
   return depthFirst(top, listing, walkHooks);
 }
