@@ -81,6 +81,7 @@ export {
   reportChanges,
   type LinkReader,
   listOrSkip,
+  narrowing,
   MAX_PATH_SEGMENTS,
   type NodeKind,
   observe,
