@@ -14,6 +14,7 @@ import {
   contentVersion,
   createFs,
   crlfToLf,
+  depthFirst,
   decodeText,
   encodeText,
   expectHolds,
@@ -399,6 +400,39 @@ export const mutants: readonly Mutant[] = [
             }
           };
           yield* visit(top, '', 0);
+        },
+      })),
+  },
+  {
+    name: 'a narrowed walk leaves out files of other endings without saying how many',
+    rule: 'D4',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async *walk(top, options) {
+          const endings = options.narrow?.fileNameEndsWith;
+          for await (const entry of depthFirst(top, (dir) => base.listDir(dir, options), options.prune ? { prune: options.prune } : {})) {
+            if (endings && entry.type === 'file' && !endings.some((e) => entry.name.endsWith(e))) continue;
+            yield entry;
+          }
+        },
+      })),
+  },
+  {
+    name: 'a narrowed walk also leaves out directories of other endings (and counts them)',
+    rule: 'D4',
+    subject: () =>
+      subjectOver((base) => ({
+        ...base,
+        async *walk(top, options) {
+          const endings = options.narrow?.fileNameEndsWith;
+          for await (const entry of depthFirst(top, (dir) => base.listDir(dir, options), options.prune ? { prune: options.prune } : {})) {
+            if (endings && entry.type !== 'other' && entry.path.includes('/') && !endings.some((e) => entry.name.endsWith(e))) {
+              options.narrow!.leftOut(1);
+              continue;
+            }
+            yield entry;
+          }
         },
       })),
   },

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { checkNarrowedWalk } from './walk-narrow.js';
 import type { FileSystem, FsDirEntry, FsTarget, FsWalkEntry } from '../../seam/index.js';
 import {
   bytesEqual,
@@ -218,6 +219,8 @@ export const dirRules: Rule[] = [
           const spared = await walkAll(fs, top, 1000, (path) => (asked.push(path), false));
           deepEqual(spared.map(bare), expected.map(bare), `walk of ${top.displayPath} sparing stats`);
           for (const path of asked) ok(expected.some((e) => e.path === path && e.type === 'file'), `walk asked wantsStats about "${path}", which is not a file`);
+          // The narrow hint may leave out files of other endings, never anything else, and says how many.
+          for (const endings of [['.txt'], ['a', 'é']]) await checkNarrowedWalk(fs, top, expected, endings);
           const listed = await fs.listDir(top, { stats: false });
           deepEqual(listed.map(bare), (await fs.listDir(top)).map(bare), `listDir of ${top.displayPath} with stats: false`);
         }),
