@@ -69,7 +69,8 @@ export function editLarge(
     const source = version === undefined ? thenCheck(edited, () => checkWriteIntent(intent, readVersion(stream, what), what)) : edited;
     let swapped;
     try {
-      swapped = await provider.swapFrom(target, { expect: { kind: 'present', version: version ?? guarded! }, source, ...(signal ? { signal } : {}) });
+      const expect = { kind: 'present', version: version ?? guarded! } as const;
+      swapped = await provider.swapFrom(target, { expect, source, ...(version === undefined ? { expectAtEnd: true } : {}), ...(signal ? { signal } : {}) });
     } catch (err) {
       // The intent comes before what the content says (not text, no match): checked now if it could not be then.
       if (version === undefined && err instanceof FsError && CONTENT_ERRORS.has(err.code)) await checkIntentNow(provider, target, stream, intent, what, signal);

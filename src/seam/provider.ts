@@ -105,6 +105,12 @@ export interface FsProviderReadStream {
 export type FsSwapFromRequest = Omit<FsSwapRequest, 'bytes'> & {
   /** The new content, read once, in order; the provider never needs it whole in memory. */
   readonly source: AsyncIterable<Uint8Array>;
+  /**
+   * A hint: the source is made from the file itself, read with `versionAtEnd` (it checks its own
+   * version at its end), so a provider that does not know the file's version yet may compare
+   * `expect` at publication only, instead of hashing the file before reading the source.
+   */
+  readonly expectAtEnd?: boolean;
 };
 
 /** What a search asks a provider to narrow (`searchCandidates`). */

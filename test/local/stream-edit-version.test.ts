@@ -205,4 +205,18 @@ describe('a guarded edit of a large file (local)', () => {
     expect(await codeOf(fs.editText(t, edit, { version: first }))).toBe('FS_STALE_VERSION');
     expect(await fsp.readFile(path, 'utf8')).toBe(theirs);
   });
+
+  it('writeBytesFrom with a guard that does not hold is refused before its source is read (only an edit checks at the end)', async () => {
+    const fs = makeFs();
+    const t = await fs.resolve('big.txt');
+    let pulled = 0;
+    async function* source() {
+      pulled++;
+      yield Buffer.from('new content\n');
+    }
+    const stale = contentVersion(Buffer.from('something else'));
+    expect(await codeOf(fs.writeBytesFrom!(t, source(), { kind: 'replaceIfVersion', version: stale }))).toBe('FS_STALE_VERSION');
+    expect(pulled).toBe(0);
+    expect(await fsp.readFile(path, 'utf8')).toBe(body('MARKER_ONE'));
+  });
 });

@@ -57,11 +57,13 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
       );
     },
     openRead: (target, { start, unversioned, versionAtEnd }) => openRead(ctx, target, start ?? 0, unversioned, versionAtEnd),
-    swapFrom(target, { expect, source, signal, durability }) {
+    swapFrom(target, { expect, source, signal, durability, expectAtEnd }) {
       const what = `cannot write "${target.displayPath}"`;
       const deferred = durability === 'deferred';
       return guard(what, () =>
-        withRedirects(ctx, target.targetKey, what, (key) => ctx.lock.run(key, () => swapLocked(ctx, key, expect, source, signal, what, deferred))),
+        withRedirects(ctx, target.targetKey, what, (key) =>
+          ctx.lock.run(key, () => swapLocked(ctx, key, expect, source, signal, what, deferred, expectAtEnd === true)),
+        ),
       );
     },
     setExecutable: (target, executable) => setExecutable(ctx, target, executable),

@@ -56,6 +56,7 @@ export async function swapLocked(
   signal: AbortSignal | undefined,
   what: string,
   deferred: boolean,
+  expectAtEnd = false,
 ): Promise<FsSwapResult> {
   const { fsp, cache } = ctx;
   if (key === ctx.root) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: the root is a directory`);
@@ -67,9 +68,9 @@ export async function swapLocked(
   try {
     const leaf = anchor && (await openLeaf(ctx, anchor, name, key, what));
     let version: FsVersion | undefined;
-    // A stream's source may be the old file itself, hashed as it is read: rather than a pass of
-    // its own, an expected version not already cached is checked at publication (then cached).
-    const later = leaf !== undefined && expect.kind === 'present' && !(bytes instanceof Uint8Array) && bytes !== null;
+    // A source made from the old file itself hashes it as it is read: rather than a pass of its
+    // own, an expected version not already cached is checked at publication (by then cached).
+    const later = expectAtEnd && leaf !== undefined && expect.kind === 'present' && !(bytes instanceof Uint8Array) && bytes !== null;
     try {
       if (later) version = cache.lookup(key, leaf.st);
       else if (leaf && expect.kind !== 'any') version = await leafVersion(ctx, leaf, key, what);
