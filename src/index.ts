@@ -49,6 +49,7 @@ export {
   type FsProvider,
   type FsProviderChange,
   type FsProviderInfo,
+  type FsProviderOpenReadOptions,
   type FsProviderReadOptions,
   type FsProviderReadStream,
   type FsProviderStatOptions,

@@ -5,7 +5,7 @@ import { checkWriteIntent } from './resolve.js';
 import { streamEdit, type StreamEditResult } from './stream-edit.js';
 import { encodeText } from './text.js';
 import { TextCheck } from './text-stream.js';
-import type { FsEditOutcome, FsEditRequest, FsProvider, FsProviderReadStream, FsSwapResult, FsTarget, FsWriteIntent } from './types.js';
+import type { FsEditOutcome, FsEditRequest, FsProvider, FsProviderReadStream, FsSwapResult, FsTarget, FsVersion, FsWriteIntent } from './types.js';
 
 type Streaming = FsProvider & Required<Pick<FsProvider, 'openRead' | 'swapFrom'>>;
 
@@ -31,22 +31,26 @@ function published(result: FsSwapResult, intent: FsWriteIntent | undefined, what
   throw new FsError('FS_CONFLICT', `${what}: the file changed while it was being edited; read it again and retry`);
 }
 
-async function open(provider: Streaming, target: FsTarget, intent: FsWriteIntent | undefined, what: string, signal: AbortSignal | undefined) {
+async function open(provider: Streaming, target: FsTarget, intent: FsWriteIntent | undefined, what: string, signal: AbortSignal | undefined, atEnd = false) {
   let stream: FsProviderReadStream;
   try {
-    stream = await provider.openRead(target, { maxBytes: Infinity, ...(signal ? { signal } : {}) });
+    stream = await provider.openRead(target, { maxBytes: Infinity, ...(atEnd ? { versionAtEnd: true } : {}), ...(signal ? { signal } : {}) });
   } catch (err) {
     if (err instanceof FsError && err.code === 'FS_NOT_FOUND') checkWriteIntent(intent, undefined, what);
     throw err;
   }
   const version = stream.version;
-  if (version === undefined) throw new FsError('FS_IO_ERROR', `${what}: the provider's openRead gave no version`);
+  if (version === undefined && !(atEnd && stream.versionRead)) throw new FsError('FS_IO_ERROR', `${what}: the provider's openRead gave no version`);
   // The intent (the policy's answer) comes before anything about the content.
-  checkWriteIntent(intent, { version }, what);
+  if (version !== undefined) checkWriteIntent(intent, { version }, what);
   return { stream, version };
 }
 
-/** editText of a large file: matched while it is copied to the new file, one pass (E1–E7, L1–L3). */
+/**
+ * editText of a large file: matched while it is copied to the new file, one pass (E1–E7, L1–L3).
+ * With a version to expect (the guard), the old bytes may be hashed in that same pass: the swap
+ * then publishes only if they were that version, and the file still is.
+ */
 export function editLarge(
   ctx: FsContext,
   provider: Streaming,
@@ -57,12 +61,20 @@ export function editLarge(
   signal: AbortSignal | undefined,
 ): Promise<FsEditOutcome> {
   return ctx.locks.run(target.targetKey, async () => {
-    const { stream, version } = await open(provider, target, intent, what, signal);
+    const guarded = intent?.kind === 'replaceIfVersion' ? intent.version : undefined;
+    const { stream, version } = await open(provider, target, intent, what, signal, guarded !== undefined);
     const result: StreamEditResult = { replacements: 0, lines: [] };
-    const source = streamEdit(stream.chunks, request, what, result);
+    const edited = streamEdit(stream.chunks, request, what, result);
+    // Known only at the end: the bytes edited must be the guard's version, before anything is published.
+    const source = version === undefined ? thenCheck(edited, () => checkWriteIntent(intent, readVersion(stream, what), what)) : edited;
     let swapped;
     try {
-      swapped = await provider.swapFrom(target, { expect: { kind: 'present', version }, source, ...(signal ? { signal } : {}) });
+      const expect = { kind: 'present', version: version ?? guarded! } as const;
+      swapped = await provider.swapFrom(target, { expect, source, ...(version === undefined ? { expectAtEnd: true } : {}), ...(signal ? { signal } : {}) });
+    } catch (err) {
+      // The intent comes before what the content says (not text, no match): checked now if it could not be then.
+      if (version === undefined && err instanceof FsError && CONTENT_ERRORS.has(err.code)) await checkIntentNow(provider, target, stream, intent, what, signal);
+      throw err;
     } finally {
       // A swap refused before it read the source: the file read is let go all the same.
       await release(stream);
@@ -71,6 +83,31 @@ export function editLarge(
     if (done.version === undefined) throw new FsError('FS_IO_ERROR', `${what}: the provider's swap gave no version`);
     return { version: done.version, replacements: result.replacements, lines: result.lines };
   });
+}
+
+const CONTENT_ERRORS = new Set(['FS_NOT_TEXT', 'FS_EDIT_NOT_FOUND', 'FS_AMBIGUOUS_EDIT', 'FS_TOO_LARGE']);
+
+function readVersion(stream: FsProviderReadStream, what: string): { version: FsVersion } {
+  const version = stream.versionRead?.();
+  if (version === undefined) throw new FsError('FS_IO_ERROR', `${what}: the provider's read stream gave no version at its end`);
+  return { version };
+}
+
+/** `source`'s chunks, then `check` (which may throw) once they are all passed on. */
+async function* thenCheck(source: AsyncIterable<Uint8Array>, check: () => void): AsyncGenerator<Uint8Array> {
+  yield* source;
+  check();
+}
+
+/** The intent against the file's version, from the stream when it was read to the end, else from the store. */
+async function checkIntentNow(provider: Streaming, target: FsTarget, stream: FsProviderReadStream, intent: FsWriteIntent | undefined, what: string, signal: AbortSignal | undefined) {
+  let version = stream.versionRead?.();
+  if (version === undefined) {
+    const info = await provider.stat(target, { ...(signal ? { signal } : {}) });
+    if (info?.type !== 'file' || info.version === undefined) return checkWriteIntent(intent, undefined, what);
+    version = info.version;
+  }
+  checkWriteIntent(intent, { version }, what);
 }
 
 /**
@@ -98,7 +135,8 @@ export function writeTextLarge(
     if (style !== undefined && !content.includes('\r\n') && content.includes('\n') && style.crlf > style.lf) text = content.replaceAll('\n', '\r\n');
     const bytes = encodeText(text, style?.bom ?? false);
     throwIfAborted(signal, what);
-    const done = published(await provider.swap(target, { expect: { kind: 'present', version }, bytes, ...(signal ? { signal } : {}) }), intent, what);
+    // Asked for up front, open gives the version or throws.
+    const done = published(await provider.swap(target, { expect: { kind: 'present', version: version! }, bytes, ...(signal ? { signal } : {}) }), intent, what);
     return { done, bytes };
   });
 }

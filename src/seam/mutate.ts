@@ -47,7 +47,9 @@ export function createMutate(provider: FsProvider, locks: KeyedMutex, maxTextByt
    */
   async function large(target: FsTarget, what: string, signal: AbortSignal | undefined, intent: FsWriteIntent | undefined, cause: unknown): Promise<never> {
     if (intent?.kind === 'createIfAbsent') checkWriteIntent(intent, { version: 'present' as FsVersion }, what);
-    if (intent?.kind === 'replaceIfVersion') {
+    // A store that streams checks the version on the way (editLarge, writeTextLarge), in the pass it reads the file in anyway.
+    const streams = provider.openRead !== undefined && provider.swapFrom !== undefined;
+    if (intent?.kind === 'replaceIfVersion' && !streams) {
       const info = await provider.stat(target, { signal });
       checkWriteIntent(intent, info?.type === 'file' && info.version !== undefined ? { version: info.version } : undefined, what);
     }

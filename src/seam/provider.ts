@@ -25,6 +25,17 @@ export interface FsProviderReadOptions extends FsOpOptions {
   readonly unversioned?: boolean;
 }
 
+/** `openRead`'s options. */
+export interface FsProviderOpenReadOptions extends FsProviderReadOptions {
+  readonly start?: number;
+  /**
+   * A hint: the caller reads from 0 to the end and needs the version only then, so a provider
+   * that would hash the file first may instead leave `version` out (when it does not know it
+   * already) and hash the bytes as they stream, giving it by `versionRead`.
+   */
+  readonly versionAtEnd?: boolean;
+}
+
 export interface FsProviderStatOptions extends FsOpOptions {
   /** A hint: the caller wants no version, so the provider may leave a file's out (skip the digest). */
   readonly unversioned?: boolean;
@@ -79,6 +90,11 @@ export interface FsProviderReadStream {
    */
   readonly version?: FsVersion;
   /**
+   * Asked with `versionAtEnd` and `version` left out: the version of the bytes streamed, once the
+   * chunks have been read to their end (undefined before, and after a read that stopped early).
+   */
+  readonly versionRead?: () => FsVersion | undefined;
+  /**
    * The bytes from `start` to the end of the file. The consumer may stop early (break out of the
    * loop); the provider then releases what it holds (a file descriptor, a cursor). Iterated once.
    */
@@ -89,6 +105,12 @@ export interface FsProviderReadStream {
 export type FsSwapFromRequest = Omit<FsSwapRequest, 'bytes'> & {
   /** The new content, read once, in order; the provider never needs it whole in memory. */
   readonly source: AsyncIterable<Uint8Array>;
+  /**
+   * A hint: the source is made from the file itself, read with `versionAtEnd` (it checks its own
+   * version at its end), so a provider that does not know the file's version yet may compare
+   * `expect` at publication only, instead of hashing the file before reading the source.
+   */
+  readonly expectAtEnd?: boolean;
 };
 
 /** What a search asks a provider to narrow (`searchCandidates`). */
@@ -178,7 +200,7 @@ export interface FsProvider {
    * may come from the call (before any byte) or from the iteration. Absent: the seam reads with
    * `read`, bounded by its limit.
    */
-  openRead?(target: FsTarget, options: FsProviderReadOptions & { readonly start?: number }): Promise<FsProviderReadStream>;
+  openRead?(target: FsTarget, options: FsProviderOpenReadOptions): Promise<FsProviderReadStream>;
   /**
    * G7: the one mutating file primitive, an atomic compare-and-swap. When `expect` holds, publish
    * `bytes` (creating missing parent directories) or remove the file (`bytes: null`) and return

@@ -7,8 +7,8 @@ import { crlfToLf } from './text.js';
 import { TextCheck } from './text-stream.js';
 import type { FsEditRequest, FsLineRange } from './types.js';
 
-/** Bytes gathered before a window is searched. */
-const WINDOW = 4 * 1024 * 1024;
+/** Bytes gathered before a window is searched (a stream's chunk, at most, is copied per window). */
+const WINDOW = 1024 * 1024;
 /** The longest stretch without a line break (times the breaks in old_string) an edit can hold. */
 export const MAX_STREAMED_LINE = 64 * 1024 * 1024;
 
@@ -113,26 +113,40 @@ export async function* streamEdit(
     parts.push(Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
     gathered += bytes.length;
     if (gathered < windowBytes) continue;
-    const all = Buffer.concat(parts);
-    if (all.length > MAX_STREAMED_LINE * (k + 1) + WINDOW) {
+    if (gathered > MAX_STREAMED_LINE * (k + 1) + 4 * WINDOW) {
       throw new FsError(
         'FS_TOO_LARGE',
         `${what}: the lines old_string could span hold more than ${MAX_STREAMED_LINE * (k + 1)} bytes, more than an edit of a large file holds; use an old_string over fewer lines, or replace the file with a write`,
       );
     }
-    const cut = all.lastIndexOf(LF) + 1;
+    const last = parts[parts.length - 1]!;
+    const cut = last.lastIndexOf(LF) + 1;
     if (cut === 0) {
-      parts = [all];
+      parts = [Buffer.concat(parts)];
       continue;
     }
-    const rest = yield* step(all.subarray(0, cut), false);
-    parts = [Buffer.concat([rest, all.subarray(cut)])];
+    // Only what comes before the last piece, with its first k + 1 lines, is copied into one
+    // window; the rest of that piece is searched where it lies, after the lines kept back.
+    const head = parts.length === 1 ? 0 : Math.min(breakEnd(last, k + 1), cut);
+    let rest = head === 0 ? last.subarray(0, 0) : yield* step(Buffer.concat([...parts.slice(0, -1), last.subarray(0, head)]), false);
+    if (head < cut) rest = yield* step(rest.length <= head ? last.subarray(head - rest.length, cut) : Buffer.concat([rest, last.subarray(head, cut)]), false);
+    parts = [Buffer.concat([rest, last.subarray(cut)])];
     gathered = parts[0]!.length;
   }
   check.finish();
   yield* step(Buffer.concat(parts), true);
   if (found.length === 0) throw new FsError('FS_EDIT_NOT_FOUND', `${what}: old_string was not found`);
   result.replacements = found.length;
+}
+
+/** The offset just after the `n`th line break of `b`, or its length when it has fewer. */
+function breakEnd(b: Uint8Array, n: number): number {
+  let at = -1;
+  for (let i = 0; i < n; i++) {
+    at = b.indexOf(LF, at + 1);
+    if (at === -1) return b.length;
+  }
+  return at + 1;
 }
 
 /** Whether the first line break at or after `at` is a CRLF; undefined when there is none. */

@@ -68,4 +68,37 @@ describe('streamEdit (V7): the edit of a streamed file is the whole-file edit', 
       { numRuns: 3000 },
     );
   });
+
+  it('the same when chunks hold many lines and old_string spans several (a chunk searched where it lies)', async () => {
+    const lineUnit = fc.constantFrom('a', 'b', 'é', '\n', '\n', '\r\n');
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(lineUnit, { maxLength: 160 }).map((a) => a.join('')),
+        fc.array(lineUnit, { minLength: 2, maxLength: 6 }).map((a) => a.join('')),
+        fc.array(lineUnit, { maxLength: 4 }).map((a) => a.join('')),
+        fc.boolean(),
+        fc.array(fc.nat(), { maxLength: 3 }),
+        fc.integer({ min: 1, max: 6 }),
+        async (body, oldString, newString, replaceAll, cuts, windowBytes) => {
+          fc.pre(oldString.replaceAll('\r\n', '\n') !== newString.replaceAll('\r\n', '\n'));
+          const bytes = Buffer.from(body);
+          const edit = { oldString, newString, replaceAll };
+          let expected;
+          try {
+            expected = editBytes(bytes, edit, 'cannot edit "f"');
+          } catch (err) {
+            const got = await run(bytes, edit, cuts, windowBytes);
+            expect(isFsError(got.error) && got.error.code).toBe(isFsError(err) && err.code);
+            return;
+          }
+          const got = await run(bytes, edit, cuts, windowBytes);
+          expect(got.error).toBeUndefined();
+          expect(Buffer.from(got.bytes!).toString('hex')).toBe(Buffer.from(expected.bytes).toString('hex'));
+          expect(got.replacements).toBe(expected.replacements);
+          expect(got.lines).toEqual(expected.lines);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
 });

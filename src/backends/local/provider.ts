@@ -56,12 +56,14 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         withRedirects(ctx, target.targetKey, what, (key) => ctx.lock.run(key, () => swapLocked(ctx, key, expect, bytes, signal, what, deferred))),
       );
     },
-    openRead: (target, { start, unversioned }) => openRead(ctx, target, start ?? 0, unversioned),
-    swapFrom(target, { expect, source, signal, durability }) {
+    openRead: (target, { start, unversioned, versionAtEnd }) => openRead(ctx, target, start ?? 0, unversioned, versionAtEnd),
+    swapFrom(target, { expect, source, signal, durability, expectAtEnd }) {
       const what = `cannot write "${target.displayPath}"`;
       const deferred = durability === 'deferred';
       return guard(what, () =>
-        withRedirects(ctx, target.targetKey, what, (key) => ctx.lock.run(key, () => swapLocked(ctx, key, expect, source, signal, what, deferred))),
+        withRedirects(ctx, target.targetKey, what, (key) =>
+          ctx.lock.run(key, () => swapLocked(ctx, key, expect, source, signal, what, deferred, expectAtEnd === true)),
+        ),
       );
     },
     setExecutable: (target, executable) => setExecutable(ctx, target, executable),

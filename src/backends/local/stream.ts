@@ -3,11 +3,12 @@ import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
 import { FsError, toFsError } from '../../seam/errors.js';
 import { releasing } from '../../seam/releasing.js';
-import type { FsProviderReadStream, FsTarget } from '../../seam/types.js';
+import type { FsProviderReadStream, FsTarget, FsVersion } from '../../seam/types.js';
+import { contentHasher, type ContentHasher } from '../../seam/version.js';
 import type { LocalContext } from './context.js';
 import { openParent } from './dirs.js';
 import { guard, notFound } from './errors.js';
-import { leafVersion, openLeaf } from './leaf.js';
+import { leafVersion, openLeaf, type Leaf } from './leaf.js';
 import { withRedirects } from './resolve.js';
 import { sameTuple } from './version-cache.js';
 
@@ -17,9 +18,11 @@ const STREAM_CHUNK = 1024 * 1024;
 /**
  * openRead (V7): the file opened as `read` opens it (no link followed, the descriptor checked to
  * be a regular file), its version from the cache or a streaming hash, then its bytes a chunk at
- * a time. The file is never held in memory; a change under the stream is FS_CONFLICT.
+ * a time. The file is never held in memory; a change under the stream is FS_CONFLICT. With
+ * `atEnd` and no cached version, the bytes are hashed as they stream instead of in a pass of
+ * their own, and the version (then cached) is known once they have all been read.
  */
-export function openRead(ctx: LocalContext, target: FsTarget, start: number, unversioned: boolean | undefined): Promise<FsProviderReadStream> {
+export function openRead(ctx: LocalContext, target: FsTarget, start: number, unversioned: boolean | undefined, atEnd = false): Promise<FsProviderReadStream> {
   const what = `cannot read "${target.displayPath}"`;
   if (!Number.isSafeInteger(start) || start < 0) return Promise.reject(new FsError('FS_INVALID_ARGUMENT', `${what}: start must be a non-negative integer`));
   return guard(what, () =>
@@ -31,6 +34,7 @@ export function openRead(ctx: LocalContext, target: FsTarget, start: number, unv
         const leaf = await openLeaf(ctx, anchor, posix.basename(key), key, what);
         if (leaf === undefined) throw notFound(what);
         try {
+          if (unversioned !== true && atEnd && start === 0 && ctx.cache.lookup(key, leaf.st) === undefined) return hashedAsRead(ctx, leaf, key, what);
           const version = unversioned === true ? undefined : await leafVersion(ctx, leaf, key, what);
           const st = unversioned === true ? leaf.st : await leaf.handle.stat({ bigint: true });
           if (version !== undefined && !sameTuple(st, leaf.st)) throw changed(what);
@@ -46,10 +50,34 @@ export function openRead(ctx: LocalContext, target: FsTarget, start: number, unv
   );
 }
 
+/** The stream of a file whose version is found on the way: recorded in the cache once the bytes are read, unchanged, to the end. */
+function hashedAsRead(ctx: LocalContext, leaf: Leaf, key: string, what: string): FsProviderReadStream {
+  let version: FsVersion | undefined;
+  const hasher = contentHasher();
+  const seen = (digest: FsVersion) => {
+    version = digest;
+    ctx.cache.record(key, leaf.st, digest);
+  };
+  return {
+    size: Number(leaf.st.size),
+    versionRead: () => version,
+    chunks: releasing(chunksOf(leaf.handle, leaf.st, 0, what, { hasher, seen }), () => leaf.handle.close()),
+  };
+}
+
 const changed = (what: string) => new FsError('FS_CONFLICT', `${what}: the file changed while it was read; read it again`);
 
-/** The bytes from `start`; the descriptor is closed when the consumer ends or stops early. */
-async function* chunksOf(handle: FileHandle, st: BigIntStats, start: number, what: string): AsyncGenerator<Uint8Array> {
+/**
+ * The bytes from `start`; the descriptor is closed when the consumer ends or stops early. With
+ * `hashing`, they are hashed too, and the digest given only when the file proved unchanged.
+ */
+async function* chunksOf(
+  handle: FileHandle,
+  st: BigIntStats,
+  start: number,
+  what: string,
+  hashing?: { readonly hasher: ContentHasher; readonly seen: (version: FsVersion) => void },
+): AsyncGenerator<Uint8Array> {
   let position = start;
   try {
     for (;;) {
@@ -62,13 +90,16 @@ async function* chunksOf(handle: FileHandle, st: BigIntStats, start: number, wha
       }
       if (bytesRead === 0) break;
       position += bytesRead;
-      yield new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
+      const chunk = new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
+      hashing?.hasher.update(chunk);
+      yield chunk;
     }
     // The bytes streamed are those of the version given only if the file did not change meanwhile.
     const after = await handle.stat({ bigint: true }).catch((err: unknown) => {
       throw toFsError(err, what);
     });
     if (!sameTuple(after, st)) throw changed(what);
+    hashing?.seen(hashing.hasher.digest());
   } finally {
     await handle.close().catch(() => undefined);
   }

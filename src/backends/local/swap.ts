@@ -34,6 +34,8 @@ interface PublishOptions {
   readonly mode: 'link' | 'link-or-rename' | 'rename';
   /** Re-check just before the rename that the target still holds this version. */
   readonly expect: FsVersion | undefined;
+  /** The expected version was not checked before the write: compare it then, whatever the stat says. */
+  readonly verify: boolean;
   readonly signal: AbortSignal | undefined;
   readonly what: string;
   readonly key: string;
@@ -54,6 +56,7 @@ export async function swapLocked(
   signal: AbortSignal | undefined,
   what: string,
   deferred: boolean,
+  expectAtEnd = false,
 ): Promise<FsSwapResult> {
   const { fsp, cache } = ctx;
   if (key === ctx.root) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: the root is a directory`);
@@ -65,13 +68,18 @@ export async function swapLocked(
   try {
     const leaf = anchor && (await openLeaf(ctx, anchor, name, key, what));
     let version: FsVersion | undefined;
+    // A source made from the old file itself hashes it as it is read: rather than a pass of its
+    // own, an expected version not already cached is checked at publication (by then cached).
+    const later = expectAtEnd && leaf !== undefined && expect.kind === 'present' && !(bytes instanceof Uint8Array) && bytes !== null;
     try {
-      if (leaf && expect.kind !== 'any') version = await leafVersion(ctx, leaf, key, what);
+      if (later) version = cache.lookup(key, leaf.st);
+      else if (leaf && expect.kind !== 'any') version = await leafVersion(ctx, leaf, key, what);
     } finally {
       await leaf?.handle.close().catch(() => undefined);
     }
     const before = leaf && version !== undefined ? { version } : leaf ? { version: FsVersion('unhashed') } : undefined;
-    if (!expectHolds(expect, before)) return { ok: false, current: observe(before) };
+    const verify = later && version === undefined;
+    if (!verify && !expectHolds(expect, before)) return { ok: false, current: observe(before) };
     throwIfAborted(signal, what);
     if (bytes === null) {
       if (leaf && anchor) {
@@ -91,6 +99,7 @@ export async function swapLocked(
         before: leaf?.st,
         mode: expect.kind === 'absent' ? 'link' : leaf ? 'rename' : 'link-or-rename',
         expect: expect.kind === 'present' ? expect.version : undefined,
+        verify,
         signal,
         what,
         key,
@@ -127,7 +136,7 @@ async function publish(
     written = await writeContent(handle, bytes, o);
     if (o.before) await keepOwnerAndMode(ctx, handle, o.before);
     if (ctx.durable) await handle.sync();
-    if (o.expect !== undefined) await recheck(ctx, anchor, name, o.before, o.expect, o.what, o.key);
+    if (o.expect !== undefined) await recheck(ctx, anchor, name, o, o.expect);
     throwIfAborted(o.signal, o.what);
     let linked = false;
     let present: boolean | undefined;
@@ -239,15 +248,7 @@ async function unlinkTemp(ctx: LocalContext, path: string): Promise<void> {
  * Narrows the window in which a writer that does not take our lock (an editor, another
  * process) could change the file between the guard check and the rename.
  */
-async function recheck(
-  ctx: LocalContext,
-  anchor: DirAnchor,
-  name: string,
-  before: BigIntStats | undefined,
-  expect: FsVersion,
-  what: string,
-  key: string,
-): Promise<void> {
+async function recheck(ctx: LocalContext, anchor: DirAnchor, name: string, o: PublishOptions, expect: FsVersion): Promise<void> {
   let now: BigIntStats | undefined;
   try {
     now = await ctx.fsp.lstat(anchor.child(name), { bigint: true });
@@ -255,15 +256,21 @@ async function recheck(
     if (!isAbsent(err)) throw err;
   }
   const stale = () => new Mismatch();
-  if (now === undefined || before === undefined || !now.isFile()) throw stale();
-  if (sameTuple(now, before) && !isRacilyClean(now, ctx.clock(), ctx.racyWindowNs)) return;
-  const leaf = await openLeaf(ctx, anchor, name, key, what).catch((err: unknown) => {
+  if (now === undefined || o.before === undefined || !now.isFile()) throw stale();
+  if (o.verify) {
+    const cached = ctx.cache.lookup(o.key, now);
+    if (cached !== undefined) {
+      if (cached !== expect) throw stale();
+      return;
+    }
+  } else if (sameTuple(now, o.before) && !isRacilyClean(now, ctx.clock(), ctx.racyWindowNs)) return;
+  const leaf = await openLeaf(ctx, anchor, name, o.key, o.what).catch((err: unknown) => {
     if (err instanceof Moved) throw stale();
     throw err;
   });
   if (leaf === undefined) throw stale();
   try {
-    const { version } = await hashLeaf(leaf, what);
+    const { version } = await hashLeaf(leaf, o.what);
     if (version !== expect) throw stale();
   } finally {
     await leaf.handle.close().catch(() => undefined);
