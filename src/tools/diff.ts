@@ -1,4 +1,4 @@
-import { OMIT_HEADERS, formatPatch, structuredPatch } from 'diff';
+import { OMIT_HEADERS, formatPatch, structuredPatch, type StructuredPatch } from 'diff';
 import { textProblem } from '../seam/index.js';
 
 // The unified diff that write and edit put in their structured values for a UI to show; the
@@ -26,9 +26,56 @@ export function diffFields(path: string, before: Uint8Array | undefined, after: 
   if ((before?.byteLength ?? 0) > MAX_DIFF_INPUT_BYTES || after.byteLength > MAX_DIFF_INPUT_BYTES) return {};
   if (textProblem(before ?? empty) !== undefined || textProblem(after) !== undefined) return {};
   const from = before === undefined ? '/dev/null' : path;
-  const patch = structuredPatch(from, path, keepBom.decode(before ?? empty), keepBom.decode(after), undefined, undefined, { context: 3 });
+  const [a, b] = [keepBom.decode(before ?? empty), keepBom.decode(after)];
+  const patch = narrowPatch(from, path, a, b) ?? structuredPatch(from, path, a, b, undefined, undefined, { context: CONTEXT });
   const text = patch.hunks.length === 0 ? '' : `--- ${from}\n+++ ${path}\n${formatPatch(patch, OMIT_HEADERS)}`;
   return capDiff(text);
+}
+
+const CONTEXT = 3;
+
+/** Lines as jsdiff's line diff cuts them: each with its line break (LF or CRLF); no empty last line. */
+function linesOf(text: string): string[] {
+  const out: string[] = [];
+  let at = 0;
+  for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', at)) {
+    out.push(text.slice(at, nl + 1));
+    at = nl + 1;
+  }
+  if (at < text.length) out.push(text.slice(at));
+  return out;
+}
+
+/**
+ * The patch structuredPatch would give, computed on the changed lines and their context only,
+ * when that is provably the same: an edit usually changes one block of lines, and a full diff
+ * tokenizes and searches the whole file. After the common first lines P and last lines S, the
+ * changed blocks are O (old) and N (new). When no line of O occurs in N or S and no line of N
+ * in O or S, the only alignment of least edits is P, all of O removed, all of N added, S; and
+ * jsdiff's search (common prefix first, then an addition preferred to a removal at equal reach)
+ * yields exactly "P, −O, +N, S". So diffing P's last CONTEXT lines, O, N and S's first CONTEXT
+ * lines gives the same hunks, shifted by the lines of P left out. Undefined otherwise.
+ */
+function narrowPatch(from: string, to: string, a: string, b: string): StructuredPatch | undefined {
+  const [A, B] = [linesOf(a), linesOf(b)];
+  const m = Math.min(A.length, B.length);
+  let p = 0;
+  while (p < m && A[p] === B[p]) p++;
+  if (p === A.length && p === B.length) return undefined;
+  let s = 0;
+  while (s < m - p && A[A.length - 1 - s] === B[B.length - 1 - s]) s++;
+  const oldLines = new Set(A.slice(p, A.length - s));
+  const newLines = new Set(B.slice(p, B.length - s));
+  for (const line of newLines) if (oldLines.has(line)) return undefined;
+  for (let i = A.length - s; i < A.length; i++) if (oldLines.has(A[i]!) || newLines.has(A[i]!)) return undefined;
+  const [head, tail] = [Math.min(p, CONTEXT), Math.min(s, CONTEXT)];
+  const cut = (L: string[]) => L.slice(p - head, L.length - s + tail).join('');
+  const patch = structuredPatch(from, to, cut(A), cut(B), undefined, undefined, { context: CONTEXT });
+  for (const h of patch.hunks) {
+    h.oldStart += p - head;
+    h.newStart += p - head;
+  }
+  return patch;
 }
 
 /** Cuts a diff to MAX_DIFF_BYTES at a line boundary. */
