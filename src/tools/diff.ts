@@ -27,12 +27,14 @@ export function diffFields(path: string, before: Uint8Array | undefined, after: 
   if (textProblem(before ?? empty) !== undefined || textProblem(after) !== undefined) return {};
   const from = before === undefined ? '/dev/null' : path;
   const [a, b] = [keepBom.decode(before ?? empty), keepBom.decode(after)];
-  const patch = narrowPatch(from, path, a, b) ?? structuredPatch(from, path, a, b, undefined, undefined, { context: CONTEXT });
-  const text = patch.hunks.length === 0 ? '' : `--- ${from}\n+++ ${path}\n${formatPatch(patch, OMIT_HEADERS)}`;
+  const hunks = blockDiff(a, b) ?? formatHunks(structuredPatch(from, path, a, b, undefined, undefined, { context: CONTEXT }));
+  const text = hunks === '' ? '' : `--- ${from}\n+++ ${path}\n${hunks}`;
   return capDiff(text);
 }
 
 const CONTEXT = 3;
+
+const formatHunks = (patch: StructuredPatch) => (patch.hunks.length === 0 ? '' : formatPatch(patch, OMIT_HEADERS));
 
 /** Lines as jsdiff's line diff cuts them: each with its line break (LF or CRLF); no empty last line. */
 function linesOf(text: string): string[] {
@@ -47,16 +49,15 @@ function linesOf(text: string): string[] {
 }
 
 /**
- * The patch structuredPatch would give, computed on the changed lines and their context only,
- * when that is provably the same: an edit usually changes one block of lines, and a full diff
- * tokenizes and searches the whole file. After the common first lines P and last lines S, the
- * changed blocks are O (old) and N (new). When no line of O occurs in N or S and no line of N
- * in O or S, the only alignment of least edits is P, all of O removed, all of N added, S; and
- * jsdiff's search (common prefix first, then an addition preferred to a removal at equal reach)
- * yields exactly "P, −O, +N, S". So diffing P's last CONTEXT lines, O, N and S's first CONTEXT
- * lines gives the same hunks, shifted by the lines of P left out. Undefined otherwise.
+ * The hunks structuredPatch and formatPatch would give, written directly when they are provably
+ * the same: an edit usually changes one block of lines, and jsdiff tokenizes and searches the
+ * whole file (and costs more than the edit even for a few lines). After the common first lines P
+ * and last lines S, the changed blocks are O (old) and N (new). When no line of O occurs in N or
+ * S and no line of N in O or S, the only alignment of least edits is P, all of O removed, all of
+ * N added, S; and jsdiff's search (common prefix first, then an addition preferred to a removal
+ * at equal reach) yields exactly that order. Undefined otherwise (or when nothing changed).
  */
-function narrowPatch(from: string, to: string, a: string, b: string): StructuredPatch | undefined {
+function blockDiff(a: string, b: string): string | undefined {
   const [A, B] = [linesOf(a), linesOf(b)];
   const m = Math.min(A.length, B.length);
   let p = 0;
@@ -64,18 +65,27 @@ function narrowPatch(from: string, to: string, a: string, b: string): Structured
   if (p === A.length && p === B.length) return undefined;
   let s = 0;
   while (s < m - p && A[A.length - 1 - s] === B[B.length - 1 - s]) s++;
-  const oldLines = new Set(A.slice(p, A.length - s));
-  const newLines = new Set(B.slice(p, B.length - s));
-  for (const line of newLines) if (oldLines.has(line)) return undefined;
-  for (let i = A.length - s; i < A.length; i++) if (oldLines.has(A[i]!) || newLines.has(A[i]!)) return undefined;
-  const [head, tail] = [Math.min(p, CONTEXT), Math.min(s, CONTEXT)];
-  const cut = (L: string[]) => L.slice(p - head, L.length - s + tail).join('');
-  const patch = structuredPatch(from, to, cut(A), cut(B), undefined, undefined, { context: CONTEXT });
-  for (const h of patch.hunks) {
-    h.oldStart += p - head;
-    h.newStart += p - head;
+  const [oldEnd, newEnd] = [A.length - s, B.length - s];
+  const oldBlock = new Set<string>();
+  for (let i = p; i < oldEnd; i++) oldBlock.add(A[i]!);
+  const newBlock = new Set<string>();
+  for (let i = p; i < newEnd; i++) {
+    if (oldBlock.has(B[i]!)) return undefined;
+    newBlock.add(B[i]!);
   }
-  return patch;
+  for (let i = oldEnd; i < A.length; i++) if (oldBlock.has(A[i]!) || newBlock.has(A[i]!)) return undefined;
+  const [before, after] = [Math.min(p, CONTEXT), Math.min(s, CONTEXT)];
+  const out: string[] = [];
+  const push = (mark: string, line: string) => out.push(line.endsWith('\n') ? mark + line.slice(0, -1) : `${mark}${line}\n\\ No newline at end of file`);
+  for (let i = p - before; i < p; i++) push(' ', A[i]!);
+  for (let i = p; i < oldEnd; i++) push('-', A[i]!);
+  for (let i = p; i < newEnd; i++) push('+', B[i]!);
+  for (let i = oldEnd; i < oldEnd + after; i++) push(' ', A[i]!);
+  const start = p + 1 - before;
+  const [oldCount, newCount] = [before + (oldEnd - p) + after, before + (newEnd - p) + after];
+  // As formatPatch numbers them: an empty side starts one line earlier.
+  const header = `@@ -${oldCount === 0 ? start - 1 : start},${oldCount} +${newCount === 0 ? start - 1 : start},${newCount} @@`;
+  return `${header}\n${out.join('\n')}\n`;
 }
 
 /** Cuts a diff to MAX_DIFF_BYTES at a line boundary. */
