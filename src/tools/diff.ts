@@ -49,6 +49,40 @@ function linesOf(text: string): string[] {
 }
 
 /**
+ * Where `a` and `b` part, in characters: both start with the same lines (up to `head`) and end
+ * with the same lines (`a` from `oldEnd`, `b` from `newEnd`); between lie the changed blocks.
+ * Undefined when the texts are equal. A common line is a whole line, break included.
+ */
+function partLines(a: string, b: string): { head: number; oldEnd: number; newEnd: number } | undefined {
+  const m = Math.min(a.length, b.length);
+  let d = 0;
+  while (d < m && a.charCodeAt(d) === b.charCodeAt(d)) d++;
+  if (d === a.length && d === b.length) return undefined;
+  // The line holding the first difference differs; those before it are common.
+  const head = d === 0 ? 0 : a.lastIndexOf('\n', d - 1) + 1;
+  let e = 0;
+  while (e < m - head && a.charCodeAt(a.length - 1 - e) === b.charCodeAt(b.length - 1 - e)) e++;
+  // The common end, from where a line starts in both (inside it, a start in one is one in the other).
+  const startsLine = (t: string, i: number) => i === head || t.charCodeAt(i - 1) === LF;
+  let q = e;
+  if (!(startsLine(a, a.length - q) && startsLine(b, b.length - q))) {
+    const nl = a.indexOf('\n', a.length - q);
+    q = nl === -1 ? 0 : a.length - nl - 1;
+  }
+  return { head, oldEnd: a.length - q, newEnd: b.length - q };
+}
+
+const LF = 10;
+
+/** Whether `line` (from linesOf) is one of the lines of `text`. */
+function hasLine(text: string, line: string): boolean {
+  for (let at = text.indexOf(line); at !== -1; at = text.indexOf(line, at + 1)) {
+    if ((at === 0 || text.charCodeAt(at - 1) === LF) && (line.endsWith('\n') || at + line.length === text.length)) return true;
+  }
+  return false;
+}
+
+/**
  * The hunks structuredPatch and formatPatch would give, written directly when they are provably
  * the same: an edit usually changes one block of lines, and jsdiff tokenizes and searches the
  * whole file (and costs more than the edit even for a few lines). After the common first lines P
@@ -58,31 +92,27 @@ function linesOf(text: string): string[] {
  * at equal reach) yields exactly that order. Undefined otherwise (or when nothing changed).
  */
 function blockDiff(a: string, b: string): string | undefined {
-  const [A, B] = [linesOf(a), linesOf(b)];
-  const m = Math.min(A.length, B.length);
-  let p = 0;
-  while (p < m && A[p] === B[p]) p++;
-  if (p === A.length && p === B.length) return undefined;
-  let s = 0;
-  while (s < m - p && A[A.length - 1 - s] === B[B.length - 1 - s]) s++;
-  const [oldEnd, newEnd] = [A.length - s, B.length - s];
-  const oldBlock = new Set<string>();
-  for (let i = p; i < oldEnd; i++) oldBlock.add(A[i]!);
-  const newBlock = new Set<string>();
-  for (let i = p; i < newEnd; i++) {
-    if (oldBlock.has(B[i]!)) return undefined;
-    newBlock.add(B[i]!);
-  }
-  for (let i = oldEnd; i < A.length; i++) if (oldBlock.has(A[i]!) || newBlock.has(A[i]!)) return undefined;
-  const [before, after] = [Math.min(p, CONTEXT), Math.min(s, CONTEXT)];
+  const parts = partLines(a, b);
+  if (parts === undefined) return undefined;
+  const { head, oldEnd, newEnd } = parts;
+  const [O, N, tail] = [linesOf(a.slice(head, oldEnd)), linesOf(b.slice(head, newEnd)), a.slice(oldEnd)];
+  const old = new Set(O);
+  for (const line of N) if (old.has(line)) return undefined;
+  for (const line of O) if (hasLine(tail, line)) return undefined;
+  for (const line of N) if (hasLine(tail, line)) return undefined;
+  let from = head;
+  let before = 0;
+  for (; before < CONTEXT && from > 0; before++) from = from >= 2 ? a.lastIndexOf('\n', from - 2) + 1 : 0;
+  const after = linesOf(tail).slice(0, CONTEXT);
   const out: string[] = [];
   const push = (mark: string, line: string) => out.push(line.endsWith('\n') ? mark + line.slice(0, -1) : `${mark}${line}\n\\ No newline at end of file`);
-  for (let i = p - before; i < p; i++) push(' ', A[i]!);
-  for (let i = p; i < oldEnd; i++) push('-', A[i]!);
-  for (let i = p; i < newEnd; i++) push('+', B[i]!);
-  for (let i = oldEnd; i < oldEnd + after; i++) push(' ', A[i]!);
-  const start = p + 1 - before;
-  const [oldCount, newCount] = [before + (oldEnd - p) + after, before + (newEnd - p) + after];
+  for (const line of linesOf(a.slice(from, head))) push(' ', line);
+  for (const line of O) push('-', line);
+  for (const line of N) push('+', line);
+  for (const line of after) push(' ', line);
+  let start = 1;
+  for (let nl = a.indexOf('\n'); nl !== -1 && nl < from; nl = a.indexOf('\n', nl + 1)) start++;
+  const [oldCount, newCount] = [before + O.length + after.length, before + N.length + after.length];
   // As formatPatch numbers them: an empty side starts one line earlier.
   const header = `@@ -${oldCount === 0 ? start - 1 : start},${oldCount} +${newCount === 0 ? start - 1 : start},${newCount} @@`;
   return `${header}\n${out.join('\n')}\n`;
