@@ -87,6 +87,14 @@ export function quietly<T>(fn: () => T): T {
   }
 }
 
+/**
+ * Writes `bytes` as the whole content of `key`. memfs copies the bytes into the file; handed a
+ * Uint8Array that is not a Buffer, it first makes a Buffer copy of its own as well.
+ */
+export function writeFile(ctx: MemoryContext, key: string, bytes: Uint8Array): void {
+  ctx.vol.writeFileSync(key, Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+}
+
 export function readFile(ctx: MemoryContext, key: string): Uint8Array {
   const buf = ctx.vol.readFileSync(key) as Buffer;
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
