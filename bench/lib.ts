@@ -30,7 +30,7 @@ export interface BenchRow {
   readonly delta?: number;
   /** min / the baseline's min: on a busy machine the fastest runs show the intrinsic cost best. */
   readonly minRatio?: number;
-  /** The goal as stated ("≤ 1.5× safe baseline", "≤ 20 µs overhead"), and whether it was met. */
+  /** The goal as stated ("≤ 1.5× safe baseline", "≤ +15 µs/op"), and whether it was met. */
   readonly goal?: string;
   readonly met?: boolean;
   readonly note?: string;

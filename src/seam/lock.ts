@@ -6,12 +6,13 @@ export class KeyedMutex {
   readonly #tails = new Map<string, Promise<void>>();
 
   async run<T>(key: string, fn: () => Promise<T> | T): Promise<T> {
-    const previous = this.#tails.get(key) ?? Promise.resolve();
+    const previous = this.#tails.get(key);
     let release!: () => void;
     const mine = new Promise<void>((resolve) => (release = resolve));
-    const tail = previous.then(() => mine);
+    // Uncontended (the usual case): no chain to wait on, so no promise and turn spent on one.
+    const tail = previous === undefined ? mine : previous.then(() => mine);
     this.#tails.set(key, tail);
-    await previous;
+    if (previous !== undefined) await previous;
     try {
       return await fn();
     } finally {

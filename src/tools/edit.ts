@@ -2,7 +2,7 @@ import { FsError, crlfToLf, type FsLineRange, type FsVersion } from '../seam/ind
 import { diffFields, type DiffFields } from './diff.js';
 import type { Tool } from '../harness/index.js';
 import { shownPath } from '../harness/tools.js';
-import { EDIT_DESCRIPTION, createEditSchema, type EditArgs } from './schemas.js';
+import { EDIT_DESCRIPTION, createEditSchema, quickEditArgs, type EditArgs } from './schemas.js';
 import { withRemedy } from './errors.js';
 import { editOutputSchema } from './outputs.js';
 import { applyEdits } from './multi-edit.js';
@@ -51,6 +51,7 @@ export function createEditTool(): Tool<EditArgs, EditValue> {
     outputSchema: editOutputSchema,
     description: EDIT_DESCRIPTION,
     schema: createEditSchema(),
+    quickParse: quickEditArgs,
     render: renderEdit,
     async execute(args, call) {
       try {

@@ -148,6 +148,37 @@ export function createEditSchema() {
     );
 }
 
+/** `args` when it is a plain object with no other keys than `allowed`, none undefined (anything else is left to zod). */
+function plainArgs(args: unknown, allowed: readonly string[]): Record<string, unknown> | undefined {
+  if (typeof args !== 'object' || args === null || Array.isArray(args) || Object.getPrototypeOf(args) !== Object.prototype) return undefined;
+  for (const [key, value] of Object.entries(args)) if (!allowed.includes(key) || value === undefined) return undefined;
+  return args as Record<string, unknown>;
+}
+
+const isPath = (v: unknown): v is string => typeof v === 'string' && v.length > 0 && NOT_BLANK.test(v);
+const isLineNumber = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 1;
+const READ_KEYS = ['file_path', 'offset', 'limit'];
+const EDIT_KEYS = ['file_path', 'old_string', 'new_string', 'replace_all'];
+
+/** createReadSchema's parse of plain arguments (a property compares the two), else undefined. */
+export function quickReadArgs(args: unknown): ReadArgs | undefined {
+  const a = plainArgs(args, READ_KEYS);
+  if (a === undefined || !isPath(a.file_path)) return undefined;
+  const { file_path, offset, limit } = a;
+  if ((offset !== undefined && !isLineNumber(offset)) || (limit !== undefined && !isLineNumber(limit))) return undefined;
+  return { file_path, ...(offset !== undefined ? { offset } : {}), ...(limit !== undefined ? { limit } : {}) };
+}
+
+/** createEditSchema's parse of one plain old_string/new_string pair (a property compares the two), else undefined. */
+export function quickEditArgs(args: unknown): EditArgs | undefined {
+  const a = plainArgs(args, EDIT_KEYS);
+  if (a === undefined || !isPath(a.file_path)) return undefined;
+  const { file_path, old_string, new_string, replace_all } = a;
+  if (typeof old_string !== 'string' || old_string.length === 0 || typeof new_string !== 'string') return undefined;
+  if (replace_all !== undefined && typeof replace_all !== 'boolean') return undefined;
+  return { file_path, old_string, new_string, replace_all: replace_all ?? false };
+}
+
 // Optional arguments are nullish: OpenAI's strict mode (and its zodFunction helper) needs them
 // nullable, and a model sends null for an omitted option; null means "left out".
 export type ReadArgs = z.output<ReturnType<typeof createReadSchema>>;

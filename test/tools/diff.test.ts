@@ -1,12 +1,12 @@
 import fc from 'fast-check';
-import { applyPatch } from 'diff';
+import { OMIT_HEADERS, applyPatch, formatPatch, structuredPatch } from 'diff';
 import { describe, expect, it } from 'vitest';
 import { createFs, createHarness, type FsProvider, type FsTarget, type ToolResult } from '../../src/index.js';
 import { createMemoryProvider } from '../../src/backends/memory/provider.js';
 import { createMemoryFs, type MemoryEntry } from '../../src/backends/memory/index.js';
 import { createObservationPolicy } from '../../src/policy/index.js';
 import { editOutputSchema, fsTools, writeOutputSchema, type EditValue, type WriteValue } from '../../src/tools/index.js';
-import { MAX_DIFF_BYTES, capDiff } from '../../src/tools/diff.js';
+import { MAX_DIFF_BYTES, capDiff, diffFields } from '../../src/tools/diff.js';
 
 function harness(files: Record<string, MemoryEntry>) {
   const fs = createMemoryFs({ files, cwd: '/p' });
@@ -63,6 +63,39 @@ describe('write and edit diffs (structured value only)', () => {
         expect(diff === '' ? before : applyPatch(before, diff)).toBe(after);
       }),
       { numRuns: 100 },
+    );
+  });
+});
+
+describe('the diff of the changed lines alone', () => {
+  /** The unified diff of the whole texts, as jsdiff gives it. */
+  function fullDiff(a: string, b: string): string {
+    const patch = structuredPatch('/f', '/f', a, b, undefined, undefined, { context: 3 });
+    return patch.hunks.length === 0 ? '' : `--- /f\n+++ /f\n${formatPatch(patch, OMIT_HEADERS)}`;
+  }
+  const enc = (t: string) => new TextEncoder().encode(t);
+
+  it('property: equals the diff of the whole texts (repeated lines, CRLF, no final line break)', () => {
+    const line = fc.constantFrom('a', 'b', 'ab', 'c', '', 'x y', 'a\r');
+    const text = fc.tuple(fc.array(line, { maxLength: 12 }), fc.constantFrom('\n', '\r\n'), fc.boolean()).map(([ls, eol, end]) => ls.join(eol) + (end && ls.length > 0 ? eol : ''));
+    fc.assert(
+      fc.property(text, text, (a, b) => {
+        expect(diffFields('/f', enc(a), enc(b)).diff).toBe(fullDiff(a, b));
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
+  it('property: equals the diff of the whole texts for one replaced block in a longer file', () => {
+    const body = fc.array(fc.constantFrom('a', 'b', 'c', '}', '', 'return x;'), { minLength: 0, maxLength: 30 });
+    fc.assert(
+      fc.property(body, fc.nat(), fc.nat(3), body.map((l) => l.slice(0, 4)), (lines, at, removed, added) => {
+        const i = lines.length === 0 ? 0 : at % lines.length;
+        const after = [...lines.slice(0, i), ...added, ...lines.slice(i + removed)];
+        const [a, b] = [lines.map((l) => `${l}\n`).join(''), after.map((l) => `${l}\n`).join('')];
+        expect(diffFields('/f', enc(a), enc(b)).diff).toBe(fullDiff(a, b));
+      }),
+      { numRuns: 2000 },
     );
   });
 });

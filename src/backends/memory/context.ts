@@ -1,22 +1,29 @@
 /** What every part of the memory provider shares: its own Volume, and the lookups on it. */
 import { Volume } from 'memfs';
 import { canonicalPath, type LinkReader, type NodeKind } from '../../seam/index.js';
+import { lookup } from './lookup.js';
 
 export interface MemoryContext {
   readonly cwd: string;
   readonly vol: Volume;
   /** The volume as the seam's resolveLinks reads it. */
   readonly reader: LinkReader;
+  /** The ids memfs checks permissions against, read once (see volumeProcess). */
+  readonly uid: number;
+  readonly gid: number;
 }
 
 /** A fresh volume holding the cwd (and nothing else yet). */
 export function createContext(cwdOption: string | undefined): MemoryContext {
   const cwd = canonicalPath(cwdOption ?? '/', '/');
   // Never memfs's global volume, and never a relative path (memfs resolves those against process.cwd()).
-  const vol = Volume.fromJSON({}, '/', { process: volumeProcess() });
+  const proc = volumeProcess();
+  const vol = Volume.fromJSON({}, '/', { process: proc });
   const ctx: MemoryContext = {
     cwd,
     vol,
+    uid: proc.getuid(),
+    gid: proc.getgid(),
     reader: {
       kind(p: string): NodeKind {
         const st = lstat(ctx, p);
@@ -60,11 +67,9 @@ export function follow(ctx: MemoryContext, p: string) {
  * Anything else (missing, dangling, looping, refused) goes the long way.
  */
 export function realKey(ctx: MemoryContext, path: string): string | undefined {
-  try {
-    return String(quietly(() => ctx.vol.realpathSync(path)));
-  } catch {
-    return undefined;
-  }
+  // What realpathSync does, without the error object a miss would build and throw.
+  const found = lookup(ctx, path, true);
+  return found.ok ? found.value.getPath() || '/' : undefined;
 }
 
 /**
@@ -80,6 +85,14 @@ export function quietly<T>(fn: () => T): T {
   } finally {
     Error.stackTraceLimit = limit;
   }
+}
+
+/**
+ * Writes `bytes` as the whole content of `key`. memfs copies the bytes into the file; handed a
+ * Uint8Array that is not a Buffer, it first makes a Buffer copy of its own as well.
+ */
+export function writeFile(ctx: MemoryContext, key: string, bytes: Uint8Array): void {
+  ctx.vol.writeFileSync(key, Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength));
 }
 
 export function readFile(ctx: MemoryContext, key: string): Uint8Array {

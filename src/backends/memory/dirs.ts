@@ -2,9 +2,13 @@
 import { posix } from 'node:path';
 import { FsError, checkRmdir, type FsOpOptions, type FsTarget } from '../../seam/index.js';
 import { follow, type MemoryContext } from './context.js';
+import { lookup } from './lookup.js';
 
 /** D1: the directory and its missing parents; a file in the way is FS_NOT_DIRECTORY. */
 export function mkdirs(ctx: MemoryContext, key: string, what: string): void {
+  // The common case, a file written into an existing directory, in one walk.
+  const found = lookup(ctx, key, true);
+  if (found.ok && found.value.getNode().isDirectory()) return;
   for (let dir = key; ; dir = posix.dirname(dir)) {
     const st = follow(ctx, dir);
     // Already there (a file written into an existing directory): nothing to make.

@@ -14,29 +14,22 @@ import {
   type FsProviderStatOptions,
   type FsTarget,
 } from '../../seam/index.js';
-import { follow, lstat, quietly, readFile, realKey, type MemoryContext } from './context.js';
+import { follow, readFile, realKey, type MemoryContext } from './context.js';
+import { isAbsent, lookup } from './lookup.js';
 
 /**
- * The bytes of the regular file at `key` (up to `maxBytes`) through one descriptor, so one path
- * walk instead of a stat and a read. Undefined when that does not plainly succeed (absent, not a
- * file, refused, too large): the caller then takes the stat-first path for its exact answer.
+ * The bytes of the regular file at `key` (up to `maxBytes`), in one path walk. `absent` when
+ * nothing is there; undefined when it does not plainly succeed (not a file, refused, too large,
+ * looping): the caller then takes the stat-first path for its exact answer.
  */
-function quickRead(ctx: MemoryContext, key: string, maxBytes: number): Uint8Array | undefined {
-  const { vol } = ctx;
-  let fd: number;
-  try {
-    fd = quietly(() => vol.openSync(key, 'r'));
-  } catch {
-    return undefined;
-  }
-  try {
-    const st = vol.fstatSync(fd);
-    if (!st.isFile() || Number(st.size) > maxBytes) return undefined;
-    const buf = vol.readFileSync(fd) as Buffer;
-    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-  } finally {
-    vol.closeSync(fd);
-  }
+function quickRead(ctx: MemoryContext, key: string, maxBytes: number): Uint8Array | 'absent' | undefined {
+  const found = lookup(ctx, key, true);
+  if (!found.ok) return isAbsent(found) ? 'absent' : undefined;
+  const node = found.value.getNode();
+  // The read permission memfs's open checks, against the ids read once.
+  if (!node.isFile() || node.getSize() > maxBytes || !node.canRead(ctx.uid, ctx.gid)) return undefined;
+  const buf = node.getBuffer();
+  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
 /**
@@ -45,6 +38,7 @@ function quickRead(ctx: MemoryContext, key: string, maxBytes: number): Uint8Arra
  */
 export function current(ctx: MemoryContext, key: string, what: string, maxBytes = Infinity): FsCurrent | undefined {
   const quick = quickRead(ctx, key, maxBytes);
+  if (quick === 'absent') return undefined;
   if (quick !== undefined) return { bytes: quick, version: contentVersion(quick) };
   const st = follow(ctx, key);
   if (!st) return undefined;
@@ -67,7 +61,8 @@ export async function resolve(ctx: MemoryContext, path: string): Promise<FsTarge
 function newFileKey(ctx: MemoryContext, path: string): string | undefined {
   if (path === '/') return undefined;
   const dir = realKey(ctx, posix.dirname(path));
-  if (dir === undefined || lstat(ctx, path) !== undefined) return undefined;
+  // Anything but a plain miss (refused, looping) is left to resolveLinks.
+  if (dir === undefined || !isAbsent(lookup(ctx, path, false))) return undefined;
   const name = posix.basename(path);
   return dir === '/' ? `/${name}` : `${dir}/${name}`;
 }
@@ -87,8 +82,9 @@ export async function stat(ctx: MemoryContext, target: FsTarget, { unversioned }
 
 export async function read(ctx: MemoryContext, target: FsTarget, { maxBytes, unversioned }: FsProviderReadOptions): Promise<FsCurrent> {
   const quick = quickRead(ctx, target.targetKey, maxBytes);
-  if (quick !== undefined) return { bytes: quick, version: unversioned ? UNVERSIONED : contentVersion(quick) };
   const what = `cannot read "${target.displayPath}"`;
+  if (quick === 'absent') throw new FsError('FS_NOT_FOUND', `${what}: not found`);
+  if (quick !== undefined) return { bytes: quick, version: unversioned ? UNVERSIONED : contentVersion(quick) };
   const st = follow(ctx, target.targetKey);
   if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
   if (!st.isFile()) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);

@@ -16,7 +16,7 @@ import {
   type FsTarget,
 } from '../../seam/index.js';
 import { applyMemoryBatch } from './batch.js';
-import { follow, type MemoryContext } from './context.js';
+import { follow, writeFile, type MemoryContext } from './context.js';
 import { mkdirs } from './dirs.js';
 import { current } from './read.js';
 
@@ -32,7 +32,7 @@ export async function swap(ctx: MemoryContext, target: FsTarget, { expect, bytes
   }
   // An existing file's directory exists.
   if (before === undefined) mkdirs(ctx, posix.dirname(key), `cannot write "${target.displayPath}"`);
-  vol.writeFileSync(key, bytes);
+  writeFile(ctx, key, bytes);
   return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
 }
 
@@ -51,7 +51,7 @@ export async function modify(
   const before = current(ctx, key, what, maxBytes);
   const bytes = change(before);
   if (before === undefined) mkdirs(ctx, posix.dirname(key), what);
-  ctx.vol.writeFileSync(key, bytes);
+  writeFile(ctx, key, bytes);
   return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
 }
 

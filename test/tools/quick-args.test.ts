@@ -1,0 +1,61 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createEditSchema, createReadSchema, quickEditArgs, quickReadArgs } from '../../src/tools/schemas.js';
+
+// The tools' shortcut past zod must parse exactly as the schema does, or leave the call to it.
+const value = fc.oneof(
+  fc.constantFrom('', ' ', '\t', 'a', 'a.txt', '/w/src/f.ts', ' x ', 'MARK_A', '\n'),
+  fc.string({ maxLength: 6 }),
+  fc.constantFrom(0, 1, 2, -1, 1.5, 2 ** 53, Number.NaN, Infinity, 2000),
+  fc.constantFrom(null, undefined, true, false),
+  fc.constant([]),
+  fc.constant({}),
+);
+const argsOf = (keys: readonly string[]) =>
+  fc.oneof(
+    fc.dictionary(fc.constantFrom(...keys, 'edits', 'extra', 'path'), value, { maxKeys: 5 }),
+    fc.record(Object.fromEntries(keys.map((k) => [k, value])), { requiredKeys: [] }),
+    fc.constantFrom(null, 'a.txt', [], 3),
+  );
+
+describe('quick argument parsing', () => {
+  it('property: read arguments parse as createReadSchema parses them, or are left to it', () => {
+    const schema = createReadSchema();
+    let quick = 0;
+    fc.assert(
+      fc.property(argsOf(['file_path', 'offset', 'limit']), (args) => {
+        const got = quickReadArgs(args);
+        if (got === undefined) return;
+        quick++;
+        expect(got).toStrictEqual(schema.parse(args));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(quick).toBeGreaterThan(0);
+  });
+
+  it('property: edit arguments parse as createEditSchema parses them, or are left to it', () => {
+    const schema = createEditSchema();
+    let quick = 0;
+    fc.assert(
+      fc.property(argsOf(['file_path', 'old_string', 'new_string', 'replace_all']), (args) => {
+        const got = quickEditArgs(args);
+        if (got === undefined) return;
+        quick++;
+        expect(got).toStrictEqual(schema.parse(args));
+      }),
+      { numRuns: 3000 },
+    );
+    expect(quick).toBeGreaterThan(0);
+  });
+
+  it('takes the plain cases', () => {
+    expect(quickReadArgs({ file_path: 'a.txt' })).toStrictEqual({ file_path: 'a.txt' });
+    expect(quickReadArgs({ file_path: 'a.txt', offset: 3, limit: 10 })).toStrictEqual({ file_path: 'a.txt', offset: 3, limit: 10 });
+    expect(quickEditArgs({ file_path: 'a', old_string: 'x', new_string: '' })).toStrictEqual({ file_path: 'a', old_string: 'x', new_string: '', replace_all: false });
+    // Left to zod, which words the error or treats null as left out.
+    expect(quickReadArgs({ file_path: ' ' })).toBeUndefined();
+    expect(quickReadArgs({ file_path: 'a', offset: null })).toBeUndefined();
+    expect(quickEditArgs({ file_path: 'a', edits: [] })).toBeUndefined();
+  });
+});
