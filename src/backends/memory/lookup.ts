@@ -4,6 +4,7 @@
  * the uid and gid on every call (its Node.canRead defaults), a system call each, and builds an
  * Error with its message for every miss; on a small file either costs more than the read.
  */
+import { posix } from 'node:path';
 import type { Volume } from 'memfs';
 
 /** The part of a memfs node the provider reads. */
@@ -29,7 +30,35 @@ interface Core {
 
 /** The entry at `path` with every check memfs's own calls make on the way (links followed when `follow`). */
 export function lookup(ctx: { readonly vol: Volume }, path: string, follow: boolean): CoreLookup {
-  return ((ctx.vol as unknown as { readonly _core: Core })._core).walk(path, follow, true, true, follow ? 'open' : 'lstat');
+  const core = (ctx.vol as unknown as { readonly _core?: Partial<Core> })._core;
+  // `_core` is memfs's own: a release without it gets the same answers through the public calls.
+  if (typeof core?.walk === 'function') return core.walk(path, follow, true, true, follow ? 'open' : 'lstat');
+  return publicLookup(ctx.vol, path, follow);
+}
+
+/** `lookup` through memfs's public calls (slower: a thrown error per miss). */
+export function publicLookup(vol: Volume, path: string, follow: boolean): CoreLookup {
+  try {
+    const at = follow || path === '/' ? String(vol.realpathSync(path)) : posix.join(String(vol.realpathSync(posix.dirname(path))), posix.basename(path));
+    const st = vol.lstatSync(at);
+    const node: CoreNode = {
+      isFile: () => st.isFile(),
+      isDirectory: () => st.isDirectory(),
+      getSize: () => Number(st.size),
+      canRead: () => {
+        try {
+          vol.accessSync(at, 4);
+          return true;
+        } catch {
+          return false;
+        }
+      },
+      getBuffer: () => vol.readFileSync(at) as Buffer,
+    };
+    return { ok: true, value: { getNode: () => node, getPath: () => at } };
+  } catch (err) {
+    return { ok: false, err: { code: String((err as { code?: unknown } | null)?.code ?? 'EIO') } };
+  }
 }
 
 /** A miss that means "nothing there" (as opposed to refused or looping). */
