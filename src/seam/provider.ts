@@ -174,11 +174,12 @@ export interface FsProvider {
    * Optional (V7): read a regular file as a stream, so a file of any size is read in memory
    * bounded by a chunk. The same answers as `read` (FS_NOT_FOUND when absent, FS_NOT_REGULAR_FILE
    * for anything else, the same confinement checks), but `maxBytes` is ignored: there is no limit.
-   * `start` (default 0) is a byte offset where the chunks begin; past the end, no chunks. Errors
+   * `start` (default 0) is a byte offset where the chunks begin; past the end, no chunks. With
+   * `reuse`, a chunk may be overwritten once the next is asked for (`streamBytes`' option). Errors
    * may come from the call (before any byte) or from the iteration. Absent: the seam reads with
    * `read`, bounded by its limit.
    */
-  openRead?(target: FsTarget, options: FsProviderReadOptions & { readonly start?: number }): Promise<FsProviderReadStream>;
+  openRead?(target: FsTarget, options: FsProviderReadOptions & { readonly start?: number; readonly reuse?: boolean }): Promise<FsProviderReadStream>;
   /**
    * G7: the one mutating file primitive, an atomic compare-and-swap. When `expect` holds, publish
    * `bytes` (creating missing parent directories) or remove the file (`bytes: null`) and return

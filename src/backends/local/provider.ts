@@ -56,7 +56,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         withRedirects(ctx, target.targetKey, what, (key) => ctx.lock.run(key, () => swapLocked(ctx, key, expect, bytes, signal, what, deferred))),
       );
     },
-    openRead: (target, { start, unversioned }) => openRead(ctx, target, start ?? 0, unversioned),
+    openRead: (target, { start, unversioned, reuse }) => openRead(ctx, target, start ?? 0, unversioned, reuse === true),
     swapFrom(target, { expect, source, signal, durability }) {
       const what = `cannot write "${target.displayPath}"`;
       const deferred = durability === 'deferred';

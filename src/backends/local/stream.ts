@@ -19,7 +19,7 @@ const STREAM_CHUNK = 1024 * 1024;
  * be a regular file), its version from the cache or a streaming hash, then its bytes a chunk at
  * a time. The file is never held in memory; a change under the stream is FS_CONFLICT.
  */
-export function openRead(ctx: LocalContext, target: FsTarget, start: number, unversioned: boolean | undefined): Promise<FsProviderReadStream> {
+export function openRead(ctx: LocalContext, target: FsTarget, start: number, unversioned: boolean | undefined, reuse = false): Promise<FsProviderReadStream> {
   const what = `cannot read "${target.displayPath}"`;
   if (!Number.isSafeInteger(start) || start < 0) return Promise.reject(new FsError('FS_INVALID_ARGUMENT', `${what}: start must be a non-negative integer`));
   return guard(what, () =>
@@ -34,7 +34,7 @@ export function openRead(ctx: LocalContext, target: FsTarget, start: number, unv
           const version = unversioned === true ? undefined : await leafVersion(ctx, leaf, key, what);
           const st = unversioned === true ? leaf.st : await leaf.handle.stat({ bigint: true });
           if (version !== undefined && !sameTuple(st, leaf.st)) throw changed(what);
-          return { size: Number(st.size), ...(version !== undefined ? { version } : {}), chunks: releasing(chunksOf(leaf.handle, st, start, what), () => leaf.handle.close()) };
+          return { size: Number(st.size), ...(version !== undefined ? { version } : {}), chunks: releasing(chunksOf(leaf.handle, st, start, what, reuse), () => leaf.handle.close()) };
         } catch (err) {
           await leaf.handle.close().catch(() => undefined);
           throw err;
@@ -48,21 +48,37 @@ export function openRead(ctx: LocalContext, target: FsTarget, start: number, unv
 
 const changed = (what: string) => new FsError('FS_CONFLICT', `${what}: the file changed while it was read; read it again`);
 
-/** The bytes from `start`; the descriptor is closed when the consumer ends or stops early. */
-async function* chunksOf(handle: FileHandle, st: BigIntStats, start: number, what: string): AsyncGenerator<Uint8Array> {
-  let position = start;
+/**
+ * The bytes from `start`; the descriptor is closed when the consumer ends or stops early. The
+ * next chunk is read while the consumer works on this one (one chunk ahead): a scan of a large
+ * file no longer waits for each read in turn. With `reuse`, two buffers take turns: the one
+ * handed out is filled again only after the consumer asked for the next chunk.
+ */
+async function* chunksOf(handle: FileHandle, st: BigIntStats, start: number, what: string, reuse: boolean): AsyncGenerator<Uint8Array> {
+  const buffers = reuse ? [Buffer.allocUnsafe(STREAM_CHUNK), Buffer.allocUnsafe(STREAM_CHUNK)] : undefined;
+  let turn = 0;
+  const readAt = async (position: number): Promise<Uint8Array> => {
+    const buf = buffers ? buffers[turn++ % 2]! : Buffer.allocUnsafe(STREAM_CHUNK);
+    try {
+      const { bytesRead } = await handle.read(buf, 0, STREAM_CHUNK, position);
+      return new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
+    } catch (err) {
+      throw toFsError(err, what);
+    }
+  };
+  let ahead: Promise<Uint8Array> | undefined;
   try {
+    let position = start;
+    ahead = readAt(position);
     for (;;) {
-      const buf = Buffer.allocUnsafe(STREAM_CHUNK);
-      let bytesRead: number;
-      try {
-        ({ bytesRead } = await handle.read(buf, 0, STREAM_CHUNK, position));
-      } catch (err) {
-        throw toFsError(err, what);
-      }
-      if (bytesRead === 0) break;
-      position += bytesRead;
-      yield new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
+      const chunk = await ahead;
+      ahead = undefined;
+      if (chunk.length === 0) break;
+      position += chunk.length;
+      ahead = readAt(position);
+      // Settled below when the consumer stops first.
+      ahead.catch(() => undefined);
+      yield chunk;
     }
     // The bytes streamed are those of the version given only if the file did not change meanwhile.
     const after = await handle.stat({ bigint: true }).catch((err: unknown) => {
@@ -70,6 +86,8 @@ async function* chunksOf(handle: FileHandle, st: BigIntStats, start: number, wha
     });
     if (!sameTuple(after, st)) throw changed(what);
   } finally {
+    // No read is left going on the descriptor being closed.
+    await ahead?.catch(() => undefined);
     await handle.close().catch(() => undefined);
   }
 }
