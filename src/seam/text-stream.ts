@@ -25,7 +25,8 @@ export class TextCheck {
       break;
     }
     const whole = bytes.subarray(0, end);
-    this.carry = end < bytes.length ? bytes.slice(end) : undefined;
+    // A copy (a Buffer's slice is a view): the chunk's memory may be reused (streamBytes `reuse`).
+    this.carry = end < bytes.length ? Uint8Array.from(bytes.subarray(end)) : undefined;
     if (this.offset === 0 && whole.length >= 2 && ((whole[0] === 0xff && whole[1] === 0xfe) || (whole[0] === 0xfe && whole[1] === 0xff))) {
       this.fail('a UTF-16 byte order mark (only UTF-8 is supported)');
     }

@@ -7,32 +7,38 @@ import { countLf } from '../seam/line-count.js';
 const LF = 10;
 const BOM = [0xef, 0xbb, 0xbf] as const;
 
-/** The lines of a batch that may match: their text joined by LF (as splitLines cuts it back) and numbers. */
+/** The lines that may match: their text joined by LF (as splitLines cuts it back) and numbers. */
 export interface Candidates {
   readonly text: string;
   /** False when the last line is the file's last and has no line break (its CR is then kept). */
   readonly brokenAfter: boolean;
   /** 1-based line number of the first line of `text`. */
   readonly first: number;
-  /** The line number of each line of `text`; absent when they follow each other (the whole batch). */
-  readonly numbers?: number[];
+  /** The line number of each line of `text`. */
+  readonly numbers: number[];
 }
 
 /**
- * Past this many candidate lines in a batch, the batch is decoded whole instead: a line at a
- * time costs more than decoding everything once the literal is on most lines.
+ * Past this many candidate lines in one part, its lines are decoded all at once instead: a line
+ * at a time costs more than decoding everything once the literal is on most lines.
  */
-const MAX_CANDIDATES = 1024;
-
-/** Thrown inside a batch with too many candidates to take them one by one. */
-const DENSE = Symbol('dense');
+const MAX_CANDIDATES = 256;
 
 const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));
+const startsWithBom = (b: Uint8Array) => b[0] === BOM[0] && b[1] === BOM[1] && b[2] === BOM[2];
 
-/** Finds the lines holding `literal` in a file given as consecutive batches of whole lines. */
+/**
+ * Finds the lines holding `literal` in a file fed part by part. A part is used only while it is
+ * fed (its memory may be reused after): the open line at its end is copied.
+ */
 export class LiteralLines {
-  /** Line number of the first line of the next batch. */
+  /** Number of the line that starts at the open bytes. */
   private line = 1;
+  private open: Buffer[] = [];
+  private openBytes = 0;
+  private texts: string[] = [];
+  private numbers: number[] = [];
+  private brokenAfter = true;
   private readonly literal: Buffer;
   private readonly decoder = new TextDecoder('utf-8', { ignoreBOM: true });
 
@@ -40,86 +46,78 @@ export class LiteralLines {
     this.literal = asBuffer(literal);
   }
 
-  /**
-   * The candidate lines of one batch: `parts` concatenated are whole lines, each ending with LF,
-   * except that the last line of the file (`final`) may have none. Undefined when none holds the literal.
-   */
-  find(parts: readonly Uint8Array[], final: boolean): Candidates | undefined {
-    const first = this.line;
-    try {
-      return this.lines(parts, final);
-    } catch (err) {
-      if (err !== DENSE) throw err;
-      this.line = first;
-      return this.whole(parts, final);
-    }
+  /** Bytes of the line not yet ended by a break. */
+  get pending(): number {
+    return this.openBytes;
   }
 
-  private lines(parts: readonly Uint8Array[], final: boolean): Candidates | undefined {
-    const texts: string[] = [];
-    const numbers: number[] = [];
-    let brokenAfter = true;
-    const take = (bytes: Uint8Array, broken: boolean) => {
-      // The decoder of a whole file drops a BOM at its start (T1): so does this, for line 1 only.
-      const body = this.line === 1 && bytes[0] === BOM[0] && bytes[1] === BOM[1] && bytes[2] === BOM[2] ? bytes.subarray(3) : bytes;
-      texts.push(this.decoder.decode(body));
-      numbers.push(this.line);
-      brokenAfter = broken;
-      if (texts.length > MAX_CANDIDATES) throw DENSE;
-    };
-    let carry: Buffer[] = []; // the start of a line that goes on into the next part
-    for (const part of parts.map(asBuffer)) {
-      let pos = 0;
-      if (carry.length > 0) {
-        const end = part.indexOf(LF);
-        if (end === -1) {
-          carry.push(part);
-          continue;
-        }
-        const line = Buffer.concat([...carry, part.subarray(0, end)]);
-        if (line.includes(this.literal)) take(line, true);
-        this.line++;
-        carry = [];
-        pos = end + 1;
+  feed(part: Uint8Array): void {
+    const p = asBuffer(part);
+    const lastLf = p.lastIndexOf(LF);
+    if (lastLf === -1) return this.keep(p);
+    let pos = 0;
+    if (this.openBytes > 0) {
+      pos = p.indexOf(LF) + 1;
+      this.closeOpen(p.subarray(0, pos - 1), true);
+    }
+    this.scan(p, pos, lastLf);
+    if (lastLf + 1 < p.length) this.keep(p.subarray(lastLf + 1));
+  }
+
+  /** The file ended: its last line, when no break ends it. */
+  end(): void {
+    if (this.openBytes > 0) this.closeOpen(Buffer.alloc(0), false);
+  }
+
+  /** The candidates found since the last call. */
+  take(): Candidates | undefined {
+    if (this.numbers.length === 0) return undefined;
+    const found = { text: this.texts.join('\n'), brokenAfter: this.brokenAfter, first: this.numbers[0]!, numbers: this.numbers };
+    this.texts = [];
+    this.numbers = [];
+    return found;
+  }
+
+  private keep(bytes: Buffer): void {
+    this.open.push(Buffer.from(bytes));
+    this.openBytes += bytes.length;
+  }
+
+  private closeOpen(rest: Buffer, broken: boolean): void {
+    const line = Buffer.concat([...this.open, rest]);
+    if (line.includes(this.literal)) this.add(line, 1, broken);
+    this.line++;
+    this.open = [];
+    this.openBytes = 0;
+  }
+
+  /** Adds `count` whole lines as one text. The decoder of a whole file drops a BOM at its start (T1): so does this. */
+  private add(bytes: Uint8Array, count: number, broken: boolean): void {
+    this.texts.push(this.decoder.decode(this.line === 1 && startsWithBom(bytes) ? bytes.subarray(3) : bytes));
+    for (let i = 0; i < count; i++) this.numbers.push(this.line + i);
+    this.brokenAfter = broken;
+  }
+
+  /** Takes the lines of `p[pos..lastLf]` (whole lines, `pos` at a line start) that hold the literal. */
+  private scan(p: Buffer, pos: number, lastLf: number): void {
+    const [from, line, texts, numbers] = [pos, this.line, this.texts.length, this.numbers.length];
+    let taken = 0;
+    for (let hit = p.indexOf(this.literal, pos); hit !== -1 && hit < lastLf; hit = p.indexOf(this.literal, pos)) {
+      if (++taken > MAX_CANDIDATES) {
+        // Most lines hold it: all of them, decoded at once.
+        [this.line, this.texts.length, this.numbers.length] = [line, texts, numbers];
+        this.add(p.subarray(from, lastLf), countLf(p, from, lastLf) + 1, true);
+        this.line += countLf(p, from, lastLf + 1);
+        return;
       }
-      pos = this.scanPart(part, pos, take);
-      if (pos < part.length) carry.push(part.subarray(pos));
-    }
-    if (carry.length > 0) {
-      // Only the file's last line can lack its break.
-      if (!final) throw new Error('a batch of lines ended inside a line');
-      const line = Buffer.concat(carry);
-      if (line.includes(this.literal)) take(line, false);
-      this.line++;
-    }
-    return texts.length === 0 ? undefined : { text: texts.join('\n'), brokenAfter, first: numbers[0]!, numbers };
-  }
-
-  /** The whole batch decoded, as the generic path decodes it. */
-  private whole(parts: readonly Uint8Array[], final: boolean): Candidates {
-    const first = this.line;
-    let all = Buffer.concat(parts);
-    const broken = all[all.length - 1] === LF;
-    this.line += countLf(all) + (broken ? 0 : 1);
-    if (broken) all = all.subarray(0, -1);
-    if (first === 1 && all[0] === BOM[0] && all[1] === BOM[1] && all[2] === BOM[2]) all = all.subarray(3);
-    return { text: this.decoder.decode(all), brokenAfter: broken || !final, first };
-  }
-
-  /** Takes the lines of `part` from `pos` (a line start) that hold the literal; returns where the unfinished last line starts. */
-  private scanPart(part: Buffer, pos: number, take: (bytes: Uint8Array, broken: boolean) => void): number {
-    const lastLf = part.lastIndexOf(LF);
-    if (lastLf < pos) return pos;
-    for (let hit = part.indexOf(this.literal, pos); hit !== -1 && hit < lastLf; hit = part.indexOf(this.literal, pos)) {
       // `pos - 1` is a break (or the part's start), so the line holding the hit starts at or after it.
-      const start = part.lastIndexOf(LF, hit) + 1;
-      const end = part.indexOf(LF, hit);
-      this.line += countLf(part, pos, start);
-      take(part.subarray(start, end), true);
+      const start = p.lastIndexOf(LF, hit) + 1;
+      const end = p.indexOf(LF, hit);
+      this.line += countLf(p, pos, start);
+      this.add(p.subarray(start, end), 1, true);
       this.line++;
       pos = end + 1;
     }
-    this.line += countLf(part, pos, lastLf + 1);
-    return lastLf + 1;
+    this.line += countLf(p, pos, lastLf + 1);
   }
 }

@@ -9,76 +9,106 @@ const BATCH = 4 * 1024 * 1024;
 /** A line longer than this cannot be matched in bounded memory: the file is skipped as too large. */
 export const MAX_GREP_LINE = 64 * 1024 * 1024;
 
-/** Gets the lines of a batch that may match, with their numbers (LiteralLines). */
+/** Gets the lines that may match, with their numbers (LiteralLines). */
 export type CandidateSink = (found: Candidates) => Promise<void>;
 
+interface LineSink {
+  /** Whole lines decoded, the last without its break (`brokenAfter` false at the end of the file). */
+  batch(text: string, brokenAfter: boolean): Promise<void>;
+  /** With it, only the lines holding the literal's bytes are decoded, and go to `candidates`. */
+  literal?: { readonly bytes: Uint8Array; candidates: CandidateSink };
+}
+
 /**
- * Streams `target` in whole lines, stopping when `enough` says so. Without `literal`, each batch
- * goes to `batch` decoded (the last line without its break, `brokenAfter` false). With it, only
- * the lines holding the literal's bytes are decoded and go to `candidates`. Returns why it
- * skipped the file instead: over `maxFileBytes`, or a line too long to hold.
+ * Streams `target` in whole lines, about `batchBytes` at a time, stopping when `enough` says so
+ * (asked after each batch). Returns why it skipped the file instead: over `maxFileBytes`, or a
+ * line too long to hold.
  */
 export async function streamLines(
   fs: FileSystem,
   target: FsTarget,
   path: string,
   signal: AbortSignal,
-  sink: { batch(text: string, brokenAfter: boolean): Promise<void>; literal?: { readonly bytes: Uint8Array; candidates: CandidateSink } },
+  sink: LineSink,
   enough: () => boolean,
   maxFileBytes: number,
   batchBytes = BATCH,
 ): Promise<string | undefined> {
-  const stream = await fs.streamBytes(target, { signal, unversioned: true });
+  // On the bytes, nothing is kept from a chunk but a copy of its unfinished line: read into reused memory.
+  const stream = await fs.streamBytes(target, { signal, unversioned: true, reuse: sink.literal !== undefined });
   if (stream.size > maxFileBytes) {
     // Never read: the stream is let go at once.
     await stream.chunks[Symbol.asyncIterator]().return?.();
     return `${stream.size} bytes`;
   }
   const check = new TextCheck(`cannot read "${path}"`);
-  const lines = sink.literal && new LiteralLines(sink.literal.bytes);
-  const decoder = new TextDecoder('utf-8', { ignoreBOM: false });
-  /** Hands on whole lines: decoded, or searched on their bytes. */
-  const give = async (parts: Uint8Array[], final: boolean): Promise<void> => {
-    if (lines === undefined) {
-      const all = Buffer.concat(parts);
-      // Without the last break: `batch` gets whole lines.
-      if (all.length > 0) await sink.batch(final ? decoder.decode(all) : decoder.decode(all.subarray(0, -1), { stream: true }), !final);
-      return;
-    }
-    const found = lines.find(parts, final);
-    if (found !== undefined) await sink.literal!.candidates(found);
-  };
-  let parts: Uint8Array[] = [];
+  const lines = sink.literal ? onBytes(sink.literal.bytes, sink.literal.candidates) : decoded(sink);
   let held = 0;
   for await (const chunk of stream.chunks) {
     const bytes = check.check(chunk);
-    parts.push(bytes);
+    lines.feed(bytes);
     held += bytes.length;
     if (held < batchBytes) continue;
-    const cut = lastBreak(parts);
-    if (cut === undefined) {
+    if (lines.pending() === held) {
+      // No line break yet: one line, held until it ends.
       if (held > MAX_GREP_LINE) return `a line over ${MAX_GREP_LINE} bytes`;
-      parts = [Buffer.concat(parts)];
       continue;
     }
-    const [k, nl] = cut;
-    const last = parts[k]!;
-    await give([...parts.slice(0, k), last.subarray(0, nl + 1)], false);
+    await lines.flush(false);
     if (enough()) return undefined;
-    parts = [last.subarray(nl + 1), ...parts.slice(k + 1)].filter((p) => p.length > 0);
-    held = parts.reduce((n, p) => n + p.length, 0);
+    held = lines.pending();
   }
   check.finish();
-  if (held > 0) await give(parts, true);
+  await lines.flush(true);
   return undefined;
 }
 
-/** The part and offset of the last line break in `parts`, if any. */
-function lastBreak(parts: readonly Uint8Array[]): [number, number] | undefined {
-  for (let k = parts.length - 1; k >= 0; k--) {
-    const p = parts[k]!;
-    const nl = (Buffer.isBuffer(p) ? p : Buffer.from(p.buffer, p.byteOffset, p.byteLength)).lastIndexOf(10);
-    if (nl !== -1) return [k, nl];
-  }
-  return undefined;
+interface Lines {
+  feed(bytes: Uint8Array): void;
+  /** Bytes after the last line break. */
+  pending(): number;
+  /** Hands on the lines ended so far (`end`: and the last one). */
+  flush(end: boolean): Promise<void>;
 }
+
+function onBytes(literal: Uint8Array, candidates: CandidateSink): Lines {
+  const lines = new LiteralLines(literal);
+  return {
+    feed: (bytes) => lines.feed(bytes),
+    pending: () => lines.pending,
+    async flush(end) {
+      if (end) lines.end();
+      const found = lines.take();
+      if (found !== undefined) await candidates(found);
+    },
+  };
+}
+
+/** Every line decoded: the chunks are held until a batch is handed on. */
+function decoded(sink: LineSink): Lines {
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: false });
+  let parts: Uint8Array[] = [];
+  let open = 0;
+  return {
+    feed(bytes) {
+      parts.push(bytes);
+      const nl = asBuffer(bytes).lastIndexOf(10);
+      open = nl === -1 ? open + bytes.length : bytes.length - nl - 1;
+    },
+    pending: () => open,
+    async flush(end) {
+      const all = Buffer.concat(parts);
+      if (end) {
+        parts = [];
+        if (all.length > 0) await sink.batch(decoder.decode(all), false);
+        return;
+      }
+      // Without the last break: `batch` gets whole lines.
+      const cut = all.length - open;
+      parts = open > 0 ? [all.subarray(cut)] : [];
+      await sink.batch(decoder.decode(all.subarray(0, cut - 1), { stream: true }), true);
+    },
+  };
+}
+
+const asBuffer = (b: Uint8Array): Buffer => (Buffer.isBuffer(b) ? b : Buffer.from(b.buffer, b.byteOffset, b.byteLength));

@@ -35,14 +35,27 @@ function chunked(bytes: Uint8Array, cuts: number[]): Uint8Array[] {
   return out;
 }
 
-/** A file system whose one file streams in the given chunks. */
+/**
+ * A file system whose one file streams in the given chunks. Asked to `reuse`, it hands each chunk
+ * out in one buffer, scribbled over once the next is asked for: what the reader keeps must be a copy.
+ */
 const streaming = (chunks: Uint8Array[]): FileSystem =>
   ({
-    streamBytes: async () => ({
+    streamBytes: async (_: FsTarget, options: { reuse?: boolean }) => ({
       size: chunks.reduce((n, c) => n + c.length, 0),
       version: 'v',
       chunks: (async function* () {
-        yield* chunks;
+        const shared = Buffer.alloc(Math.max(0, ...chunks.map((c) => c.length)));
+        for (const c of chunks) {
+          if (!options.reuse) {
+            yield c;
+            continue;
+          }
+          shared.fill(0x41);
+          shared.set(c);
+          yield shared.subarray(0, c.length);
+        }
+        shared.fill(0x41);
       })(),
     }),
   }) as unknown as FileSystem;
