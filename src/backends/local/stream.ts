@@ -49,10 +49,10 @@ export function openRead(ctx: LocalContext, target: FsTarget, start: number, unv
 const changed = (what: string) => new FsError('FS_CONFLICT', `${what}: the file changed while it was read; read it again`);
 
 /**
- * The bytes from `start`; the descriptor is closed when the consumer ends or stops early. The
- * next chunk is read while the consumer works on this one (one chunk ahead): a scan of a large
- * file no longer waits for each read in turn. With `reuse`, two buffers take turns: the one
- * handed out is filled again only after the consumer asked for the next chunk.
+ * The bytes from `start`; the descriptor is closed when the consumer ends or stops early. From
+ * the second chunk on, the next is read while the consumer works on this one (one chunk ahead):
+ * a scan of a large file no longer waits for each read in turn. With `reuse`, two buffers take
+ * turns: the one handed out is filled again only after the consumer asked for the next chunk.
  */
 async function* chunksOf(handle: FileHandle, st: BigIntStats, start: number, what: string, reuse: boolean): AsyncGenerator<Uint8Array> {
   const buffers = reuse ? [Buffer.allocUnsafe(STREAM_CHUNK), Buffer.allocUnsafe(STREAM_CHUNK)] : undefined;
@@ -69,15 +69,17 @@ async function* chunksOf(handle: FileHandle, st: BigIntStats, start: number, wha
   let ahead: Promise<Uint8Array> | undefined;
   try {
     let position = start;
-    ahead = readAt(position);
-    for (;;) {
-      const chunk = await ahead;
+    for (let n = 0; ; n++) {
+      const chunk = await (ahead ?? readAt(position));
       ahead = undefined;
       if (chunk.length === 0) break;
       position += chunk.length;
-      ahead = readAt(position);
-      // Settled below when the consumer stops first.
-      ahead.catch(() => undefined);
+      // From the second chunk on: a caller done after the first (a window at the start) reads no more.
+      if (n > 0) {
+        ahead = readAt(position);
+        // Settled below when the consumer stops first.
+        ahead.catch(() => undefined);
+      }
       yield chunk;
     }
     // The bytes streamed are those of the version given only if the file did not change meanwhile.
