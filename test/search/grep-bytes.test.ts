@@ -95,7 +95,7 @@ describe('grep of a large file on its bytes', () => {
     );
   });
 
-  it('takes a batch whole once most of its lines hold the literal', async () => {
+  it('decodes a part whole once most of its lines hold the literal', async () => {
     const lines = Array.from({ length: 5000 }, (_, i) => (i % 3 === 0 ? `x${i}` : `ab${i}`));
     const t = lines.join('\r\n') + '\r\n';
     const want = lines.map((l, i): [number, string] => [i + 1, l]).filter(([, l]) => /ab\d+$/.test(l));
