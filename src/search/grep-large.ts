@@ -103,10 +103,11 @@ function decoded(sink: LineSink): Lines {
         if (all.length > 0) await sink.batch(decoder.decode(all), false);
         return;
       }
-      // Without the last break: `batch` gets whole lines.
+      // Without the last break: `batch` gets whole lines. The break is decoded (then dropped) so
+      // that a decoder given only an empty first line still takes a U+FEFF after it as text.
       const cut = all.length - open;
       parts = open > 0 ? [all.subarray(cut)] : [];
-      await sink.batch(decoder.decode(all.subarray(0, cut - 1), { stream: true }), true);
+      await sink.batch(decoder.decode(all.subarray(0, cut), { stream: true }).slice(0, -1), true);
     },
   };
 }

@@ -95,6 +95,11 @@ describe('grep of a large file on its bytes', () => {
     );
   });
 
+  it('keeps a U+FEFF that starts the second line when a batch ends after an empty first line', async () => {
+    const chunks = [Buffer.from('\n\uFEFFé€')];
+    for (const bytePath of [false, true]) expect(await matchingLines(chunks, /é€/, 1, bytePath)).toEqual([[2, '\uFEFFé€']]);
+  });
+
   it('decodes a part whole once most of its lines hold the literal', async () => {
     const lines = Array.from({ length: 5000 }, (_, i) => (i % 3 === 0 ? `x${i}` : `ab${i}`));
     const t = lines.join('\r\n') + '\r\n';
