@@ -42,15 +42,15 @@ async function makeFile(path: string, bytes: number): Promise<{ lines: number; m
 
 /** Runs `fn`, sampling rss every 10 ms; the peak growth over the rss before it, in MiB. */
 async function peakMiB(fn: () => Promise<unknown>): Promise<number> {
-  const base = process.memoryUsage().rss;
+  const base = process.memoryUsage.rss();
   let peak = 0;
-  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss - base)), 10);
+  const timer = setInterval(() => (peak = Math.max(peak, process.memoryUsage.rss() - base)), 10);
   try {
     await fn();
   } finally {
     clearInterval(timer);
   }
-  return Math.max(peak, process.memoryUsage().rss - base) / 1024 ** 2;
+  return Math.max(peak, process.memoryUsage.rss() - base) / 1024 ** 2;
 }
 
 const sh = (cmd: string) => void execFileSync('sh', ['-c', cmd], { stdio: ['ignore', 'ignore', 'inherit'], maxBuffer: 1 << 30 });

@@ -26,7 +26,7 @@ export function createStreamBytes(ctx: FsContext): FileSystem['streamBytes'] {
     const unversioned = opts?.unversioned === true;
     const flags = { maxBytes: maxTextBytes, ...(signal ? { signal } : {}), ...(unversioned ? { unversioned } : {}) };
     const opened: FsProviderReadStream = await call(what, signal, async () => {
-      if (provider.openRead) return provider.openRead(target, { ...flags, start });
+      if (provider.openRead) return provider.openRead(target, { ...flags, start, ...(opts?.reuse === true ? { reuse: true } : {}) });
       const { bytes, version } = await provider.read(target, flags);
       return { size: bytes.byteLength, version, chunks: slices(bytes, start) };
     });

@@ -130,6 +130,11 @@ export interface FsTextStream {
 export interface FsBytesStreamOptions extends FsStreamOptions {
   /** Byte offset where the chunks begin (default 0); past the end of the file, no chunks. */
   readonly start?: number;
+  /**
+   * Each chunk is good only until the next is asked for: the stream may read the next one into
+   * the same memory, sparing an allocation per chunk. For a caller that copies what it keeps.
+   */
+  readonly reuse?: boolean;
 }
 
 /** A file's bytes as a stream (`streamBytes`): its whole size and version, and chunks from `start`. */

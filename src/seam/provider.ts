@@ -28,6 +28,8 @@ export interface FsProviderReadOptions extends FsOpOptions {
 /** `openRead`'s options. */
 export interface FsProviderOpenReadOptions extends FsProviderReadOptions {
   readonly start?: number;
+  /** A chunk may be overwritten once the next is asked for (`streamBytes`' option). */
+  readonly reuse?: boolean;
   /**
    * A hint: the caller reads from 0 to the end and needs the version only then, so a provider
    * that would hash the file first may instead leave `version` out (when it does not know it
@@ -196,7 +198,8 @@ export interface FsProvider {
    * Optional (V7): read a regular file as a stream, so a file of any size is read in memory
    * bounded by a chunk. The same answers as `read` (FS_NOT_FOUND when absent, FS_NOT_REGULAR_FILE
    * for anything else, the same confinement checks), but `maxBytes` is ignored: there is no limit.
-   * `start` (default 0) is a byte offset where the chunks begin; past the end, no chunks. Errors
+   * `start` (default 0) is a byte offset where the chunks begin; past the end, no chunks. With
+   * `reuse`, a chunk may be overwritten once the next is asked for (`streamBytes`' option). Errors
    * may come from the call (before any byte) or from the iteration. Absent: the seam reads with
    * `read`, bounded by its limit.
    */

@@ -3,6 +3,7 @@
 // a match spanning a window boundary is found whole. Memory: a window and a chunk.
 import { FsError } from './errors.js';
 import { normalisedView } from './edit.js';
+import { countLf } from './line-count.js';
 import { crlfToLf } from './text.js';
 import { TextCheck } from './text-stream.js';
 import type { FsEditRequest, FsLineRange } from './types.js';
@@ -26,12 +27,6 @@ interface Match {
   readonly start: number;
   readonly end: number;
 }
-
-const countLf = (b: Uint8Array, from = 0, to = b.length): number => {
-  let n = 0;
-  for (let i = b.indexOf(LF, from); i !== -1 && i < to; i = b.indexOf(LF, i + 1)) n++;
-  return n;
-};
 
 /**
  * The edited file's bytes, from the original's. Throws (from the iteration) FS_NOT_TEXT,

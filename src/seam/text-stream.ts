@@ -1,7 +1,7 @@
 // T1 on a stream of bytes, for files read without being held whole.
 import { isUtf8 } from 'node:buffer';
 import { FsError } from './errors.js';
-import { firstInvalidUtf8 } from './text.js';
+import { firstInvalidUtf8, firstNul } from './text.js';
 
 /**
  * T1 on a stream: every byte looked at is checked (no NUL, valid UTF-8, no UTF-16 BOM), with the
@@ -25,11 +25,12 @@ export class TextCheck {
       break;
     }
     const whole = bytes.subarray(0, end);
-    this.carry = end < bytes.length ? bytes.slice(end) : undefined;
+    // A copy (a Buffer's slice is a view): the chunk's memory may be reused (streamBytes `reuse`).
+    this.carry = end < bytes.length ? Uint8Array.from(bytes.subarray(end)) : undefined;
     if (this.offset === 0 && whole.length >= 2 && ((whole[0] === 0xff && whole[1] === 0xfe) || (whole[0] === 0xfe && whole[1] === 0xff))) {
       this.fail('a UTF-16 byte order mark (only UTF-8 is supported)');
     }
-    const nul = whole.indexOf(0);
+    const nul = firstNul(whole);
     if (nul !== -1) this.fail(`a NUL byte at byte ${this.offset + nul} (binary file)`);
     if (!isUtf8(whole)) this.fail(`invalid UTF-8 at byte ${this.offset + firstInvalidUtf8(whole)}`);
     this.offset += whole.length;

@@ -13,13 +13,21 @@ export interface DecodedText {
   readonly bom: boolean;
 }
 
+/**
+ * The offset of the first NUL byte, or -1. Through a Buffer view (memchr): a plain Uint8Array's
+ * indexOf looks at one element at a time, several times slower over megabytes.
+ */
+export function firstNul(bytes: Uint8Array): number {
+  return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).indexOf(0);
+}
+
 /** Why some bytes are not text, or undefined when they are valid UTF-8 without NUL (T1). */
 export function textProblem(bytes: Uint8Array): string | undefined {
   if (bytes.length >= 2) {
     const [a, b] = [bytes[0], bytes[1]];
     if ((a === 0xff && b === 0xfe) || (a === 0xfe && b === 0xff)) return 'a UTF-16 byte order mark (only UTF-8 is supported)';
   }
-  const nul = bytes.indexOf(0);
+  const nul = firstNul(bytes);
   if (nul !== -1) return `a NUL byte at byte ${nul} (binary file)`;
   if (!isUtf8(bytes)) return `invalid UTF-8 at byte ${firstInvalidUtf8(bytes)}`;
   return undefined;

@@ -1,4 +1,6 @@
-import { literalOf, streamLines } from './grep-large.js';
+import type { Candidates } from './grep-bytes.js';
+import { streamLines } from './grep-large.js';
+import { requiredLiteral } from './literal.js';
 import { FsError, canonicalPath, isFsError, splitLines, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
 import { grepFiles, type FileItem, type FileSource } from './grep-files.js';
 import { cannotMatch, narrowing, type Narrowed } from './narrow.js';
@@ -77,7 +79,7 @@ interface FileScan {
 /** What the parts of one grep share. */
 interface GrepContext extends FileSource {
   readonly matcher: LineMatcher;
-  /** Text every match contains, when the pattern is that plain: large files skip batches without it. */
+  /** Text every match contains, when the pattern says so: large files are searched for it on their bytes. */
   readonly literal: Uint8Array | undefined;
   readonly maxMatches: number;
   readonly maxLineBytes: number;
@@ -135,7 +137,7 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   const ctx: GrepContext = {
     fs,
     what,
-    literal: literalOf(re),
+    literal: requiredLiteral(re),
     rootPath,
     rootTarget,
     rootInfo,
@@ -233,9 +235,8 @@ async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
   const matches: GrepMatch[] = [];
   let lineNo = 0;
   // Whole lines go to the matcher (a worker) a chunk at a time; only the lines it names are
-  // split out here.
-  const batch = async (text: string, brokenAfter: boolean) => {
-    const first = lineNo + 1;
+  // split out here. `numbers` gives the line numbers of lines that are not consecutive.
+  const batch = async (text: string, brokenAfter: boolean, first = lineNo + 1, numbers?: number[]) => {
     const { hits, lines } = await ctx.matcher.match(text, `"${file.path}" (from line ${first})`, brokenAfter);
     lineNo += lines;
     if (hits.length === 0) return;
@@ -244,7 +245,7 @@ async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
     for (const i of hits) {
       if (matches.length > maxMatches) break;
       const { text: kept, cut } = cutUtf8(all[i]!, ctx.maxLineBytes);
-      matches.push({ path: file.path, target: file.target, line: first + i, text: kept, lineTruncated: cut });
+      matches.push({ path: file.path, target: file.target, line: numbers?.[i] ?? first + i, text: kept, lineTruncated: cut });
     }
   };
   try {
@@ -255,9 +256,9 @@ async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
     } catch (err) {
       if (!isFsError(err, 'FS_TOO_LARGE')) throw err;
       // Over the text limit but within maxFileBytes: streamed in batches of whole lines.
-      const literal = ctx.literal;
-      const prefilter = literal && { literal, skip: (n: number) => void (lineNo += n) };
-      const skip = await streamLines(ctx.fs, file.target, file.path, ctx.signal, batch, () => matches.length > maxMatches, maxFileBytes, prefilter);
+      const literal = ctx.literal && { bytes: ctx.literal, candidates: (c: Candidates) => batch(c.text, c.brokenAfter, c.first, c.numbers) };
+      const sink = { batch, ...(literal ? { literal } : {}) };
+      const skip = await streamLines(ctx.fs, file.target, file.path, ctx.signal, sink, () => matches.length > maxMatches, maxFileBytes);
       return skip === undefined ? { matches } : { matches: [], skip: { path: file.path, reason: 'too-large', message: skip } };
     }
     if (stream.size > maxFileBytes) {

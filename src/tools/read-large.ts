@@ -1,6 +1,7 @@
 // The read tool's window over a file too large to hold: its bytes streamed, lines before the
 // window counted on the bytes (never decoded), the window decoded and cut as readWindow cuts it,
 // and lines past it counted only until the footer knows there is more.
+import { countLf } from '../seam/line-count.js';
 import { TextCheck } from '../seam/text-stream.js';
 import { LineWindow, type TextWindow, type WindowOptions } from './read-window.js';
 
@@ -32,6 +33,15 @@ export async function readLargeWindow(chunks: AsyncIterable<Uint8Array>, options
       if (bom) bytes = bytes.subarray(3);
     }
     let at = 0;
+    if (window === undefined && line < options.offset) {
+      // A chunk wholly before the window is only counted (SIMD), not walked line by line.
+      const breaks = countLf(bytes);
+      if (line + breaks < options.offset) {
+        line += breaks;
+        pendingChars = breaks > 0 ? bytes[bytes.length - 1] !== LF : pendingChars || bytes.length > 0;
+        continue;
+      }
+    }
     while (window === undefined && line < options.offset) {
       const nl = bytes.indexOf(LF, at);
       if (nl === -1) {

@@ -56,7 +56,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         withRedirects(ctx, target.targetKey, what, (key) => ctx.lock.run(key, () => swapLocked(ctx, key, expect, bytes, signal, what, deferred))),
       );
     },
-    openRead: (target, { start, unversioned, versionAtEnd }) => openRead(ctx, target, start ?? 0, unversioned, versionAtEnd),
+    openRead: (target, { start, unversioned, versionAtEnd, reuse }) => openRead(ctx, target, start ?? 0, unversioned, { atEnd: versionAtEnd === true, reuse: reuse === true }),
     swapFrom(target, { expect, source, signal, durability, expectAtEnd }) {
       const what = `cannot write "${target.displayPath}"`;
       const deferred = durability === 'deferred';

@@ -22,7 +22,13 @@ const STREAM_CHUNK = 1024 * 1024;
  * `atEnd` and no cached version, the bytes are hashed as they stream instead of in a pass of
  * their own, and the version (then cached) is known once they have all been read.
  */
-export function openRead(ctx: LocalContext, target: FsTarget, start: number, unversioned: boolean | undefined, atEnd = false): Promise<FsProviderReadStream> {
+export function openRead(
+  ctx: LocalContext,
+  target: FsTarget,
+  start: number,
+  unversioned: boolean | undefined,
+  { atEnd = false, reuse = false }: { readonly atEnd?: boolean; readonly reuse?: boolean } = {},
+): Promise<FsProviderReadStream> {
   const what = `cannot read "${target.displayPath}"`;
   if (!Number.isSafeInteger(start) || start < 0) return Promise.reject(new FsError('FS_INVALID_ARGUMENT', `${what}: start must be a non-negative integer`));
   return guard(what, () =>
@@ -34,11 +40,11 @@ export function openRead(ctx: LocalContext, target: FsTarget, start: number, unv
         const leaf = await openLeaf(ctx, anchor, posix.basename(key), key, what);
         if (leaf === undefined) throw notFound(what);
         try {
-          if (unversioned !== true && atEnd && start === 0 && ctx.cache.lookup(key, leaf.st) === undefined) return hashedAsRead(ctx, leaf, key, what);
+          if (unversioned !== true && atEnd && start === 0 && ctx.cache.lookup(key, leaf.st) === undefined) return hashedAsRead(ctx, leaf, key, what, reuse);
           const version = unversioned === true ? undefined : await leafVersion(ctx, leaf, key, what);
           const st = unversioned === true ? leaf.st : await leaf.handle.stat({ bigint: true });
           if (version !== undefined && !sameTuple(st, leaf.st)) throw changed(what);
-          return { size: Number(st.size), ...(version !== undefined ? { version } : {}), chunks: releasing(chunksOf(leaf.handle, st, start, what), () => leaf.handle.close()) };
+          return { size: Number(st.size), ...(version !== undefined ? { version } : {}), chunks: releasing(chunksOf(leaf.handle, st, start, what, reuse), () => leaf.handle.close()) };
         } catch (err) {
           await leaf.handle.close().catch(() => undefined);
           throw err;
@@ -51,7 +57,7 @@ export function openRead(ctx: LocalContext, target: FsTarget, start: number, unv
 }
 
 /** The stream of a file whose version is found on the way: recorded in the cache once the bytes are read, unchanged, to the end. */
-function hashedAsRead(ctx: LocalContext, leaf: Leaf, key: string, what: string): FsProviderReadStream {
+function hashedAsRead(ctx: LocalContext, leaf: Leaf, key: string, what: string, reuse: boolean): FsProviderReadStream {
   let version: FsVersion | undefined;
   const hasher = contentHasher();
   const seen = (digest: FsVersion) => {
@@ -61,36 +67,52 @@ function hashedAsRead(ctx: LocalContext, leaf: Leaf, key: string, what: string):
   return {
     size: Number(leaf.st.size),
     versionRead: () => version,
-    chunks: releasing(chunksOf(leaf.handle, leaf.st, 0, what, { hasher, seen }), () => leaf.handle.close()),
+    chunks: releasing(chunksOf(leaf.handle, leaf.st, 0, what, reuse, { hasher, seen }), () => leaf.handle.close()),
   };
 }
 
 const changed = (what: string) => new FsError('FS_CONFLICT', `${what}: the file changed while it was read; read it again`);
 
 /**
- * The bytes from `start`; the descriptor is closed when the consumer ends or stops early. With
- * `hashing`, they are hashed too, and the digest given only when the file proved unchanged.
+ * The bytes from `start`; the descriptor is closed when the consumer ends or stops early. From
+ * the second chunk on, the next is read while the consumer works on this one (one chunk ahead):
+ * a scan of a large file no longer waits for each read in turn. With `reuse`, two buffers take
+ * turns: the one handed out is filled again only after the consumer asked for the next chunk.
+ * With `hashing`, the bytes are hashed too, and the digest given only when the file proved unchanged.
  */
 async function* chunksOf(
   handle: FileHandle,
   st: BigIntStats,
   start: number,
   what: string,
+  reuse: boolean,
   hashing?: { readonly hasher: ContentHasher; readonly seen: (version: FsVersion) => void },
 ): AsyncGenerator<Uint8Array> {
-  let position = start;
+  const buffers = reuse ? [Buffer.allocUnsafe(STREAM_CHUNK), Buffer.allocUnsafe(STREAM_CHUNK)] : undefined;
+  let turn = 0;
+  const readAt = async (position: number): Promise<Uint8Array> => {
+    const buf = buffers ? buffers[turn++ % 2]! : Buffer.allocUnsafe(STREAM_CHUNK);
+    try {
+      const { bytesRead } = await handle.read(buf, 0, STREAM_CHUNK, position);
+      return new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
+    } catch (err) {
+      throw toFsError(err, what);
+    }
+  };
+  let ahead: Promise<Uint8Array> | undefined;
   try {
-    for (;;) {
-      const buf = Buffer.allocUnsafe(STREAM_CHUNK);
-      let bytesRead: number;
-      try {
-        ({ bytesRead } = await handle.read(buf, 0, STREAM_CHUNK, position));
-      } catch (err) {
-        throw toFsError(err, what);
+    let position = start;
+    for (let n = 0; ; n++) {
+      const chunk = await (ahead ?? readAt(position));
+      ahead = undefined;
+      if (chunk.length === 0) break;
+      position += chunk.length;
+      // From the second chunk on: a caller done after the first (a window at the start) reads no more.
+      if (n > 0) {
+        ahead = readAt(position);
+        // Settled below when the consumer stops first.
+        ahead.catch(() => undefined);
       }
-      if (bytesRead === 0) break;
-      position += bytesRead;
-      const chunk = new Uint8Array(buf.buffer, buf.byteOffset, bytesRead);
       hashing?.hasher.update(chunk);
       yield chunk;
     }
@@ -101,6 +123,8 @@ async function* chunksOf(
     if (!sameTuple(after, st)) throw changed(what);
     hashing?.seen(hashing.hasher.digest());
   } finally {
+    // No read is left going on the descriptor being closed.
+    await ahead?.catch(() => undefined);
     await handle.close().catch(() => undefined);
   }
 }
