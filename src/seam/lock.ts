@@ -6,13 +6,12 @@ export class KeyedMutex {
   readonly #tails = new Map<string, Promise<void>>();
 
   async run<T>(key: string, fn: () => Promise<T> | T): Promise<T> {
-    const previous = this.#tails.get(key);
+    const previous = this.#tails.get(key) ?? Promise.resolve();
     let release!: () => void;
     const mine = new Promise<void>((resolve) => (release = resolve));
-    // Uncontended (the usual case): no chain to wait on, so no promise and turn spent on one.
-    const tail = previous === undefined ? mine : previous.then(() => mine);
+    const tail = previous.then(() => mine);
     this.#tails.set(key, tail);
-    if (previous !== undefined) await previous;
+    await previous;
     try {
       return await fn();
     } finally {
