@@ -22,8 +22,21 @@ const selfReferences = Object.entries(pkg.exports).flatMap(([subpath, target]) =
 // server and a mount on one sandbox, writers killed mid-write, files of several MiB-sized chunks in
 // PGlite) run at full scale only:
 // `npm run test:full`, which CI runs after `npm test`, and `npm run test:stress`.
-const fullScale = process.env.DSH_FS_SCALE === 'full' || process.env.DSH_FS_SCALE === 'heavy';
-const fullScaleOnly = ['test/mount/cli.test.ts', 'test/mount/conformance.test.ts', 'test/mount/agents.test.ts', 'test/overlay/commit-crash.test.ts', 'test/local/crash.test.ts', 'test/postgres/chunks.test.ts'];
+// Any DSH_FS_SCALE (quick, full, heavy) runs them all: `DSH_FS_SCALE=quick npx vitest run test/reliability`.
+const fullScale = process.env.DSH_FS_SCALE !== undefined || process.env.DSH_FS_HEAVY === '1';
+// The reliability suite runs there at full size only, and so do the command-line MCP server and
+// audit-log files (each spawns servers; test/mcp covers the server in-process).
+const fullScaleOnly = [
+  'test/mount/cli.test.ts',
+  'test/mount/conformance.test.ts',
+  'test/mount/agents.test.ts',
+  'test/overlay/commit-crash.test.ts',
+  'test/local/crash.test.ts',
+  'test/postgres/chunks.test.ts',
+  'test/reliability/**',
+  'test/cli/mcp.test.ts',
+  'test/cli/audit.test.ts',
+];
 
 export default defineConfig({
   resolve: { conditions: ['dsh-fs-source'], alias: selfReferences },
