@@ -24,8 +24,9 @@ const selfReferences = Object.entries(pkg.exports).flatMap(([subpath, target]) =
 // `npm run test:full`, which CI runs after `npm test`, and `npm run test:stress`.
 // Any DSH_FS_SCALE (quick, full, heavy) runs them all: `DSH_FS_SCALE=quick npx vitest run test/reliability`.
 const fullScale = process.env.DSH_FS_SCALE !== undefined || process.env.DSH_FS_HEAVY === '1';
-// The reliability suite runs there at full size only, and so do the command-line MCP server and
-// audit-log files (each spawns servers; test/mcp covers the server in-process).
+// The reliability suite runs there at full size only, and so do the command-line MCP server,
+// audit-log and output files (each spawns servers; test/mcp covers the server in-process) and the
+// sandbox kept in PostgreSQL (CI runs test:full against a server too).
 const fullScaleOnly = [
   'test/mount/cli.test.ts',
   'test/mount/conformance.test.ts',
@@ -36,6 +37,9 @@ const fullScaleOnly = [
   'test/reliability/**',
   'test/cli/mcp.test.ts',
   'test/cli/audit.test.ts',
+  'test/cli/output.test.ts',
+  'test/postgres/overlay.test.ts',
+  'test/postgres/upper.test.ts',
 ];
 
 export default defineConfig({
