@@ -35,6 +35,23 @@ const unit = fc.constantFrom('a', 'b', 'ab', 'é', '😀', '\n', '\r\n', '\r', '
 const text = fc.array(unit, { maxLength: 40 }).map((a) => a.join(''));
 const needle = fc.array(unit, { minLength: 1, maxLength: 5 }).map((a) => a.join(''));
 
+/** The streamed edit of `bytes` cut at `cuts` gives what the whole-file edit gives: bytes, count and lines, or the same error code. */
+async function expectAsWhole(bytes: Buffer, edit: { oldString: string; newString: string; replaceAll: boolean }, cuts: number[], windowBytes: number): Promise<void> {
+  let expected;
+  try {
+    expected = editBytes(bytes, edit, 'cannot edit "f"');
+  } catch (err) {
+    const got = await run(bytes, edit, cuts, windowBytes);
+    expect(isFsError(got.error) && got.error.code).toBe(isFsError(err) && err.code);
+    return;
+  }
+  const got = await run(bytes, edit, cuts, windowBytes);
+  expect(got.error).toBeUndefined();
+  expect(Buffer.from(got.bytes!).toString('hex')).toBe(Buffer.from(expected.bytes).toString('hex'));
+  expect(got.replacements).toBe(expected.replacements);
+  expect(got.lines).toEqual(expected.lines);
+}
+
 describe('streamEdit (V7): the edit of a streamed file is the whole-file edit', () => {
   it('same bytes, replacements and line ranges, or the same error, for any chunking and window', async () => {
     await fc.assert(
@@ -50,19 +67,7 @@ describe('streamEdit (V7): the edit of a streamed file is the whole-file edit', 
           fc.pre(oldString.replaceAll('\r\n', '\n') !== newString.replaceAll('\r\n', '\n'));
           const bytes = Buffer.concat([bom ? Buffer.from([0xef, 0xbb, 0xbf]) : Buffer.alloc(0), Buffer.from(body)]);
           const edit = { oldString, newString, replaceAll };
-          let expected;
-          try {
-            expected = editBytes(bytes, edit, 'cannot edit "f"');
-          } catch (err) {
-            const got = await run(bytes, edit, cuts, windowBytes);
-            expect(isFsError(got.error) && got.error.code).toBe(isFsError(err) && err.code);
-            return;
-          }
-          const got = await run(bytes, edit, cuts, windowBytes);
-          expect(got.error).toBeUndefined();
-          expect(Buffer.from(got.bytes!).toString('hex')).toBe(Buffer.from(expected.bytes).toString('hex'));
-          expect(got.replacements).toBe(expected.replacements);
-          expect(got.lines).toEqual(expected.lines);
+          await expectAsWhole(bytes, edit, cuts, windowBytes);
         },
       ),
       { numRuns: 3000 },
@@ -83,19 +88,7 @@ describe('streamEdit (V7): the edit of a streamed file is the whole-file edit', 
           fc.pre(oldString.replaceAll('\r\n', '\n') !== newString.replaceAll('\r\n', '\n'));
           const bytes = Buffer.from(body);
           const edit = { oldString, newString, replaceAll };
-          let expected;
-          try {
-            expected = editBytes(bytes, edit, 'cannot edit "f"');
-          } catch (err) {
-            const got = await run(bytes, edit, cuts, windowBytes);
-            expect(isFsError(got.error) && got.error.code).toBe(isFsError(err) && err.code);
-            return;
-          }
-          const got = await run(bytes, edit, cuts, windowBytes);
-          expect(got.error).toBeUndefined();
-          expect(Buffer.from(got.bytes!).toString('hex')).toBe(Buffer.from(expected.bytes).toString('hex'));
-          expect(got.replacements).toBe(expected.replacements);
-          expect(got.lines).toEqual(expected.lines);
+          await expectAsWhole(bytes, edit, cuts, windowBytes);
         },
       ),
       { numRuns: 2000 },
