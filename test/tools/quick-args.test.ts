@@ -11,10 +11,22 @@ const value = fc.oneof(
   fc.constant([]),
   fc.constant({}),
 );
+// Well-formed values per key, so every run also draws calls the shortcut takes (not left to luck).
+const wellFormed: Record<string, fc.Arbitrary<unknown>> = {
+  file_path: fc.constantFrom('a.txt', '/w/src/f.ts', 'dir/x y.md'),
+  old_string: fc.string({ minLength: 1, maxLength: 6 }),
+  new_string: fc.string({ maxLength: 6 }),
+  replace_all: fc.boolean(),
+  offset: fc.constantFrom(1, 2, 2000),
+  limit: fc.constantFrom(1, 2, 2000),
+};
 const argsOf = (keys: readonly string[]) =>
   fc.oneof(
     fc.dictionary(fc.constantFrom(...keys, 'edits', 'extra', 'path'), value, { maxKeys: 5 }),
     fc.record(Object.fromEntries(keys.map((k) => [k, value])), { requiredKeys: [] }),
+    fc.record(Object.fromEntries(keys.map((k) => [k, fc.oneof(wellFormed[k]!, value)])), {
+      requiredKeys: keys.filter((k) => k !== 'replace_all' && k !== 'offset' && k !== 'limit'),
+    }),
     fc.constantFrom(null, 'a.txt', [], 3),
   );
 
