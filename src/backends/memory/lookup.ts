@@ -15,6 +15,9 @@ export interface CoreNode {
   canRead(uid: number, gid: number): boolean;
   /** A copy of the content (memfs also sets the access time). */
   getBuffer(): Buffer;
+  /** On memfs's own nodes only: the write permission, and the content replaced by a copy of `buf`. */
+  canWrite?(uid: number, gid: number): boolean;
+  setBuffer?(buf: Uint8Array): void;
 }
 
 export interface CoreLink {

@@ -18,6 +18,7 @@ import {
 import { applyMemoryBatch } from './batch.js';
 import { follow, writeFile, type MemoryContext } from './context.js';
 import { mkdirs } from './dirs.js';
+import { lookup } from './lookup.js';
 import { current } from './read.js';
 
 export async function swap(ctx: MemoryContext, target: FsTarget, { expect, bytes }: FsSwapRequest): Promise<FsSwapResult> {
@@ -47,12 +48,38 @@ export async function modify(
   change: (current: FsCurrent | undefined) => Uint8Array,
 ): Promise<FsSwapResult> {
   const key = target.targetKey;
+  const inPlace = modifyInPlace(ctx, key, maxBytes, change);
+  if (inPlace !== undefined) return inPlace;
   const what = `cannot write "${target.displayPath}"`;
   const before = current(ctx, key, what, maxBytes);
   const bytes = change(before);
   if (before === undefined) mkdirs(ctx, posix.dirname(key), what);
   writeFile(ctx, key, bytes);
   return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
+}
+
+/**
+ * `modify` of an existing, writable regular file on memfs's own node: one path walk, and no
+ * open/close (memfs's open asks the OS for the uid on every call). Undefined where anything is
+ * not plainly so; the caller then takes the general path, which gives the exact answer.
+ */
+function modifyInPlace(
+  ctx: MemoryContext,
+  key: string,
+  maxBytes: number,
+  change: (current: FsCurrent | undefined) => Uint8Array,
+): FsSwapResult | undefined {
+  const found = lookup(ctx, key, true);
+  if (!found.ok) return undefined;
+  const node = found.value.getNode();
+  if (node.setBuffer === undefined || node.canWrite === undefined) return undefined;
+  if (!node.isFile() || node.getSize() > maxBytes || !node.canRead(ctx.uid, ctx.gid) || !node.canWrite(ctx.uid, ctx.gid)) return undefined;
+  const old = node.getBuffer();
+  const before = new Uint8Array(old.buffer, old.byteOffset, old.byteLength);
+  const bytes = change({ bytes: before, version: contentVersion(before) });
+  // memfs keeps a copy of its own, as a write through a descriptor would.
+  node.setBuffer(bytes);
+  return { ok: true, existed: true, version: contentVersion(bytes) };
 }
 
 /** swapFrom (V7): memory holds the whole file anyway, so the stream is gathered, then swapped. */

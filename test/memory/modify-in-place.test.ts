@@ -1,0 +1,68 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createMemoryProvider } from '../../src/backends/memory/provider.js';
+import { FsTargetKey } from '../../src/seam/index.js';
+
+const codeOf = (err: unknown) => String((err as { code?: unknown }).code);
+
+// modify changes a file on memfs's node directly; it must leave what memfs's own read and write
+// calls would leave, and refuse what they refuse.
+describe('memory modify', () => {
+  it('in place leaves the volume as memfs read + writeFileSync would (property)', async () => {
+    const file = fc.record({ name: fc.constantFrom('a', 'b', 'c'), text: fc.string({ maxLength: 8 }), mode: fc.constantFrom(0o644, 0o444, 0o200, 0o000) });
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(file, { maxLength: 3, selector: (f) => f.name }), fc.constantFrom('/d/a', '/d/b', '/d/l', '/d'), fc.string({ maxLength: 4 }), fc.nat(40), async (files, at, tail, maxBytes) => {
+        const ours = createMemoryProvider({});
+        const twin = createMemoryProvider({});
+        for (const vol of [ours.volume, twin.volume]) {
+          vol.mkdirSync('/d');
+          for (const f of files) {
+            vol.writeFileSync(`/d/${f.name}`, f.text);
+            vol.chmodSync(`/d/${f.name}`, f.mode);
+          }
+          vol.symlinkSync('a', '/d/l');
+        }
+        const change = (cur: { bytes: Uint8Array } | undefined) => Buffer.concat([cur?.bytes ?? new Uint8Array(), Buffer.from(tail)]);
+        let got: string;
+        try {
+          const r = await ours.modify!({ targetKey: FsTargetKey(at), displayPath: at }, { maxBytes }, change);
+          got = `ok ${r.ok && r.existed}`;
+        } catch {
+          got = 'refused'; // the seam words it (FsError); here only that it was refused
+        }
+        let want: string;
+        try {
+          const st = twin.volume.statSync(at);
+          if (!st.isFile() || Number(st.size) > maxBytes) throw new Error('not plainly a file');
+          twin.volume.writeFileSync(at, change({ bytes: twin.volume.readFileSync(at) as Buffer }));
+          want = 'ok true';
+        } catch (err) {
+          want = codeOf(err) === 'ENOENT' ? 'ok false' : 'refused';
+        }
+        if (want === 'ok false') {
+          // Created by modify: memfs would need the write call alone.
+          twin.volume.writeFileSync(at, change(undefined));
+        }
+        expect(got).toBe(want);
+        for (const name of ['a', 'b', 'c']) {
+          const read = (vol: typeof ours.volume) => (vol.existsSync(`/d/${name}`) ? [vol.statSync(`/d/${name}`).mode, String(vol.readFileSync(`/d/${name}`, 'latin1'))] : null);
+          if (files.some((f) => f.name === name && (f.mode & 0o400) === 0)) continue; // unreadable by either
+          expect(read(ours.volume), name).toEqual(read(twin.volume));
+        }
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('in place advances the modification time and keeps the mode', async () => {
+    const p = createMemoryProvider({ files: { '/x.sh': 'echo 1\n' } });
+    p.volume.chmodSync('/x.sh', 0o755);
+    p.volume.utimesSync('/x.sh', 1, 1);
+    const r = await p.modify!({ targetKey: FsTargetKey('/x.sh'), displayPath: '/x.sh' }, { maxBytes: 100 }, () => Buffer.from('echo 2\n'));
+    expect(r.ok).toBe(true);
+    const st = p.volume.statSync('/x.sh');
+    expect(st.mtimeMs).toBeGreaterThan(1000);
+    expect(st.mode & 0o777).toBe(0o755);
+    expect(String(p.volume.readFileSync('/x.sh'))).toBe('echo 2\n');
+  });
+});
