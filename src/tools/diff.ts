@@ -55,12 +55,15 @@ function linesOf(text: string): string[] {
  */
 function partLines(a: string, b: string): { head: number; oldEnd: number; newEnd: number } | undefined {
   const m = Math.min(a.length, b.length);
+  // Blocks of characters compare natively; only the block holding the difference goes by character.
   let d = 0;
+  while (d + BLOCK <= m && a.slice(d, d + BLOCK) === b.slice(d, d + BLOCK)) d += BLOCK;
   while (d < m && a.charCodeAt(d) === b.charCodeAt(d)) d++;
   if (d === a.length && d === b.length) return undefined;
   // The line holding the first difference differs; those before it are common.
   const head = d === 0 ? 0 : a.lastIndexOf('\n', d - 1) + 1;
   let e = 0;
+  while (e + BLOCK <= m - head && a.slice(a.length - e - BLOCK, a.length - e) === b.slice(b.length - e - BLOCK, b.length - e)) e += BLOCK;
   while (e < m - head && a.charCodeAt(a.length - 1 - e) === b.charCodeAt(b.length - 1 - e)) e++;
   // The common end, from where a line starts in both (inside it, a start in one is one in the other).
   const startsLine = (t: string, i: number) => i === head || t.charCodeAt(i - 1) === LF;
@@ -73,6 +76,7 @@ function partLines(a: string, b: string): { head: number; oldEnd: number; newEnd
 }
 
 const LF = 10;
+const BLOCK = 64;
 
 /** Whether `line` (from linesOf) is one of the lines of `text`. */
 function hasLine(text: string, line: string): boolean {
