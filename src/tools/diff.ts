@@ -21,10 +21,13 @@ export interface DiffFields {
 const keepBom = new TextDecoder('utf-8', { ignoreBOM: true });
 const empty = new Uint8Array();
 
-/** The diff fields for a change from `before` (undefined: a new file) to `after`; none when either side is not text or too large. */
-export function diffFields(path: string, before: Uint8Array | undefined, after: Uint8Array): DiffFields {
+/**
+ * The diff fields for a change from `before` (undefined: a new file) to `after`; none when either
+ * side is not text or too large. `knownText`: both sides were decoded as text already (an edit's).
+ */
+export function diffFields(path: string, before: Uint8Array | undefined, after: Uint8Array, knownText = false): DiffFields {
   if ((before?.byteLength ?? 0) > MAX_DIFF_INPUT_BYTES || after.byteLength > MAX_DIFF_INPUT_BYTES) return {};
-  if (textProblem(before ?? empty) !== undefined || textProblem(after) !== undefined) return {};
+  if (!knownText && (textProblem(before ?? empty) !== undefined || textProblem(after) !== undefined)) return {};
   const from = before === undefined ? '/dev/null' : path;
   const [a, b] = [keepBom.decode(before ?? empty), keepBom.decode(after)];
   const hunks = blockDiff(a, b) ?? formatHunks(structuredPatch(from, path, a, b, undefined, undefined, { context: CONTEXT }));

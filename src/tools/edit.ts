@@ -68,7 +68,8 @@ export function createEditTool(): Tool<EditArgs, EditValue> {
         const target = await call.fs.resolve(args.file_path, { cwd: call.cwd, ...(signal ? { signal } : {}) });
         const guard = await call.events.editIntent(target, call.owner);
         const request = { oldString: pair.old_string, newString: pair.new_string, replaceAll: args.replace_all === true };
-        // The seam hands back the bytes it replaced and published: the diff needs no read of its own.
+        // The seam hands back the bytes it replaced and published (both decoded as text by the
+        // edit): the diff needs no read and no text check of its own.
         const outcome = await call.fs.editText(target, request, guard, { withBytes: true, ...(signal ? { signal } : {}) });
         call.events.observed(target, { kind: 'present', version: outcome.version }, call.owner);
         return {
@@ -77,7 +78,7 @@ export function createEditTool(): Tool<EditArgs, EditValue> {
           replacements: outcome.replacements,
           replaceAll: args.replace_all === true,
           lines: outcome.lines,
-          ...(outcome.replaced && outcome.published ? diffFields(target.displayPath, outcome.replaced, outcome.published) : {}),
+          ...(outcome.replaced && outcome.published ? diffFields(target.displayPath, outcome.replaced, outcome.published, true) : {}),
         };
       } catch (err) {
         throw withRemedy(err, `cannot edit "${args.file_path}"`);
