@@ -40,14 +40,14 @@ const CONTEXT = 3;
 const formatHunks = (patch: StructuredPatch) => (patch.hunks.length === 0 ? '' : formatPatch(patch, OMIT_HEADERS));
 
 /** Lines as jsdiff's line diff cuts them: each with its line break (LF or CRLF); no empty last line. */
-function linesOf(text: string): string[] {
+function linesOf(text: string, max = Infinity): string[] {
   const out: string[] = [];
   let at = 0;
-  for (let nl = text.indexOf('\n'); nl !== -1; nl = text.indexOf('\n', at)) {
+  for (let nl = text.indexOf('\n'); nl !== -1 && out.length < max; nl = text.indexOf('\n', at)) {
     out.push(text.slice(at, nl + 1));
     at = nl + 1;
   }
-  if (at < text.length) out.push(text.slice(at));
+  if (at < text.length && out.length < max) out.push(text.slice(at));
   return out;
 }
 
@@ -110,7 +110,7 @@ function blockDiff(a: string, b: string): string | undefined {
   let from = head;
   let before = 0;
   for (; before < CONTEXT && from > 0; before++) from = from >= 2 ? a.lastIndexOf('\n', from - 2) + 1 : 0;
-  const after = linesOf(tail).slice(0, CONTEXT);
+  const after = linesOf(tail, CONTEXT);
   const out: string[] = [];
   const push = (mark: string, line: string) => out.push(line.endsWith('\n') ? mark + line.slice(0, -1) : `${mark}${line}\n\\ No newline at end of file`);
   for (const line of linesOf(a.slice(from, head))) push(' ', line);
