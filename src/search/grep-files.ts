@@ -28,11 +28,15 @@ export interface FileSource {
   record(entry: SearchSkip): void;
 }
 
-/** The files grep reads: the one named, or those under the directory that ignore rules, hidden names and `include` let through. */
-export async function* grepFiles(ctx: FileSource): AsyncGenerator<FileItem> {
+/**
+ * The files grep reads: the one named, or those under the directory that ignore rules, hidden
+ * names and `include` let through. A run at a time (mostly one directory's files): a promise per
+ * run, not per file.
+ */
+export async function* grepFiles(ctx: FileSource): AsyncGenerator<FileItem[]> {
   const { fs, rootPath, rootTarget, rootInfo, signal } = ctx;
   if (rootInfo.type === 'file') {
-    yield { path: rootPath, target: rootTarget, ...(rootInfo.size === undefined ? {} : { size: rootInfo.size }) };
+    yield [{ path: rootPath, target: rootTarget, ...(rootInfo.size === undefined ? {} : { size: rootInfo.size }) }];
     return;
   }
   if (rootInfo.type !== 'directory') throw new FsError('FS_NOT_REGULAR_FILE', `${ctx.what}: not a file or directory`);
@@ -46,6 +50,7 @@ export async function* grepFiles(ctx: FileSource): AsyncGenerator<FileItem> {
     onSkip: (skip) => ctx.record({ path: skip.path, reason: skip.reason, ...(skip.error ? { code: skip.error.code, message: skip.error.message } : {}) }),
   });
   for await (const items of walker.batches()) {
+    const files: FileItem[] = [];
     for (const { path, rel, entry } of items) {
       const parent = posix.dirname(path);
       const rules = rulesFor.pending(parent) ? await rulesFor.get(parent, entry.name, entry.target) : rulesFor.known(parent);
@@ -60,8 +65,9 @@ export async function* grepFiles(ctx: FileSource): AsyncGenerator<FileItem> {
         continue;
       }
       if (ctx.include !== undefined && !ctx.include(rel, entry.name)) continue;
-      yield { path, target: entry.target, ...(entry.size === undefined ? {} : { size: entry.size }) };
+      files.push({ path, target: entry.target, ...(entry.size === undefined ? {} : { size: entry.size }) });
     }
+    if (files.length > 0) yield files;
   }
 }
 

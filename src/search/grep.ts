@@ -180,6 +180,17 @@ async function scanAll(
   let truncated: GrepResult['truncated'] = false;
   let filesSearched = 0;
   const iterator = grepFiles(ctx);
+  // The files of the run taken from the iterator and not yet started.
+  let run: FileItem[] = [];
+  let taken = 0;
+  /** Takes the next run when this one is used up; false at the end. */
+  const more = async (): Promise<boolean> => {
+    const next = await iterator.next();
+    if (next.done) return false;
+    run = next.value;
+    taken = 0;
+    return true;
+  };
   const window: Promise<FileScan>[] = [];
   const settle = (p: Promise<FileScan>) => {
     p.catch(() => undefined);
@@ -189,19 +200,18 @@ async function scanAll(
     let exhausted = false;
     while (true) {
       while (!exhausted && window.length < concurrency) {
-        if (filesSearched >= maxFiles) {
-          const more = await iterator.next();
-          if (!more.done) truncated = 'files';
+        // Awaited only between runs: a promise per run, not per file.
+        if (taken === run.length && !(await more())) {
           exhausted = true;
           break;
         }
-        const next = await iterator.next();
-        if (next.done) {
+        if (filesSearched >= maxFiles) {
+          truncated = 'files';
           exhausted = true;
           break;
         }
         filesSearched++;
-        window.push(settle(scanFile(ctx, next.value)));
+        window.push(settle(scanFile(ctx, run[taken++]!)));
       }
       const head = window.shift();
       if (head === undefined) break;
