@@ -1,9 +1,9 @@
 import type { Candidates } from './grep-bytes.js';
 import { streamLines } from './grep-large.js';
 import { requiredLiteral } from './literal.js';
-import { FsError, canonicalPath, isFsError, splitLines, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
+import { FsError, canonicalPath, isFsError, splitLines, textStreamOf, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
 import { grepFiles, type FileItem, type FileSource } from './grep-files.js';
-import { cannotMatch, narrowing, type Narrowed } from './narrow.js';
+import { cannotMatch, givenContent, narrowing, type Narrowed } from './narrow.js';
 import { comparePaths } from './paths.js';
 import { compileSearchPattern, cutUtf8, includeMatcher, patternQuote, statelessRegExp } from './pattern.js';
 import { DEFAULT_MATCH_TIMEOUT_MS, LineMatcher } from './regex-worker.js';
@@ -252,7 +252,9 @@ async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
     // No version is minted: search never guards a write with what it read.
     let stream;
     try {
-      stream = await ctx.fs.streamText(file.target, { signal: ctx.signal, unversioned: true });
+      const given = givenContent(ctx.narrowed, file.target);
+      // Bytes the store returned with the candidates: what this read would give, without the read.
+      stream = given === undefined ? await ctx.fs.streamText(file.target, { signal: ctx.signal, unversioned: true }) : textStreamOf(file.target, given, ctx.signal);
     } catch (err) {
       if (!isFsError(err, 'FS_TOO_LARGE')) throw err;
       // Over the text limit but within maxFileBytes: streamed in batches of whole lines.
