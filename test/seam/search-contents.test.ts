@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import type { MemoryTree } from '../../src/backends/memory/index.js';
 import { createMemoryProvider } from '../../src/backends/memory/provider.js';
-import { isFsError } from '../../src/seam/index.js';
+import { FsError, isFsError } from '../../src/seam/index.js';
 import { FsTargetKey, createFs, grep, textStreamOf, type FsProvider, type FsSearchCandidates } from '../../src/index.js';
 
 /** A memory store whose search answers every file as a candidate, with the contents `given` says. */
@@ -58,5 +59,21 @@ describe('searchCandidates with contents, through the seam', () => {
     };
     expect(await text(given)).toEqual(await text(read));
     expect(() => textStreamOf(target, enc('\uFEFF\0'))).toThrow(/not a UTF-8 text file/);
+  });
+
+  it('a failing searchCandidates, asked while the walk starts, fails the grep, files or none', async () => {
+    for (const files of [{ 'p/a.txt': 'aaaa\n' }, { 'p/empty': null }] as MemoryTree[]) {
+      const base = createMemoryProvider({ files });
+      let settled = false;
+      const provider: FsProvider = Object.assign(Object.create(base) as FsProvider, {
+        searchCandidates: async () => {
+          await new Promise((r) => setTimeout(r, 20));
+          settled = true;
+          throw new FsError('FS_IO_ERROR', 'store down');
+        },
+      });
+      await expect(grep(createFs(provider), 'a', { cwd: '/p' })).rejects.toSatisfy((e) => isFsError(e, 'FS_IO_ERROR'));
+      expect(settled).toBe(true);
+    }
   });
 });
