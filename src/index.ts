@@ -57,6 +57,7 @@ export {
   type FsRenameOptions,
   type FsResolveOptions,
   type FsRmdirOptions,
+  type FsSearchCandidates,
   type FsSearchQuery,
   type FsStatOptions,
   type FsStreamOptions,
@@ -90,6 +91,7 @@ export {
   resolveLinks,
   splitLines,
   textForWrite,
+  textStreamOf,
   toFsError,
   UNVERSIONED,
 } from './seam/index.js';

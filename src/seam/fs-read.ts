@@ -50,11 +50,7 @@ export function createReadOps(ctx: FsContext): Pick<FileSystem, 'stat' | 'readTe
         provider.read(target, { maxBytes: maxTextBytes, signal, ...(unversioned ? { unversioned } : {}) }),
       );
       throwIfAborted(signal, what);
-      // Checked whole (T1) before the first chunk, then decoded a chunk at a time, so no string
-      // of the whole file is ever built.
-      const { body, bom } = checkText(current.bytes, what);
-      const version = unversioned ? UNVERSIONED : current.version;
-      return { version, bom, size: current.bytes.byteLength, chunks: textChunks(body, signal, what) };
+      return textStream(current.bytes, unversioned ? UNVERSIONED : current.version, signal, what);
     },
 
     async readBytes(target: FsTarget, opts: FsOpOptions & { maxBytes: number; unversioned?: boolean }): Promise<FsBytesRead> {
@@ -70,6 +66,25 @@ export function createReadOps(ctx: FsContext): Pick<FileSystem, 'stat' | 'readTe
       return { bytes: current.bytes, version: unversioned ? UNVERSIONED : current.version };
     },
   };
+}
+
+/**
+ * Checked whole (T1) before the first chunk, then decoded a chunk at a time, so no string of the
+ * whole file is ever built.
+ */
+function textStream(bytes: Uint8Array, version: FsTextStream['version'], signal: AbortSignal | undefined, what: string): FsTextStream {
+  const { body, bom } = checkText(bytes, what);
+  return { version, bom, size: bytes.byteLength, chunks: textChunks(body, signal, what) };
+}
+
+/**
+ * What an unversioned `streamText` of `target` gives for these bytes, its whole content (e.g.
+ * returned by `searchCandidates`): FS_NOT_TEXT when they are not text (T1).
+ */
+export function textStreamOf(target: FsTarget, bytes: Uint8Array, signal?: AbortSignal): FsTextStream {
+  const what = `cannot read "${target.displayPath}"`;
+  throwIfAborted(signal, what);
+  return textStream(bytes, UNVERSIONED, signal, what);
 }
 
 /**

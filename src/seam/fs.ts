@@ -11,7 +11,8 @@ import { createWalk } from './fs-walk.js';
 import { createWatch } from './fs-watch.js';
 import { createWriteBytesFrom } from './fs-write-from.js';
 import { createWriteOps } from './fs-write.js';
-import type { FileSystem, FsOpOptions, FsProvider, FsSearchQuery, FsTarget } from './types.js';
+import { createSearchCandidates } from './fs-search.js';
+import type { FileSystem, FsProvider } from './types.js';
 
 export { DEFAULT_MAX_TEXT_BYTES, type CreateFsOptions } from './fs-context.js';
 export { depthFirst, isRealSubdirectory, listOrSkip, narrowing, treeWalk, walkBatches, type FetchedTree } from './fs-walk.js';
@@ -28,6 +29,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   const { listDir, mkdir, rmdir } = createDirOps(ctx);
   const { writeText, writeBytes, remove, flush } = createWriteOps(ctx);
   const links = createLinkAndModeOps(ctx);
+  const searchCandidates = createSearchCandidates(ctx);
   const watch = createWatch(ctx);
   const applyChanges = createApplyChanges({ provider, locks: ctx.locks, rootGuard: ctx.rootGuard, checkTarget: (t) => ctx.checkTarget(t), fs: () => fs });
 
@@ -62,15 +64,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     writeBytesFrom: createWriteBytesFrom(ctx),
     ...(watch === undefined ? {} : { watch }),
     // Only where the provider can narrow a search; the search checks for it.
-    ...(provider.searchCandidates === undefined
-      ? {}
-      : {
-          searchCandidates: async (top: FsTarget, query: FsSearchQuery, opts: FsOpOptions = {}) => {
-            const check: (t: unknown) => asserts t is FsTarget = (t) => ctx.checkTarget(t);
-            check(top);
-            return provider.searchCandidates!(top, query, opts);
-          },
-        }),
+    ...(searchCandidates === undefined ? {} : { searchCandidates }),
   };
   return fs;
 }

@@ -1,5 +1,6 @@
 export * from './types.js';
 export { FsError, FS_ERROR_CODES, isFsError, toFsError, throwIfAborted, type FsErrorCode } from './errors.js';
+export { textStreamOf } from './fs-read.js';
 export { createFs, depthFirst, isRealSubdirectory, listOrSkip, narrowing, treeWalk, walkBatches, DEFAULT_MAX_TEXT_BYTES, type CreateFsOptions, type FetchedTree } from './fs.js';
 export { applyEdit, editBytes, nearMatchHint, type EditResult, type BytesEdit } from './edit.js';
 export { MAX_PATH_SEGMENTS, canonicalPath, isWithin } from './path.js';

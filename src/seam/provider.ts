@@ -126,7 +126,19 @@ export interface FsSearchQuery {
    * file with a byte outside ASCII).
    */
   readonly alsoLargerThan: number;
+  /**
+   * Optional: the provider may also return the whole content of candidates of at most
+   * `maxFileBytes` bytes each, `maxTotalBytes` in all (`FsSearchCandidates.contents`), so the
+   * search need not read them one by one. Any subset will do, none included.
+   */
+  readonly contents?: { readonly maxFileBytes: number; readonly maxTotalBytes: number };
 }
+
+/**
+ * `searchCandidates`' answer: the candidates' keys, and, when the query asked for `contents`, the
+ * whole content of some of them, as a read at the time of the answer would give it.
+ */
+export type FsSearchCandidates = ReadonlySet<FsTargetKey> & { readonly contents?: ReadonlyMap<FsTargetKey, Uint8Array> };
 
 export interface FsModifyRequest extends FsOpOptions {
   /** As for `read`: a larger existing file is FS_TOO_LARGE, checked before its content is read. */
@@ -254,8 +266,10 @@ export interface FsProvider {
    * content contains `query.contains`: a file of that subtree whose key is absent is one the
    * search need not read. Only narrows: the seam still walks, orders, applies ignore rules and
    * caps, and matches. Undefined: the provider cannot narrow this query (the search reads every file).
+   * With `query.contents`, it may return some candidates' bytes too; the seam keeps only those
+   * within the bounds asked and the text limit, and checks them as a read would (T1).
    */
-  searchCandidates?(root: FsTarget, query: FsSearchQuery, options: FsOpOptions): Promise<ReadonlySet<FsTargetKey> | undefined>;
+  searchCandidates?(root: FsTarget, query: FsSearchQuery, options: FsOpOptions): Promise<FsSearchCandidates | undefined>;
   /** Optional bulk listing (D4); the seam walks with listDir when it is absent. */
   walk?(target: FsTarget, options: FsWalkOptions): AsyncIterable<FsWalkEntry>;
   /** D1: create the directory and its missing parents; existing directory: no error. */

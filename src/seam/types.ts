@@ -30,7 +30,7 @@ import type {
   FsWriteOutcome,
 } from './model.js';
 import type { FsWatch, FsWatchOptions } from './feed-types.js';
-import type { FsSearchQuery } from './provider.js';
+import type { FsSearchCandidates, FsSearchQuery } from './provider.js';
 
 export * from './model.js';
 export type * from './feed-types.js';
@@ -127,8 +127,10 @@ export interface FileSystem {
   /**
    * Present when the provider can narrow a search (see FsProvider.searchCandidates): the keys
    * of the files in `root`'s subtree that contain the bytes, or undefined when it cannot tell.
+   * With `query.contents`, maybe the bytes of some (never over the bounds asked or the text
+   * limit); `textStreamOf` turns them into what `streamText` would give.
    */
-  searchCandidates?(root: FsTarget, query: FsSearchQuery, options?: FsOpOptions): Promise<ReadonlySet<FsTargetKey> | undefined>;
+  searchCandidates?(root: FsTarget, query: FsSearchQuery, options?: FsOpOptions): Promise<FsSearchCandidates | undefined>;
   walk(target: FsTarget, options?: FsWalkOptions): AsyncIterable<FsWalkEntry>;
   /**
    * X1: sets or clears the executable bit of a regular file, as `chmod +x` / `chmod -x` do; the

@@ -1,9 +1,9 @@
 import type { Candidates } from './grep-bytes.js';
 import { streamLines } from './grep-large.js';
 import { requiredLiteral } from './literal.js';
-import { FsError, canonicalPath, isFsError, splitLines, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
+import { FsError, canonicalPath, isFsError, splitLines, textStreamOf, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
 import { grepFiles, type FileItem, type FileSource } from './grep-files.js';
-import { cannotMatch, narrowing, type Narrowed } from './narrow.js';
+import { cannotMatch, givenContent, narrowing, type Narrowed } from './narrow.js';
 import { comparePaths } from './paths.js';
 import { compileSearchPattern, cutUtf8, includeMatcher, patternQuote, statelessRegExp } from './pattern.js';
 import { DEFAULT_MATCH_TIMEOUT_MS, LineMatcher } from './regex-worker.js';
@@ -84,8 +84,8 @@ interface GrepContext extends FileSource {
   readonly maxMatches: number;
   readonly maxLineBytes: number;
   readonly maxFileBytes: number;
-  /** The files the store said can hold a match, when it could say. */
-  readonly narrowed: Narrowed | undefined;
+  /** The files the store said can hold a match, when it could say (asked while the walk starts). */
+  readonly narrowed: Promise<Narrowed | undefined>;
   /** Stops reads still going on (the search has what it needs, or failed). */
   stop(): void;
 }
@@ -115,10 +115,12 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   const rootTarget = await fs.resolve(rootPath, { ...(userSignal ? { signal: userSignal } : {}) });
   const rootInfo = await fs.stat(rootTarget, { versioned: false, ...(userSignal ? { signal: userSignal } : {}) });
   if (rootInfo === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-  const narrowed = rootInfo.type === 'directory' ? await narrowing(fs, rootTarget, re, maxFileBytes, userSignal) : undefined;
 
   // One signal for the user's abort and our own early stop.
   const internal = new AbortController();
+  // Not awaited here: the store answers while the walk's first request runs.
+  const narrowed = rootInfo.type === 'directory' ? narrowing(fs, rootTarget, re, maxFileBytes, internal.signal) : Promise.resolve(undefined);
+  narrowed.catch(() => undefined);
   const onAbort = () => internal.abort();
   const matcher = new LineMatcher(re, matchTimeoutMs, patternQuote(re));
   // An abort also stops a match in progress (the worker is terminated).
@@ -156,12 +158,16 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   let found: { matches: GrepMatch[]; truncated: GrepResult['truncated']; filesSearched: number };
   try {
     found = await scanAll(ctx, concurrency, maxFiles);
+    // Its failure counts even when no file was read.
+    await narrowed;
   } catch (err) {
     if (userSignal?.aborted) throw new FsError('FS_ABORTED', `${what}: aborted`, { cause: err });
     throw toFsError(err, what);
   } finally {
     matcher.release();
     userSignal?.removeEventListener('abort', onAbort);
+    // No request of this search goes on after it returned (scanAll's end aborted it).
+    await narrowed.catch(() => undefined);
   }
   throwIfAborted(userSignal, what);
   const { matches, truncated, filesSearched } = found;
@@ -238,7 +244,8 @@ async function scanAll(
 /** The matching lines of one file, or why it was skipped. */
 async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
   const { maxFileBytes, maxMatches } = ctx;
-  if (cannotMatch(ctx.fs, ctx.narrowed, file.target)) return { matches: [] };
+  const narrowed = await ctx.narrowed;
+  if (cannotMatch(ctx.fs, narrowed, file.target)) return { matches: [] };
   if (file.size !== undefined && file.size > maxFileBytes) {
     return { matches: [], skip: { path: file.path, reason: 'too-large', message: `${file.size} bytes` } };
   }
@@ -262,7 +269,9 @@ async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
     // No version is minted: search never guards a write with what it read.
     let stream;
     try {
-      stream = await ctx.fs.streamText(file.target, { signal: ctx.signal, unversioned: true });
+      const given = givenContent(narrowed, file.target);
+      // Bytes the store returned with the candidates: what this read would give, without the read.
+      stream = given === undefined ? await ctx.fs.streamText(file.target, { signal: ctx.signal, unversioned: true }) : textStreamOf(file.target, given, ctx.signal);
     } catch (err) {
       if (!isFsError(err, 'FS_TOO_LARGE')) throw err;
       // Over the text limit but within maxFileBytes: streamed in batches of whole lines.

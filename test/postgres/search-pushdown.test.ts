@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { FileSystem } from '../../src/index.js';
+import type { FileSystem, FsSearchQuery } from '../../src/index.js';
 import { createPostgresFs, type PgQueryable } from '../../src/backends/postgres/index.js';
 import { CHUNK_BYTES } from '../../src/backends/postgres/schema.js';
 import { grep, type GrepResult } from '../../src/search/index.js';
@@ -10,6 +10,14 @@ import { SERVER, closeShared, newWorkspace, sharedPglite, sharedPool } from './h
 function generic(fs: FileSystem): FileSystem {
   const { searchCandidates: _hook, ...rest } = fs;
   return rest as FileSystem;
+}
+
+/** The same filesystem whose store is asked for contents within other bounds (none: `undefined`). */
+function withContents(fs: FileSystem, contents: FsSearchQuery['contents']): FileSystem {
+  return {
+    ...fs,
+    searchCandidates: (root, { contents: _asked, ...query }, opts) => fs.searchCandidates!(root, contents === undefined ? query : { ...query, contents }, opts),
+  };
 }
 
 const outcome = (r: GrepResult) => ({
@@ -45,11 +53,13 @@ const pattern = fc.oneof(
 );
 
 describe.each(SUBJECTS)('grep narrowed by PostgreSQL over %s', (_label, getClient) => {
-  it('gives the same matches, order, caps and file counts as the generic search (property)', async () => {
+  it('gives the same matches, order, caps, skips and file counts as the generic search, with and without the contents of candidates (property)', async () => {
     const client = await getClient();
+    const bounds = fc.option(fc.record({ maxFileBytes: fc.integer({ min: 0, max: 40 }), maxTotalBytes: fc.integer({ min: 0, max: 80 }) }), { nil: undefined });
     await fc.assert(
-      fc.asyncProperty(tree, pattern, fc.integer({ min: 1, max: 6 }), fc.boolean(), async (files, pat, maxMatches, hidden) => {
-        const fs = createPostgresFs({ client, workspace: newWorkspace('pushdown') });
+      fc.asyncProperty(tree, pattern, fc.integer({ min: 1, max: 6 }), fc.boolean(), bounds, fc.constantFrom(undefined, 12, 25), async (files, pat, maxMatches, hidden, asked, maxTextBytes) => {
+        // A text limit under maxFileBytes: files between the two are streamed, never taken from the answer.
+        const fs = createPostgresFs({ client, workspace: newWorkspace('pushdown'), ...(maxTextBytes === undefined ? {} : { maxTextBytes }) });
         const enc = new TextEncoder();
         for (const f of files) {
           const text = f.lines.join(f.crlf ? '\r\n' : '\n');
@@ -60,15 +70,15 @@ describe.each(SUBJECTS)('grep narrowed by PostgreSQL over %s', (_label, getClien
         }
         await fs.writeBytes(await fs.resolve('/w/.gitignore'), enc.encode('e/\n'));
         const options = { cwd: '/w', maxMatches, hidden, maxFileBytes: 30 };
-        const pushed = await grep(fs, pat, options);
-        const plain = await grep(generic(fs), pat, options);
-        expect(outcome(pushed)).toEqual(outcome(plain));
+        const plain = outcome(await grep(generic(fs), pat, options));
+        expect(outcome(await grep(fs, pat, options))).toEqual(plain);
+        expect(outcome(await grep(withContents(fs, asked), pat, options))).toEqual(plain);
       }),
       { numRuns: 25 },
     );
   });
 
-  it('asks once, reads only the candidates, and finds a literal that spans two chunks', async () => {
+  it('asks once, reads only the candidates not returned with the answer, and finds a literal that spans two chunks', async () => {
     const client = await getClient();
     const fs = createPostgresFs({ client, workspace: newWorkspace('pushdown-chunks') });
     const filler = (n: number) => 'x'.repeat(n);
@@ -93,7 +103,11 @@ describe.each(SUBJECTS)('grep narrowed by PostgreSQL over %s', (_label, getClien
     expect(r.matches.map((m) => `${m.path}:${m.line}`)).toEqual(['/s/across.txt:1', '/s/many/7.txt:1']);
     expect(r.filesSearched).toBe(22);
     expect(asked).toBe(1);
-    expect(read).toBe(2);
+    // The small candidate came with the answer; the one over 64 KiB is read.
+    expect(read).toBe(1);
     expect(outcome(r)).toEqual(outcome(await grep(generic(fs), 'NEEDLE', { cwd: '/s' })));
+    read = 0;
+    expect(outcome(await grep(withContents(spied, undefined), 'NEEDLE', { cwd: '/s' }))).toEqual(outcome(r));
+    expect(read).toBe(2);
   });
 });

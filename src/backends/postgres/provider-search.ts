@@ -1,8 +1,10 @@
 /**
  * The provider's `searchCandidates`: the files of a subtree whose content holds some bytes,
- * in one query over the rows and their chunks, so a grep reads only those files.
+ * in one query over the rows and their chunks, so a grep reads only those files (and, asked,
+ * with the bytes of the small ones, so it reads none of those either).
  */
-import { FsTargetKey, type FsOpOptions, type FsSearchQuery, type FsTarget } from '../../seam/index.js';
+import { FsTargetKey, type FsOpOptions, type FsSearchCandidates, type FsSearchQuery, type FsTarget } from '../../seam/index.js';
+import { wholeContent } from './content.js';
 import type { PgContext } from './provider-context.js';
 import { subtree } from './rows.js';
 import { CHUNKS, CHUNK_BYTES, ENTRIES } from './schema.js';
@@ -24,21 +26,31 @@ const HOLDS = `EXISTS (SELECT 1 FROM ${CHUNKS} c LEFT JOIN ${CHUNKS} n ON n.blob
 const MAYBE_BINARY = `EXISTS (SELECT 1 FROM ${CHUNKS} b WHERE b.blob = e.blob AND CASE WHEN position('\\x00'::bytea IN b.bytes) > 0 THEN true
   ELSE octet_length(convert_from(b.bytes, 'LATIN1')) > octet_length(b.bytes) END)`;
 
-export async function searchCandidates(ctx: PgContext, root: FsTarget, { contains, alsoLargerThan }: FsSearchQuery, { signal }: FsOpOptions): Promise<ReadonlySet<FsTargetKey> | undefined> {
+/**
+ * With `contents`: each candidate's bytes too when it is small enough and the sizes of the small
+ * ones so far (in path order) stay within the total, aggregated from its chunks in the same query.
+ */
+const WITH_CONTENTS = (candidates: string) => `SELECT k.path, CASE WHEN k.size <= $7
+    AND sum(CASE WHEN k.size <= $7 THEN k.size ELSE 0 END) OVER (ORDER BY k.path) <= $8 THEN ${wholeContent('k.blob')} END AS bytes
+  FROM (${candidates}) k`;
+
+export async function searchCandidates(ctx: PgContext, root: FsTarget, query: FsSearchQuery, { signal }: FsOpOptions): Promise<FsSearchCandidates | undefined> {
+  const { contains, alsoLargerThan, contents } = query;
   await ctx.ready(signal);
   if (contains.byteLength === 0 || contains.byteLength > CHUNK_BYTES) return undefined;
   const what = `cannot search "${root.displayPath}"`;
   const { prefix, upper } = subtree(root.targetKey);
-  const rows = await ctx.db.session(what, signal, (q) =>
-    q(`SELECT e.path FROM ${ENTRIES} e WHERE e.workspace = $1 AND e.kind = 'file' AND e.path >= $3 AND e.path < $4
-       AND (e.size > $6 OR ${HOLDS} OR ${MAYBE_BINARY})`, [
-      ctx.ws,
-      Buffer.from(contains.buffer, contains.byteOffset, contains.byteLength),
-      prefix,
-      upper,
-      contains.byteLength,
-      alsoLargerThan,
-    ]),
-  );
-  return new Set(rows.map((r) => FsTargetKey(r.path as string)));
+  const candidates = `SELECT e.path, e.size, e.blob FROM ${ENTRIES} e WHERE e.workspace = $1 AND e.kind = 'file' AND e.path >= $3 AND e.path < $4
+       AND (e.size > $6 OR ${HOLDS} OR ${MAYBE_BINARY})`;
+  const params: unknown[] = [ctx.ws, Buffer.from(contains.buffer, contains.byteOffset, contains.byteLength), prefix, upper, contains.byteLength, alsoLargerThan];
+  if (contents !== undefined) params.push(contents.maxFileBytes, contents.maxTotalBytes);
+  const rows = await ctx.db.session(what, signal, (q) => q(contents === undefined ? candidates : WITH_CONTENTS(candidates), params));
+  const keys = new Set(rows.map((r) => FsTargetKey(r.path as string)));
+  if (contents === undefined) return keys;
+  const given = new Map<FsTargetKey, Uint8Array>();
+  for (const r of rows) {
+    const bytes = r.bytes as Uint8Array | null | undefined;
+    if (bytes !== null && bytes !== undefined) given.set(FsTargetKey(r.path as string), bytes);
+  }
+  return Object.assign(keys, { contents: given });
 }

@@ -1,0 +1,38 @@
+/**
+ * `searchCandidates` of the contract: the provider's answer, with only the contents a read could
+ * have given (within the bounds asked and the text limit, of candidates), so a search that takes
+ * them finds what it would have read.
+ */
+import { FsError } from './errors.js';
+import type { FsContext } from './fs-context.js';
+import type { FileSystem, FsOpOptions, FsSearchCandidates, FsSearchQuery, FsTarget, FsTargetKey } from './types.js';
+
+export function createSearchCandidates(ctx: FsContext): FileSystem['searchCandidates'] {
+  const { provider } = ctx;
+  if (provider.searchCandidates === undefined) return undefined;
+  return async (top: FsTarget, query: FsSearchQuery, opts: FsOpOptions = {}) => {
+    ctx.checkTarget(top);
+    const bounds = query.contents;
+    if (bounds !== undefined && !(isCount(bounds.maxFileBytes) && isCount(bounds.maxTotalBytes))) {
+      throw new FsError('FS_INVALID_ARGUMENT', `cannot search "${top.displayPath}": contents bounds must be non-negative integers`);
+    }
+    const found = await provider.searchCandidates!(top, query, opts);
+    if (found === undefined || found.contents === undefined) return found;
+    return Object.assign(new Set(found), { contents: bounds === undefined ? new Map() : kept(found, bounds.maxFileBytes, bounds.maxTotalBytes) });
+  };
+
+  function kept(found: FsSearchCandidates, maxFileBytes: number, maxTotalBytes: number): Map<FsTargetKey, Uint8Array> {
+    const limit = Math.min(maxFileBytes, ctx.maxTextBytes);
+    const out = new Map<FsTargetKey, Uint8Array>();
+    let total = 0;
+    for (const [key, bytes] of found.contents!) {
+      // Left out, the file is read as without contents.
+      if (!found.has(key) || !(bytes instanceof Uint8Array) || bytes.byteLength > limit || total + bytes.byteLength > maxTotalBytes) continue;
+      total += bytes.byteLength;
+      out.set(key, bytes);
+    }
+    return out;
+  }
+}
+
+const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;
