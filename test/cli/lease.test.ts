@@ -38,7 +38,8 @@ const pastHold = () => {
   return () => Date.now() - t0 > 1_400;
 };
 
-describe('a leased sandbox', () => {
+// Concurrent: each waits out the lease's second of holding.
+describe.concurrent('a leased sandbox', () => {
   it('keeps the lock through a long burst while nobody waits for it', async () => {
     const { fs, takes } = await counted();
     const before = takes.n;
