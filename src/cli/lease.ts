@@ -2,7 +2,10 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { FileSystem, FsWalkEntry } from '../seam/index.js';
 import type { Workspace } from './workspace.js';
 
-/** How long a burst of calls may keep the sandbox to itself, and how long an idle one keeps it. */
+/**
+ * How long a burst of calls keeps the sandbox to itself before it asks whether anyone else waits
+ * (and again each time after, while nobody does), and how long an idle one keeps it.
+ */
 const MAX_HOLD_MS = 1000;
 const IDLE_MS = 20;
 /**
@@ -23,7 +26,10 @@ interface Labelled {
 
 interface Lease {
   readonly fs: FileSystem;
-  readonly started: number;
+  /** Held MAX_HOLD_MS with another taker waiting (or none known to be not): let go at once. */
+  due: boolean;
+  /** The next check of whether another taker waits. */
+  turn: NodeJS.Timeout | undefined;
   active: number;
   closing: boolean;
   timer: NodeJS.Timeout | undefined;
@@ -34,7 +40,8 @@ interface Lease {
  * A FileSystem whose calls run through the workspace (in a sandbox: under the state lock, on the
  * sandbox as other processes left it). A mounted program makes thousands of calls, so one take
  * of the lock serves a burst of them: it is let go after IDLE_MS without calls, or once it has
- * been held MAX_HOLD_MS, so "dsh-fs status" or "commit" from another terminal gets its turn.
+ * been held MAX_HOLD_MS while another call waits for it, so "dsh-fs status" or "commit" from
+ * another terminal gets its turn; with nobody waiting, a long burst keeps it.
  */
 export function leasedFs(workspace: Workspace, current: FileSystem, label?: ChangeLabel): FileSystem & { close(): void } {
   let lease: Lease | undefined;
@@ -43,10 +50,29 @@ export function leasedFs(workspace: Workspace, current: FileSystem, label?: Chan
 
   const finish = (l: Lease) => {
     if (l.timer !== undefined) clearTimeout(l.timer);
+    if (l.turn !== undefined) clearTimeout(l.turn);
     l.closing = true;
     if (lease === l) lease = undefined;
-    if (Date.now() - l.started >= MAX_HOLD_MS) yieldUntil = Date.now() + YIELD_MS;
+    if (l.due) yieldUntil = Date.now() + YIELD_MS;
     l.end();
+  };
+  const becomeDue = (l: Lease) => {
+    if (l.closing) return;
+    l.due = true;
+    if (l.active === 0) finish(l);
+  };
+  // Each MAX_HOLD_MS: let go when another taker waits (or the workspace cannot tell), else keep on.
+  const armTurn = (l: Lease) => {
+    l.turn = setTimeout(() => {
+      l.turn = undefined;
+      if (l.closing) return;
+      if (workspace.contended === undefined) return becomeDue(l);
+      workspace.contended().then(
+        (wanted) => (wanted ? becomeDue(l) : l.closing || armTurn(l)),
+        () => becomeDue(l),
+      );
+    }, MAX_HOLD_MS);
+    l.turn.unref();
   };
   const acquire = async () => {
     const wait = yieldUntil - Date.now();
@@ -56,7 +82,8 @@ export function leasedFs(workspace: Workspace, current: FileSystem, label?: Chan
         .use(
           (fs) =>
             new Promise<void>((end) => {
-              lease = { fs, started: Date.now(), active: 0, closing: false, timer: undefined, end };
+              lease = { fs, due: false, turn: undefined, active: 0, closing: false, timer: undefined, end };
+              armTurn(lease);
               resolve(lease);
             }),
         )
@@ -66,7 +93,7 @@ export function leasedFs(workspace: Workspace, current: FileSystem, label?: Chan
   const take = async (): Promise<Lease> => {
     for (;;) {
       const l = lease;
-      if (l !== undefined && !l.closing && Date.now() - l.started < MAX_HOLD_MS) return l;
+      if (l !== undefined && !l.closing && !l.due) return l;
       if (l !== undefined && !l.closing) {
         l.closing = true;
         if (l.active === 0) finish(l);
@@ -86,7 +113,7 @@ export function leasedFs(workspace: Workspace, current: FileSystem, label?: Chan
       return await (labelled === undefined ? fn(l.fs) : labelled.call<FileSystem, [ChangeLabel, () => Promise<T>], Promise<T>>(l.fs, label!, () => fn(l.fs)));
     } finally {
       if (--l.active === 0) {
-        if (l.closing || Date.now() - l.started >= MAX_HOLD_MS) finish(l);
+        if (l.closing || l.due) finish(l);
         else l.timer = setTimeout(() => finish(l), IDLE_MS);
       }
     }

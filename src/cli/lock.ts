@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdir, open, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
@@ -30,6 +30,11 @@ interface Holder {
 /** A lock file older than this with no readable holder is left over from a crash mid-create. */
 const UNREADABLE_GRACE_MS = 10_000;
 
+/** A waiter marks itself with `lock.wait.<token>`, rewritten at each poll (at most every 200 ms). */
+const WAIT_MARK = `${LOCK_FILE}.wait.`;
+/** A mark not rewritten for this long is left over from a waiter that died. */
+const WAIT_MARK_FRESH_MS = 2_000;
+
 /**
  * Runs `fn` holding the sandbox's cross-process lock: a file created exclusively in the state
  * directory, naming its holder. A lock whose holder process (on this host) is gone is taken over.
@@ -48,6 +53,32 @@ export async function withStateLock<T>(stateDir: string, fn: (grant: LockGrant) 
 }
 
 async function acquire(path: string, me: Holder, options: StateLockOptions): Promise<LockGrant> {
+  const mark = `${path}.wait.${me.token}`;
+  let marked = false;
+  try {
+    return await poll(path, me, options, async () => {
+      marked = true;
+      await writeFile(mark, `${JSON.stringify(me)}\n`, { mode: 0o600 }).catch(() => {});
+    });
+  } finally {
+    if (marked) await rm(mark, { force: true }).catch(() => {});
+  }
+}
+
+/**
+ * True when another taker is waiting for the lock of `stateDir` (its wait mark is fresh), so a
+ * holder that keeps the lock through bursts of calls lets it go for a turn.
+ */
+export async function lockWanted(stateDir: string): Promise<boolean> {
+  const names = (await readdir(stateDir)).filter((n) => n.startsWith(WAIT_MARK));
+  for (const name of names) {
+    const st = await stat(join(stateDir, name)).catch(() => undefined);
+    if (st !== undefined && Date.now() - st.mtimeMs < WAIT_MARK_FRESH_MS) return true;
+  }
+  return false;
+}
+
+async function poll(path: string, me: Holder, options: StateLockOptions, waiting: () => Promise<void>): Promise<LockGrant> {
   const deadline = Date.now() + (options.timeoutMs ?? 120_000);
   let told = false;
   let wait = 10;
@@ -73,6 +104,7 @@ async function acquire(path: string, me: Holder, options: StateLockOptions): Pro
       told = true;
       options.onWait?.(pid);
     }
+    await waiting();
     await delay(wait, undefined, options.signal ? { signal: options.signal } : {}).catch(() => {});
     wait = Math.min(wait * 2, 200);
   }

@@ -5,7 +5,7 @@ import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { createLocalFs, type LocalFileSystem } from '../backends/local/index.js';
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
 import { KeyedMutex, toFsError, type FileSystem } from '../seam/index.js';
-import { withStateLock, type StateLockOptions } from './lock.js';
+import { lockWanted, withStateLock, type StateLockOptions } from './lock.js';
 import { UsageError } from './args.js';
 import { relativeInside } from '../seam/path.js';
 
@@ -98,6 +98,11 @@ export interface Workspace {
    * state's cross-process lock, and see what other processes (a commit, a discard) did before.
    */
   use<T>(fn: (fs: FileSystem) => Promise<T>, options?: StateLockOptions): Promise<T>;
+  /**
+   * Whether a `use` is waiting (in this process or another) for the one running now. Absent:
+   * unknown, so a holder of long bursts lets go regularly anyway.
+   */
+  contended?(): Promise<boolean>;
 }
 
 export async function openWorkspace(options: { root: string; mode: Mode; stateDir?: string }): Promise<Workspace> {
@@ -121,11 +126,19 @@ export async function openWorkspace(options: { root: string; mode: Mode; stateDi
     return `${hash('sha256', bytes, 'hex')}:${journal === undefined ? 'none' : hash('sha256', journal, 'hex')}`;
   };
 
-  const use = <T>(fn: (fs: FileSystem) => Promise<T>, lockOptions: StateLockOptions = {}) =>
-    serial.run('', () =>
+  let queued = 0;
+  const use = <T>(fn: (fs: FileSystem) => Promise<T>, lockOptions: StateLockOptions = {}) => {
+    queued++;
+    let counted = true;
+    const entered = () => {
+      if (counted) queued--;
+      counted = false;
+    };
+    return serial.run('', () =>
       withStateLock(
         stateDir,
         async () => {
+          entered();
           // Another process may have committed or discarded since: reload the upper layer then.
           const before = await stampNow();
           if (overlay === undefined || before !== stamp) {
@@ -139,12 +152,14 @@ export async function openWorkspace(options: { root: string; mode: Mode; stateDi
         },
         lockOptions,
       ),
-    );
+    ).finally(entered);
+  };
+  const contended = async () => queued > 0 || (await lockWanted(stateDir).catch(() => true));
 
   // Opens the state now, so a bad state directory fails at startup rather than on the first call.
   await mkdirState(stateDir);
   await use(async () => undefined);
-  return { mode, root, stateDir, use };
+  return { mode, root, stateDir, use, contended };
 }
 
 export async function mkdirState(stateDir: string): Promise<void> {
