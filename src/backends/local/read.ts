@@ -3,7 +3,8 @@ import { posix } from 'node:path';
 import { FsError } from '../../seam/errors.js';
 import { isExecutableMode } from '../../seam/modes.js';
 import { UNVERSIONED, type FsCurrent, type FsProviderInfo, type FsTarget } from '../../seam/types.js';
-import { Moved, openDirSync } from './anchor.js';
+import { Moved } from './anchor.js';
+import { withHeldDir } from './held-dir.js';
 import type { LocalContext } from './context.js';
 import { dirInfo, msOf, openParent } from './dirs.js';
 import { guard, isAbsent, notFound } from './errors.js';
@@ -83,30 +84,21 @@ export function read(ctx: LocalContext, target: FsTarget, maxBytes: number, unve
 }
 
 /**
- * An unversioned stat of a file or special file with synchronous calls (the parent pinned as by
- * openDir), as small unversioned reads do; null for a directory, which takes the general way.
+ * An unversioned stat of a file or special file with synchronous calls, in the parent held as
+ * search's small reads hold it (checked on every use); null for a directory, which takes the
+ * general way.
  */
 function statSync(ctx: LocalContext, key: string): FsProviderInfo | undefined | null {
-  let parent;
   try {
-    parent = openDirSync(posix.dirname(key), ctx.root);
+    return withHeldDir(ctx, posix.dirname(key), (parent) => {
+      const st = lstatSync(parent.child(posix.basename(key)), { bigint: true });
+      if (st.isSymbolicLink()) throw new Moved(key);
+      if (st.isDirectory()) return null;
+      if (!st.isFile()) return { type: 'other' } as const;
+      return { type: 'file', size: Number(st.size), mtimeMs: msOf(st), executable: isExecutableMode(st.mode) } as const;
+    });
   } catch (err) {
     if (isAbsent(err)) return undefined;
     throw err;
-  }
-  try {
-    let st: BigIntStats;
-    try {
-      st = lstatSync(parent.child(posix.basename(key)), { bigint: true });
-    } catch (err) {
-      if (isAbsent(err)) return undefined;
-      throw err;
-    }
-    if (st.isSymbolicLink()) throw new Moved(key);
-    if (st.isDirectory()) return null;
-    if (!st.isFile()) return { type: 'other' };
-    return { type: 'file', size: Number(st.size), mtimeMs: msOf(st), executable: isExecutableMode(st.mode) };
-  } finally {
-    parent.close();
   }
 }
