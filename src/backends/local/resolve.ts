@@ -1,3 +1,5 @@
+import { lstatSync, realpathSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { FsError } from '../../seam/errors.js';
 import { isWithin } from '../../seam/path.js';
 import { resolveLinks, type LinkReader, type NodeKind } from '../../seam/resolve.js';
@@ -10,6 +12,7 @@ const MAX_REDIRECTS = 4;
 /** Resolution (P2, P3): every symlink hop is checked; the real path is the target key. */
 export async function resolveKey(ctx: LocalContext, path: string): Promise<string> {
   const { root, fsp } = ctx;
+  if (ctx.entryLstat !== undefined && isWithin(root, path) && isOwnRealPath(path)) return path;
   const outside = (where: string) =>
     new FsError('FS_OUTSIDE_ROOT', `"${path}" leads through a symbolic link to "${where}", which is outside the root "${root}"`);
   const reader: LinkReader = {
@@ -36,6 +39,31 @@ export async function resolveKey(ctx: LocalContext, path: string): Promise<strin
   });
   if (!isWithin(root, key)) throw outside(key);
   return key;
+}
+
+/**
+ * Whether `path` names an entry, or a missing last name in a directory, with no link on the way:
+ * then it is its own key, known from one realpath call (in C) instead of a lookup per component.
+ * Anything else (a link, a dangling link last, a missing directory) takes the checked hop-by-hop way.
+ */
+function isOwnRealPath(path: string): boolean {
+  try {
+    return realpathSync.native(path) === path;
+  } catch (err) {
+    if (!isAbsent(err)) return false;
+  }
+  const parent = dirname(path);
+  try {
+    if (parent === path || realpathSync.native(parent) !== parent) return false;
+  } catch {
+    return false;
+  }
+  try {
+    lstatSync(path);
+    return false; // there after all (a dangling link, or created meanwhile)
+  } catch (err) {
+    return isAbsent(err);
+  }
 }
 
 /** Runs `fn` on the key; when the tree changed under it, resolves the key again and retries. */
