@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { constants as fsc } from 'node:fs';
-import { copyFile, link, mkdir, open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { closeSync, constants as fsc, fsync, ftruncateSync, openSync, renameSync, statSync, writeSync } from 'node:fs';
+import { copyFile, link, mkdir, readFile, readdir, rm } from 'node:fs/promises';
+import { promisify } from 'node:util';
 import { join, posix, resolve as resolveHostPath } from 'node:path';
 import { FsError, isFsError, toFsError, type FileSystem } from '../../seam/index.js';
 import { settleAll } from '../../seam/settle.js';
@@ -82,17 +83,19 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
 
   const syncDir = (path: string) => syncFile(path, fsc.O_RDONLY);
 
+  // The quick calls are synchronous and only the fsyncs go to the thread pool: a round trip
+  // there per call was most of the time of a small write.
   const writeAtomic = async (dirPath: string, name: string, bytes: Uint8Array) => {
     const temp = join(dirPath, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-    const handle = await open(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
+    const fd = openSync(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
     try {
       try {
-        await handle.writeFile(bytes);
-        await handle.sync();
+        writeAll(fd, bytes, 0);
+        await fsyncAsync(fd);
       } finally {
-        await handle.close();
+        closeSync(fd);
       }
-      await rename(temp, join(dirPath, name));
+      renameSync(temp, join(dirPath, name));
     } catch (err) {
       await rm(temp, { force: true }).catch(() => {});
       throw err;
@@ -174,7 +177,7 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
     writeBlob: (id, bytes) =>
       wrap(`cannot write overlay blob ${id} in "${root}"`, async () => {
         const path = join(blobs, checkId(id));
-        const existing = await stat(path).catch(() => undefined);
+        const existing = statOrUndefined(path);
         if (existing?.isFile() && existing.size === bytes.byteLength) return;
         await writeAtomic(blobs, id, bytes);
       }),
@@ -189,12 +192,26 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
   };
 }
 
+const fsyncAsync = promisify(fsync);
+
 async function syncFile(path: string, flags: number): Promise<void> {
-  const handle = await open(path, flags);
+  const fd = openSync(path, flags);
   try {
-    await handle.sync();
+    await fsyncAsync(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
+  }
+}
+
+function writeAll(fd: number, bytes: Uint8Array, offset: number): void {
+  for (let done = 0; done < bytes.byteLength; ) done += writeSync(fd, bytes, done, bytes.byteLength - done, offset + done);
+}
+
+function statOrUndefined(path: string) {
+  try {
+    return statSync(path);
+  } catch {
+    return undefined;
   }
 }
 
@@ -205,17 +222,13 @@ async function syncFile(path: string, flags: number): Promise<void> {
  * after it is then ignored too.
  */
 async function writeAt(path: string, offset: number, bytes: Uint8Array, sync: boolean): Promise<void> {
-  const handle = await open(path, fsc.O_RDWR);
+  const fd = openSync(path, fsc.O_RDWR);
   try {
-    let done = 0;
-    while (done < bytes.byteLength) {
-      const { bytesWritten } = await handle.write(bytes, done, bytes.byteLength - done, offset + done);
-      done += bytesWritten;
-    }
-    await handle.truncate(offset + bytes.byteLength);
-    if (sync) await handle.sync();
+    writeAll(fd, bytes, offset);
+    ftruncateSync(fd, offset + bytes.byteLength);
+    if (sync) await fsyncAsync(fd);
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
