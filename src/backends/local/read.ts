@@ -17,9 +17,15 @@ export function stat(ctx: LocalContext, target: FsTarget, unversioned: boolean |
   return guard(what, () =>
     withRedirects(ctx, target.targetKey, what, async (key) => {
       if (key === ctx.root) return dirInfo(ctx, key);
-      if (unversioned === true && ctx.syncWalk) {
+      if (ctx.syncWalk) {
         const quick = statSync(ctx, key);
-        if (quick !== null) return quick;
+        if (quick === undefined) return undefined;
+        if (quick !== null) {
+          if (unversioned === true || quick.info.type !== 'file') return quick.info;
+          // A version known for this very stat answers too; one to compute takes the general way.
+          const cached = cache.lookup(key, quick.st);
+          if (cached !== undefined) return { ...quick.info, version: cached };
+        }
       }
       const anchor = await openParent(ctx, key);
       if (anchor === undefined) return undefined;
@@ -84,18 +90,18 @@ export function read(ctx: LocalContext, target: FsTarget, maxBytes: number, unve
 }
 
 /**
- * An unversioned stat of a file or special file with synchronous calls, in the parent held as
- * search's small reads hold it (checked on every use); null for a directory, which takes the
+ * A stat of a file or special file with synchronous calls, in the parent held as search's small
+ * reads hold it (checked on every use), without a version; null for a directory, which takes the
  * general way.
  */
-function statSync(ctx: LocalContext, key: string): FsProviderInfo | undefined | null {
+function statSync(ctx: LocalContext, key: string): { readonly info: FsProviderInfo; readonly st: BigIntStats } | undefined | null {
   try {
     return withHeldDir(ctx, posix.dirname(key), (parent) => {
       const st = lstatSync(parent.child(posix.basename(key)), { bigint: true });
       if (st.isSymbolicLink()) throw new Moved(key);
       if (st.isDirectory()) return null;
-      if (!st.isFile()) return { type: 'other' } as const;
-      return { type: 'file', size: Number(st.size), mtimeMs: msOf(st), executable: isExecutableMode(st.mode) } as const;
+      if (!st.isFile()) return { info: { type: 'other' }, st };
+      return { info: { type: 'file', size: Number(st.size), mtimeMs: msOf(st), executable: isExecutableMode(st.mode) }, st };
     });
   } catch (err) {
     if (isAbsent(err)) return undefined;
