@@ -12,6 +12,7 @@ export interface LargeWindow extends TextWindow {
 }
 
 const LF = 10;
+const DECODE_BYTES = 64 * 1024;
 
 /**
  * Cuts the window `offset..offset+limit` out of a byte stream in memory bounded by the window and
@@ -55,10 +56,13 @@ export async function readLargeWindow(chunks: AsyncIterable<Uint8Array>, options
     }
     if (window === undefined && line >= options.offset) window = new LineWindow(options.offset, options.limit, options.maxLineChars, options.maxBytes, line);
     if (window === undefined || at >= bytes.length) continue;
-    window.feed(decoder.decode(bytes.subarray(at), { stream: true }));
-    if (!window.collecting && (window.lineNo - 1 > lastShown(window) || window.hasChars)) {
-      const end = window.end();
-      return { ...end, bom: bom ?? false, totalLinesAtLeast: true };
+    // Decoded a slice at a time: a window needs far less than a chunk, and decoding is dear.
+    for (; at < bytes.length; at += DECODE_BYTES) {
+      window.feed(decoder.decode(bytes.subarray(at, at + DECODE_BYTES), { stream: true }));
+      if (!window.collecting && (window.lineNo - 1 > lastShown(window) || window.hasChars)) {
+        const end = window.end();
+        return { ...end, bom: bom ?? false, totalLinesAtLeast: true };
+      }
     }
   }
   check.finish();
