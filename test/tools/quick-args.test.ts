@@ -30,35 +30,28 @@ const argsOf = (keys: readonly string[]) =>
     fc.constantFrom(null, 'a.txt', [], 3),
   );
 
+/** The shortcut agrees with the schema on every call it takes, and takes some. */
+function agreesWithSchema(keys: readonly string[], quick: (args: unknown) => unknown, schema: { parse(args: unknown): unknown }): void {
+  let taken = 0;
+  fc.assert(
+    fc.property(argsOf(keys), (args) => {
+      const got = quick(args);
+      if (got === undefined) return;
+      taken++;
+      expect(got).toStrictEqual(schema.parse(args));
+    }),
+    { numRuns: 3000 },
+  );
+  expect(taken).toBeGreaterThan(0);
+}
+
 describe('quick argument parsing', () => {
   it('property: read arguments parse as createReadSchema parses them, or are left to it', () => {
-    const schema = createReadSchema();
-    let quick = 0;
-    fc.assert(
-      fc.property(argsOf(['file_path', 'offset', 'limit']), (args) => {
-        const got = quickReadArgs(args);
-        if (got === undefined) return;
-        quick++;
-        expect(got).toStrictEqual(schema.parse(args));
-      }),
-      { numRuns: 3000 },
-    );
-    expect(quick).toBeGreaterThan(0);
+    agreesWithSchema(['file_path', 'offset', 'limit'], quickReadArgs, createReadSchema());
   });
 
   it('property: edit arguments parse as createEditSchema parses them, or are left to it', () => {
-    const schema = createEditSchema();
-    let quick = 0;
-    fc.assert(
-      fc.property(argsOf(['file_path', 'old_string', 'new_string', 'replace_all']), (args) => {
-        const got = quickEditArgs(args);
-        if (got === undefined) return;
-        quick++;
-        expect(got).toStrictEqual(schema.parse(args));
-      }),
-      { numRuns: 3000 },
-    );
-    expect(quick).toBeGreaterThan(0);
+    agreesWithSchema(['file_path', 'old_string', 'new_string', 'replace_all'], quickEditArgs, createEditSchema());
   });
 
   it('takes the plain cases', () => {
