@@ -4,6 +4,7 @@ import { afterEach, beforeEach, expect, test } from 'vitest';
 import { createLocalFs, type LocalFileSystem } from '../../src/backends/local/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import { makeArea, type Area } from './helpers.js';
+import { codeOf } from '../support/code-of.js';
 
 // A sparse file past 2 GiB: reading it into one buffer is what used to abort the process
 // (`args[3]->IsInt32()`). Every call below must answer from the size alone, or stream.
@@ -19,16 +20,6 @@ beforeEach(async () => {
   fs = createLocalFs({ root: area.root });
 });
 afterEach(() => area.cleanup());
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (err) {
-    expect((err as { name?: string }).name).toBe('FsError');
-    return (err as { code: string }).code;
-  }
-}
 
 test('whole-file text calls on a file past 2 GiB are FS_TOO_LARGE from its size, and it is left as it was', async () => {
   const t = await fs.resolve('huge.bin');

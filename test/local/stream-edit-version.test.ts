@@ -6,6 +6,7 @@ import { contentVersion } from '../../src/seam/version.js';
 import { createFs } from '../../src/seam/fs.js';
 import type { FileSystem, FsProvider, FsVersion } from '../../src/seam/index.js';
 import { makeArea, type Area } from './helpers.js';
+import { codeOf } from '../support/code-of.js';
 
 // A guarded edit of a file over the text limit checks the guard's version in the pass that copies
 // the file (no hash of its own first): whatever another writer does meanwhile, nothing is
@@ -54,16 +55,6 @@ function hooked(inner: FsProvider): FsProvider {
 function makeFs(racyWindowMs?: number): FileSystem {
   const inner = createLocalProvider({ root: area.root, ...(racyWindowMs === undefined ? {} : { racyWindowMs }) });
   return createFs(hooked(inner), { maxTextBytes: 1024 });
-}
-
-async function codeOf(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-    return 'ok';
-  } catch (err) {
-    expect((err as { name?: string }).name).toBe('FsError');
-    return (err as { code: string }).code;
-  }
 }
 
 const edit = { oldString: 'MARKER_ONE', newString: 'MARKER_TWO', replaceAll: false };
