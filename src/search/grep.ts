@@ -118,10 +118,16 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
 
   // One signal for the user's abort and our own early stop.
   const internal = new AbortController();
+  // The store's query has a signal of its own: the scan's early stop must not cut it short, since
+  // its answer (or failure) counts even when the walk found no file.
+  const query = new AbortController();
   // Not awaited here: the store answers while the walk's first request runs.
-  const narrowed = rootInfo.type === 'directory' ? narrowing(fs, rootTarget, re, maxFileBytes, internal.signal) : Promise.resolve(undefined);
+  const narrowed = rootInfo.type === 'directory' ? narrowing(fs, rootTarget, re, maxFileBytes, query.signal) : Promise.resolve(undefined);
   narrowed.catch(() => undefined);
-  const onAbort = () => internal.abort();
+  const onAbort = () => {
+    internal.abort();
+    query.abort();
+  };
   const matcher = new LineMatcher(re, matchTimeoutMs, patternQuote(re));
   // An abort also stops a match in progress (the worker is terminated).
   internal.signal.addEventListener('abort', () => matcher.cancel(new FsError('FS_ABORTED', `${what}: aborted`)), { once: true });
@@ -166,7 +172,9 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   } finally {
     matcher.release();
     userSignal?.removeEventListener('abort', onAbort);
-    // No request of this search goes on after it returned (scanAll's end aborted it).
+    // No request of this search goes on after it returned: a query still running when the scan
+    // failed is cut short and waited for.
+    query.abort();
     await narrowed.catch(() => undefined);
   }
   throwIfAborted(userSignal, what);

@@ -76,4 +76,22 @@ describe('searchCandidates with contents, through the seam', () => {
       expect(settled).toBe(true);
     }
   });
+
+  it('a slow searchCandidates that heeds its signal is waited for, not cut short, when the walk finds no file', async () => {
+    for (const files of [{ 'p/a.txt': 'aaaa\n' }, { 'p/empty': null }] as MemoryTree[]) {
+      const base = createMemoryProvider({ files });
+      const provider: FsProvider = Object.assign(Object.create(base) as FsProvider, {
+        searchCandidates: (_top: unknown, _query: unknown, { signal }: { signal?: AbortSignal }) =>
+          new Promise((resolve, reject) => {
+            const timer = setTimeout(() => resolve(new Set(['/p/a.txt'])), 20);
+            signal?.addEventListener('abort', () => {
+              clearTimeout(timer);
+              reject(new FsError('FS_ABORTED', 'aborted'));
+            });
+          }),
+      });
+      const result = await grep(createFs(provider), 'a', { cwd: '/p' });
+      expect(result.matches.length).toBe('p/a.txt' in files ? 1 : 0);
+    }
+  });
 });
