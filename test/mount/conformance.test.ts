@@ -15,21 +15,20 @@ const why = await fuseUnavailable();
 if (why !== undefined) console.warn(`mount tests skipped: ${why}`);
 
 /**
- * Rules the mount cannot keep, with why. (The local backend publishes by rename where link(2) is
- * refused, as it is on a mount.)
+ * Rules the mount cannot keep, with why: none. (The local backend publishes by rename where link(2)
+ * is refused, as it is on a mount, and looks a name up again where libfuse 2 answers ENOENT for a
+ * node that a rename replaced while the backend held it.)
  */
-const REPLACED_WHILE_OPENING =
-  "a reader that looked a name up just before a rename replaced it is answered ENOENT by libfuse 2's path-based API (the looked-up node has no path any more), where a disk filesystem would open the old file";
-export const MOUNT_EXCEPTIONS: Readonly<Record<string, string>> = { G5: REPLACED_WHILE_OPENING };
+export const MOUNT_EXCEPTIONS: Readonly<Record<string, string>> = {};
 
 /**
- * The same through a mounted overlay sandbox: G5 alone, over a memory lower. Over a local lower every
- * rule that writes would fail: the local backend under test publishes through temp files
- * named `.NAME.<32 hex>.dsh-tmp`, and the sandbox refuses exactly those names (EINVAL) because its
- * local lower reserves them for its own temp files (a commit would hand the lower a file its
- * sweep removes). The test below keeps that reason checked.
+ * The same through a mounted overlay sandbox, over a memory lower. Over a local lower every rule
+ * that writes would fail: the local backend under test publishes through temp files named
+ * `.NAME.<32 hex>.dsh-tmp`, and the sandbox refuses exactly those names (EINVAL) because its local
+ * lower reserves them for its own temp files (a commit would hand the lower a file its sweep
+ * removes). The test below keeps that reason checked.
  */
-export const OVERLAY_MOUNT_EXCEPTIONS: Readonly<Record<string, string>> = { G5: REPLACED_WHILE_OPENING };
+export const OVERLAY_MOUNT_EXCEPTIONS: Readonly<Record<string, string>> = {};
 
 /** A mount served by another process (serve-memory.mjs, serve-overlay.mjs), with scratch directories. */
 class Served {

@@ -21,6 +21,16 @@ const SYNC_READ_BYTES = 256 * 1024;
 export interface Leaf {
   readonly handle: FileHandle;
   readonly st: BigIntStats;
+  readonly key: string;
+}
+
+/**
+ * An open descriptor answering ENOENT: the file was replaced by a rename on a path-based
+ * filesystem (libfuse 2 drops the replaced node's path; a disk keeps the inode). Moved, so the
+ * name is looked up again.
+ */
+function replacedAsMoved(err: unknown, key: string): unknown {
+  return errnoOf(err) === 'ENOENT' ? new Moved(key) : err;
 }
 
 /**
@@ -41,8 +51,10 @@ export function readSmallSync(ctx: LocalContext, key: string, maxBytes: number, 
 function readPinned(parent: SyncDirAnchor, key: string, maxBytes: number, what: string): Uint8Array | undefined {
   let pinned: number | undefined;
   let fd: number | undefined;
+  let held = false;
   try {
     pinned = openSync(parent.child(posix.basename(key)), O_PATH! | O_NOFOLLOW);
+    held = true;
     const st = fstatSync(pinned, { bigint: true });
     if (st.isSymbolicLink()) throw new Moved(key);
     if (!st.isFile()) throw notRegular(what, st);
@@ -59,13 +71,20 @@ function readPinned(parent: SyncDirAnchor, key: string, maxBytes: number, what: 
     // read again the general way.
     if (got !== size || !sameTuple(st, fstatSync(fd, { bigint: true }))) return undefined;
     return new Uint8Array(buf.buffer, buf.byteOffset, size);
+  } catch (err) {
+    // Replaced once pinned (see replacedAsMoved): the general path reads the name again.
+    if (held && errnoOf(err) === 'ENOENT') return undefined;
+    throw err;
   } finally {
     if (fd !== undefined) closeSync(fd);
     if (pinned !== undefined) closeSync(pinned);
   }
 }
 
-/** Opens the regular file `name` in `anchor` without following a link and without blocking. */
+/**
+ * Opens the regular file `name` in `anchor` without following a link and without blocking. A
+ * pinned inode answering ENOENT was replaced meanwhile (see replacedAsMoved).
+ */
 export async function openLeaf(ctx: LocalContext, anchor: DirAnchor, name: string, key: string, what: string): Promise<Leaf | undefined> {
   const { fsp, mode } = ctx;
   const path = anchor.child(name);
@@ -81,6 +100,7 @@ export async function openLeaf(ctx: LocalContext, anchor: DirAnchor, name: strin
     } else st = await fsp.lstat(path, { bigint: true });
   } catch (err) {
     await pinned?.close().catch(() => undefined);
+    if (pinned !== undefined) throw replacedAsMoved(err, key);
     if (isAbsent(err)) return undefined;
     throw err;
   }
@@ -92,7 +112,10 @@ export async function openLeaf(ctx: LocalContext, anchor: DirAnchor, name: strin
     handle = await fsp.open(pinned ? `/proc/self/fd/${pinned.fd}` : path, LEAF_READ_FLAGS & (pinned ? ~O_NOFOLLOW : ~0));
   } catch (err) {
     const code = errnoOf(err);
-    if (code === 'ENOENT') return undefined;
+    if (code === 'ENOENT') {
+      if (pinned !== undefined) throw new Moved(key);
+      return undefined;
+    }
     if (code === 'ELOOP') throw new Moved(key);
     if (code === 'ENXIO' || code === 'EISDIR') throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);
     throw err;
@@ -114,15 +137,21 @@ async function verifyLeaf(ctx: LocalContext, anchor: DirAnchor, path: string, ha
       const dirNow = await ctx.fsp.realpath(anchor.path);
       if (dirNow !== anchor.path || named.dev !== opened.dev || named.ino !== opened.ino) throw new Moved(key);
     }
-    return { handle, st: opened };
+    return { handle, st: opened, key };
   } catch (err) {
     await handle.close().catch(() => undefined);
-    throw err;
+    throw replacedAsMoved(err, key);
   }
 }
 
 /** Reads a whole leaf, retrying while it changes underneath; the version is of exactly these bytes. */
 export async function readLeaf(leaf: Leaf, maxBytes: number, what: string, versioned = true): Promise<FsCurrent & { st: BigIntStats }> {
+  return readLeafOnce(leaf, maxBytes, what, versioned).catch((err: unknown) => {
+    throw replacedAsMoved(err, leaf.key);
+  });
+}
+
+async function readLeafOnce(leaf: Leaf, maxBytes: number, what: string, versioned: boolean): Promise<FsCurrent & { st: BigIntStats }> {
   let before = leaf.st;
   for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
     if (attempt > 0) before = await leaf.handle.stat({ bigint: true });
@@ -135,7 +164,13 @@ export async function readLeaf(leaf: Leaf, maxBytes: number, what: string, versi
   throw new FsError('FS_IO_ERROR', `${what}: the file kept changing while it was read`);
 }
 
-export async function hashLeaf(leaf: Leaf, what: string): Promise<{ version: FsVersion; st: BigIntStats }> {
+export function hashLeaf(leaf: Leaf, what: string): Promise<{ version: FsVersion; st: BigIntStats }> {
+  return hashLeafOnce(leaf, what).catch((err: unknown) => {
+    throw replacedAsMoved(err, leaf.key);
+  });
+}
+
+async function hashLeafOnce(leaf: Leaf, what: string): Promise<{ version: FsVersion; st: BigIntStats }> {
   let before = leaf.st;
   for (let attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
     if (attempt > 0) before = await leaf.handle.stat({ bigint: true });
