@@ -61,7 +61,7 @@ describe.each<Where>(['pin', 'open'])('a held node answering ENOENT (%s) was rep
     const t = await fs.resolve('f.txt');
     failures.left = 1;
     const info = await fs.stat(t);
-    expect(info.type === 'file' && typeof info.version === 'string').toBe(true);
+    expect(info?.type === 'file' && typeof info.version === 'string').toBe(true);
     failures.left = 1;
     await fs.editText(t, { oldString: '@1@', newString: '#1#' });
     expect(await fsp.readFile(join(area.root, 'f.txt'), 'utf8')).toBe('a #1# b\n');

@@ -8,10 +8,12 @@ const codeOf = (err: unknown) => String((err as { code?: unknown }).code);
 // modify changes a file on memfs's node directly; it must leave what memfs's own read and write
 // calls would leave, and refuse what they refuse.
 describe('memory modify', () => {
-  it('in place leaves the volume as memfs read + writeFileSync would (property)', async () => {
+  it('in place leaves the volume as memfs read + writeFileSync would, creations too (property)', async () => {
     const file = fc.record({ name: fc.constantFrom('a', 'b', 'c'), text: fc.string({ maxLength: 8 }), mode: fc.constantFrom(0o644, 0o444, 0o200, 0o000) });
+    const targets = fc.constantFrom('/d/a', '/d/b', '/d/l', '/d', '/d/n', '/d/m/n', '/e/n', '/d/a/n');
+    const dirModes = fc.constantFrom(0o755, 0o555, 0o333, 0o644);
     await fc.assert(
-      fc.asyncProperty(fc.uniqueArray(file, { maxLength: 3, selector: (f) => f.name }), fc.constantFrom('/d/a', '/d/b', '/d/l', '/d'), fc.string({ maxLength: 4 }), fc.nat(40), async (files, at, tail, maxBytes) => {
+      fc.asyncProperty(fc.uniqueArray(file, { maxLength: 3, selector: (f) => f.name }), targets, fc.string({ maxLength: 4 }), fc.nat(40), dirModes, async (files, at, tail, maxBytes, dirMode) => {
         const ours = createMemoryProvider({});
         const twin = createMemoryProvider({});
         for (const vol of [ours.volume, twin.volume]) {
@@ -21,6 +23,7 @@ describe('memory modify', () => {
             vol.chmodSync(`/d/${f.name}`, f.mode);
           }
           vol.symlinkSync('a', '/d/l');
+          vol.chmodSync('/d', dirMode);
         }
         const change = (cur: { bytes: Uint8Array } | undefined) => Buffer.concat([cur?.bytes ?? new Uint8Array(), Buffer.from(tail)]);
         let got: string;
@@ -40,14 +43,24 @@ describe('memory modify', () => {
           want = codeOf(err) === 'ENOENT' ? 'ok false' : 'refused';
         }
         if (want === 'ok false') {
-          // Created by modify: memfs would need the write call alone.
-          twin.volume.writeFileSync(at, change(undefined));
+          // Created by modify, with the directories it lacks: memfs's mkdir -p and write calls.
+          try {
+            twin.volume.mkdirSync(at.slice(0, at.lastIndexOf('/')) || '/', { recursive: true });
+            twin.volume.writeFileSync(at, change(undefined));
+          } catch {
+            want = 'refused';
+          }
         }
         expect(got).toBe(want);
-        for (const name of ['a', 'b', 'c']) {
-          const read = (vol: typeof ours.volume) => (vol.existsSync(`/d/${name}`) ? [vol.statSync(`/d/${name}`).mode, String(vol.readFileSync(`/d/${name}`, 'latin1'))] : null);
-          if (files.some((f) => f.name === name && (f.mode & 0o400) === 0)) continue; // unreadable by either
-          expect(read(ours.volume), name).toEqual(read(twin.volume));
+        for (const path of ['/d/a', '/d/b', '/d/c', '/d/n', '/d/m/n', '/e/n']) {
+          const read = (vol: typeof ours.volume) => {
+            if (!vol.existsSync(path)) return null;
+            const st = vol.statSync(path);
+            const content = st.isDirectory() ? 'a directory' : String(vol.readFileSync(path, 'latin1'));
+            return [st.mode, st.uid, st.gid, st.nlink, st.size, content];
+          };
+          if (files.some((f) => `/d/${f.name}` === path && (f.mode & 0o400) === 0)) continue; // unreadable by either
+          expect(read(ours.volume), path).toEqual(read(twin.volume));
         }
       }),
       { numRuns: 200 },

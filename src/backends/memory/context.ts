@@ -62,14 +62,14 @@ export function follow(ctx: MemoryContext, p: string) {
 }
 
 /**
- * When every component of `path` exists, memfs's realpath gives what resolveLinks would (the
- * same hop limit, links relative to their directory) in one walk instead of one per component.
- * Anything else (missing, dangling, looping, refused) goes the long way.
+ * `path` itself when it exists with no link on it, in one walk; else undefined (resolveLinks then
+ * gives the seam's answer: memfs reads a link's `..` lexically, where a path walk follows the
+ * link first).
  */
 export function realKey(ctx: MemoryContext, path: string): string | undefined {
   // What realpathSync does, without the error object a miss would build and throw.
   const found = lookup(ctx, path, true);
-  return found.ok ? found.value.getPath() || '/' : undefined;
+  return found.ok && (found.value.getPath() || '/') === path ? path : undefined;
 }
 
 /**

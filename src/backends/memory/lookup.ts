@@ -11,29 +11,46 @@ import type { Volume } from 'memfs';
 export interface CoreNode {
   isFile(): boolean;
   isDirectory(): boolean;
+  isSymlink?(): boolean;
   getSize(): number;
   canRead(uid: number, gid: number): boolean;
   /** A copy of the content (memfs also sets the access time). */
   getBuffer(): Buffer;
   /** On memfs's own nodes only: the write permission, and the content replaced by a copy of `buf`. */
   canWrite?(uid: number, gid: number): boolean;
+  canExecute?(uid: number, gid: number): boolean;
   setBuffer?(buf: Uint8Array): void;
 }
 
 export interface CoreLink {
   getNode(): CoreNode;
   getPath(): string;
+  /** On memfs's own links only: the entry `name` of a directory. */
+  getChild?(name: string): CoreLink | undefined;
 }
 
 export type CoreLookup = { readonly ok: true; readonly value: CoreLink } | { readonly ok: false; readonly err: { readonly code: string } };
 
 interface Core {
   walk(path: string, resolveSymlinks: boolean, checkExistence: boolean, checkAccess: boolean, funcName?: string): CoreLookup;
+  /** A new entry `name` in `parent`, with a new node of `mode` owned by the volume's ids. */
+  createLink(parent: CoreLink, name: string, isDirectory: boolean, mode: number): CoreLink;
+}
+
+/** A volume with the ids its permission checks are made against. */
+interface Ids {
+  readonly vol: Volume;
+  readonly uid: number;
+  readonly gid: number;
+}
+
+function coreOf(vol: Volume): Partial<Core> | undefined {
+  return (vol as unknown as { readonly _core?: Partial<Core> })._core;
 }
 
 /** The entry at `path` with every check memfs's own calls make on the way (links followed when `follow`). */
 export function lookup(ctx: { readonly vol: Volume }, path: string, follow: boolean): CoreLookup {
-  const core = (ctx.vol as unknown as { readonly _core?: Partial<Core> })._core;
+  const core = coreOf(ctx.vol);
   // `_core` is memfs's own: a release without it gets the same answers through the public calls.
   if (typeof core?.walk === 'function') return core.walk(path, follow, true, true, follow ? 'open' : 'lstat');
   return publicLookup(ctx.vol, path, follow);
@@ -62,6 +79,45 @@ export function publicLookup(vol: Volume, path: string, follow: boolean): CoreLo
   } catch (err) {
     return { ok: false, err: { code: String((err as { code?: unknown } | null)?.code ?? 'EIO') } };
   }
+}
+
+/** The directory of a path, where it plainly exists and may be searched, and the path's entry in it. */
+export interface EntryAt {
+  readonly dir: CoreLink & { getChild(name: string): CoreLink | undefined };
+  readonly name: string;
+  readonly child: CoreLink | undefined;
+}
+
+/**
+ * The directory of `path` and its entry named as `path`'s last segment, in one walk, where that
+ * directory plainly exists, may be searched, and is reached through no link; undefined otherwise
+ * (the caller then takes the general path).
+ */
+export function entryAt(ctx: Ids, path: string): EntryAt | undefined {
+  if (path === '/') return undefined;
+  const parent = posix.dirname(path);
+  const found = lookup(ctx, parent, true);
+  if (!found.ok || (found.value.getPath() || '/') !== parent) return undefined;
+  const dir = found.value;
+  const node = dir.getNode();
+  if (dir.getChild === undefined || !node.isDirectory() || node.canExecute?.(ctx.uid, ctx.gid) !== true) return undefined;
+  const name = posix.basename(path);
+  return { dir: dir as EntryAt['dir'], name, child: dir.getChild(name) };
+}
+
+/**
+ * Creates the regular file `name` in `at`, holding a copy of `bytes`, as memfs's writeFileSync
+ * would (mode 0666, the volume's ids) where the directory may be written: no open/close. False
+ * where anything is not plainly so (the caller then writes through memfs for the exact answer).
+ */
+export function createIn(ctx: Ids, at: EntryAt, bytes: Uint8Array): boolean {
+  const core = coreOf(ctx.vol);
+  const node = at.dir.getNode();
+  // The directory's node is of the class the file's will be: setBuffer is there too.
+  if (at.child !== undefined || typeof core?.createLink !== 'function' || node.setBuffer === undefined) return false;
+  if (node.canWrite?.(ctx.uid, ctx.gid) !== true) return false;
+  core.createLink(at.dir, at.name, false, 0o666).getNode().setBuffer!(bytes);
+  return true;
 }
 
 /** A miss that means "nothing there" (as opposed to refused or looping). */

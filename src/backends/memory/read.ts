@@ -1,5 +1,4 @@
 /** The memory provider's lookups by path: `resolve`, `stat`, `read`, and the current file for a write. */
-import { posix } from 'node:path';
 import {
   FsError,
   FsTargetKey,
@@ -14,8 +13,8 @@ import {
   type FsProviderStatOptions,
   type FsTarget,
 } from '../../seam/index.js';
-import { follow, readFile, realKey, type MemoryContext } from './context.js';
-import { isAbsent, lookup } from './lookup.js';
+import { follow, readFile, type MemoryContext } from './context.js';
+import { entryAt, isAbsent, lookup } from './lookup.js';
 
 /**
  * The bytes of the regular file at `key` (up to `maxBytes`), in one path walk. `absent` when
@@ -49,22 +48,20 @@ export function current(ctx: MemoryContext, key: string, what: string, maxBytes 
 }
 
 export async function resolve(ctx: MemoryContext, path: string): Promise<FsTarget> {
-  const key = realKey(ctx, path) ?? newFileKey(ctx, path) ?? (await resolveLinks(path, ctx.reader));
+  const key = quickKey(ctx, path) ?? (await resolveLinks(path, ctx.reader));
   return { targetKey: FsTargetKey(key), displayPath: path };
 }
 
 /**
- * The key of a path whose last segment is absent in a directory whose path resolves (a file about
- * to be created): what resolveLinks gives it, the directory's real path and the name, with one
- * lookup of the directory instead of one per segment.
+ * The key of a path with no link on it (an existing entry, or one about to be created in an
+ * existing directory): the path itself, known in one walk. Any link is followed by resolveLinks,
+ * the seam's rules: memfs reads a link's `..` lexically, where a path walk follows the link first.
  */
-function newFileKey(ctx: MemoryContext, path: string): string | undefined {
-  if (path === '/') return undefined;
-  const dir = realKey(ctx, posix.dirname(path));
-  // Anything but a plain miss (refused, looping) is left to resolveLinks.
-  if (dir === undefined || !isAbsent(lookup(ctx, path, false))) return undefined;
-  const name = posix.basename(path);
-  return dir === '/' ? `/${name}` : `${dir}/${name}`;
+function quickKey(ctx: MemoryContext, path: string): string | undefined {
+  const at = entryAt(ctx, path);
+  if (at === undefined) return undefined;
+  if (at.child !== undefined && at.child.getNode().isSymlink?.() !== false) return undefined;
+  return path;
 }
 
 export async function stat(ctx: MemoryContext, target: FsTarget, { unversioned }: FsProviderStatOptions): Promise<FsProviderInfo | undefined> {

@@ -18,7 +18,7 @@ import {
 import { applyMemoryBatch } from './batch.js';
 import { follow, writeFile, type MemoryContext } from './context.js';
 import { mkdirs } from './dirs.js';
-import { lookup } from './lookup.js';
+import { createIn, entryAt, type CoreNode } from './lookup.js';
 import { current } from './read.js';
 
 export async function swap(ctx: MemoryContext, target: FsTarget, { expect, bytes }: FsSwapRequest): Promise<FsSwapResult> {
@@ -31,15 +31,27 @@ export async function swap(ctx: MemoryContext, target: FsTarget, { expect, bytes
     if (before !== undefined) vol.unlinkSync(key);
     return { ok: true, existed: before !== undefined };
   }
-  // An existing file's directory exists.
-  if (before === undefined) mkdirs(ctx, posix.dirname(key), `cannot write "${target.displayPath}"`);
-  writeFile(ctx, key, bytes);
+  put(ctx, key, bytes, before !== undefined, `cannot write "${target.displayPath}"`);
   return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
 }
 
 /**
- * A read-modify-write in one synchronous step, so no other writer gets in between: one lookup of
- * the current file instead of a read and then the swap's own.
+ * `bytes` as the content of `key`. A new file is made on memfs's nodes where that is plainly
+ * possible, else through memfs with the directories it lacks (an existing file's directory exists).
+ */
+function put(ctx: MemoryContext, key: string, bytes: Uint8Array, existed: boolean, what: string, at = existed ? undefined : entryAt(ctx, key)): void {
+  if (!existed) {
+    if (at !== undefined && createIn(ctx, at, bytes)) return;
+    mkdirs(ctx, posix.dirname(key), what);
+  }
+  writeFile(ctx, key, bytes);
+}
+
+/**
+ * A read-modify-write in one synchronous step, so no other writer gets in between: one walk to
+ * the file's directory where it plainly exists, its entry changed or created on memfs's nodes
+ * (memfs's open asks the OS for the uid on every call); else a lookup of the current file and
+ * memfs's own calls, which give the exact answer.
  */
 export async function modify(
   ctx: MemoryContext,
@@ -48,30 +60,21 @@ export async function modify(
   change: (current: FsCurrent | undefined) => Uint8Array,
 ): Promise<FsSwapResult> {
   const key = target.targetKey;
-  const inPlace = modifyInPlace(ctx, key, maxBytes, change);
-  if (inPlace !== undefined) return inPlace;
+  const at = entryAt(ctx, key);
+  if (at?.child !== undefined) {
+    const inPlace = modifyNode(ctx, at.child.getNode(), maxBytes, change);
+    if (inPlace !== undefined) return inPlace;
+  }
   const what = `cannot write "${target.displayPath}"`;
-  const before = current(ctx, key, what, maxBytes);
+  // No entry in a directory that may be searched: a creation, as current would find.
+  const before = at !== undefined && at.child === undefined ? undefined : current(ctx, key, what, maxBytes);
   const bytes = change(before);
-  if (before === undefined) mkdirs(ctx, posix.dirname(key), what);
-  writeFile(ctx, key, bytes);
+  put(ctx, key, bytes, before !== undefined, what, at);
   return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
 }
 
-/**
- * `modify` of an existing, writable regular file on memfs's own node: one path walk, and no
- * open/close (memfs's open asks the OS for the uid on every call). Undefined where anything is
- * not plainly so; the caller then takes the general path, which gives the exact answer.
- */
-function modifyInPlace(
-  ctx: MemoryContext,
-  key: string,
-  maxBytes: number,
-  change: (current: FsCurrent | undefined) => Uint8Array,
-): FsSwapResult | undefined {
-  const found = lookup(ctx, key, true);
-  if (!found.ok) return undefined;
-  const node = found.value.getNode();
+/** An existing, readable and writable regular file changed on its node; undefined where it is not plainly so. */
+function modifyNode(ctx: MemoryContext, node: CoreNode, maxBytes: number, change: (current: FsCurrent | undefined) => Uint8Array): FsSwapResult | undefined {
   if (node.setBuffer === undefined || node.canWrite === undefined) return undefined;
   if (!node.isFile() || node.getSize() > maxBytes || !node.canRead(ctx.uid, ctx.gid) || !node.canWrite(ctx.uid, ctx.gid)) return undefined;
   const old = node.getBuffer();
