@@ -74,7 +74,7 @@ test('benchmarks', async () => {
   const report = {
     machine: env,
     loadavgAtEnd: machine().loadavg,
-    experiments: { cacheUid: Boolean(process.env.BENCH_CACHE_UID) },
+    experiments: { cacheUid: Boolean(process.env.BENCH_CACHE_UID), fromSource: process.env.BENCH_FROM_SOURCE === '1' },
     startedAt: new Date(started).toISOString(),
     durationMs,
     skipped,
