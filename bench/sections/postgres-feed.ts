@@ -37,7 +37,9 @@ export async function runPostgresFeedBench(): Promise<BenchRow[]> {
     for (let i = 0; i < WARMUP + CHANGES; i++) {
       child.stdin.write(`go ${i}\n`);
       const [event, ack] = await Promise.all([nextEvent(watch), acks.next()]);
-      const at = performance.timeOrigin + performance.now();
+      // The system's monotonic clock, which the writer reads too: wall-clock origins of two processes
+      // drift apart when the clock is stepped (a run measured every latency as −4.5 s).
+      const at = Number(process.hrtime.bigint()) / 1e6;
       if (ack.done) throw new Error('the writer process ended early');
       const { version, started, writeMs } = JSON.parse(ack.value) as { version: string; started: number; writeMs: number };
       if (event.version !== version) throw new Error(`expected the event of change ${i}, got ${JSON.stringify(event)}`);
