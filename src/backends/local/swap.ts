@@ -270,23 +270,31 @@ async function recheck(ctx: LocalContext, anchor: DirAnchor, name: string, o: Pu
   });
   if (leaf === undefined) throw stale();
   try {
-    const { version } = await hashLeaf(leaf, o.what);
+    // Replaced while hashed (Moved): not the version expected either.
+    const { version } = await hashLeaf(leaf, o.what).catch((err: unknown) => {
+      throw err instanceof Moved ? stale() : err;
+    });
     if (version !== expect) throw stale();
   } finally {
     await leaf.handle.close().catch(() => undefined);
   }
 }
 
+const pathChanged = (what: string) => new FsError('FS_STALE_VERSION', `${what}: the path changed while it was being written`);
+
 /** The file a writer outside our lock left at `name`, as a swap reports it. */
 async function observeNow(ctx: LocalContext, anchor: DirAnchor, name: string, key: string, what: string): Promise<FsObservation> {
   const leaf = await openLeaf(ctx, anchor, name, key, what).catch((err: unknown) => {
     // Replaced by something that is not a file of ours to report: the caller re-resolves or fails.
-    if (err instanceof Moved) throw new FsError('FS_STALE_VERSION', `${what}: the path changed while it was being written`);
+    if (err instanceof Moved) throw pathChanged(what);
     throw err;
   });
   if (leaf === undefined) return { kind: 'absent' };
   try {
-    return { kind: 'present', version: await leafVersion(ctx, leaf, key, what) };
+    const version = await leafVersion(ctx, leaf, key, what).catch((err: unknown) => {
+      throw err instanceof Moved ? pathChanged(what) : err;
+    });
+    return { kind: 'present', version };
   } finally {
     await leaf.handle.close().catch(() => undefined);
   }
