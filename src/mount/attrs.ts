@@ -65,9 +65,11 @@ export class Inodes {
   }
 }
 
+/** The serving process's ids, which every node shows: read once (each read is a system call). */
+export const OWNER = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+
 export function statOf(type: Shown, size: number, ino: number, mtimeMs: number, executable = false): Stat {
-  const uid = process.getuid?.() ?? 0;
-  const gid = process.getgid?.() ?? 0;
+  const { uid, gid } = OWNER;
   return {
     mode: modeOf(type, executable),
     uid,

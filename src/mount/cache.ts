@@ -27,6 +27,12 @@ export class AttrCache {
    */
   readonly #keys = new Map<string, { readonly key: FsTargetKey; readonly dir: boolean; readonly until: number }>();
 
+  /** Directories listed ahead of a getattr, and until when another miss there waits for that listing. */
+  readonly #ahead = new Map<string, { readonly until: number; readonly done: Promise<void> }>();
+  /** The names of each directory as its last listing found them, with names the mount made since. */
+  readonly #names = new Map<string, { readonly names: Set<string>; readonly until: number }>();
+  #epoch = 0;
+
   constructor(
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
@@ -69,8 +75,51 @@ export class AttrCache {
     return undefined;
   }
 
+  /** Counts the changes the mount made: a listing read before one must not be remembered after it. */
+  get epoch(): number {
+    return this.#epoch;
+  }
+
+  /**
+   * Lists `dir` (with `list`) at most once while its entries may be cached: a getattr that misses
+   * waits for the one listing of its directory rather than asking the provider about its own name,
+   * as programs that walk a tree stat every name in turn.
+   */
+  listAhead(dir: string, list: () => Promise<void>): Promise<void> {
+    const now = this.now();
+    const seen = this.#ahead.get(dir);
+    if (seen !== undefined && seen.until > now) return seen.done;
+    if (this.#ahead.size >= MAX_ENTRIES) this.#ahead.clear();
+    const done = list().catch(() => undefined);
+    this.#ahead.set(dir, { until: now + this.ttlMs, done });
+    return done;
+  }
+
+  /** A listing of `dir` made since the last change (see `epoch`): its names, for `absent`. */
+  listed(dir: string, names: Iterable<string>): void {
+    if (this.ttlMs <= 0) return;
+    if (this.#names.size >= MAX_ENTRIES) this.#names.clear();
+    this.#names.set(dir, { names: new Set(names), until: this.now() + this.ttlMs });
+  }
+
+  /** Whether `path` is known to be absent: its directory was listed recently without it. */
+  absent(path: string): boolean {
+    const at = path.lastIndexOf('/');
+    const dir = at <= 0 ? '/' : path.slice(0, at);
+    const seen = this.#names.get(dir);
+    if (seen === undefined) return false;
+    if (seen.until <= this.now()) {
+      this.#names.delete(dir);
+      return false;
+    }
+    return !seen.names.has(path.slice(at + 1));
+  }
+
   /** `path` changed: it and its directory (whose times and listing changed with it) are dropped. */
   forget(path: string): void {
+    this.#epoch++;
+    // The name may exist now: never again reported absent from the listing before.
+    if (path !== '/') this.#names.get(parentOf(path))?.names.add(path.slice(path.lastIndexOf('/') + 1));
     if (this.#byPath.size === 0) return;
     this.#byPath.delete(path);
     this.#byPath.delete(parentOf(path));
@@ -79,10 +128,13 @@ export class AttrCache {
   /** `path` was removed, renamed or replaced: everything at or below it is dropped too. */
   forgetTree(path: string): void {
     this.forget(path);
+    this.#ahead.delete(path);
+    this.#names.delete(path);
     this.#keys.delete(path);
     const prefix = path === '/' ? '/' : `${path}/`;
     for (const p of this.#byPath.keys()) if (p.startsWith(prefix)) this.#byPath.delete(p);
     for (const p of this.#keys.keys()) if (p.startsWith(prefix)) this.#keys.delete(p);
+    for (const p of this.#names.keys()) if (p.startsWith(prefix)) this.#names.delete(p);
   }
 }
 

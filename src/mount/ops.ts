@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import { constants } from 'node:fs';
-import { FsTargetKey } from '../seam/index.js';
-import { FILE_MODE, permissionsOf, statOf, typeOfMode, type Stat } from './attrs.js';
+import { FsTargetKey, type FsDirEntry, type FsTarget } from '../seam/index.js';
+import { FILE_MODE, OWNER, permissionsOf, statOf, typeOfMode, type Stat } from './attrs.js';
 import { ERRNO, Errno, fail } from './errno.js';
 import { DEFERRED } from './handles.js';
 import { SENT, UNVERSIONED_STAT, helpers, linkAt, lookup, remember, type Cb, type Helpers, type Link, type OpsContext } from './helpers.js';
@@ -9,6 +9,11 @@ import { SENT, UNVERSIONED_STAT, helpers, linkAt, lookup, remember, type Cb, typ
 export type { OpsContext } from './helpers.js';
 
 const UINT32_MAX = 0xffffffff;
+
+function parentOf(path: string): string {
+  const at = path.lastIndexOf('/');
+  return at <= 0 ? '/' : path.slice(0, at);
+}
 const O_ACCMODE = 3;
 
 type Ops = Record<string, (...args: never[]) => void>;
@@ -27,8 +32,39 @@ function readOps(h: Helpers): Ops {
   const { reply, target, info, inodes, started } = h;
   const { fs, files } = h.ctx;
   const { cache } = h.ctx;
+  /** A directory's entries and the attributes shown for them. */
+  const listing = async (t: FsTarget) => {
+    // With stats, a listing answers the getattr that follows for each name (when caching).
+    const entries = await fs.listDir(t, { stats: cache.enabled });
+    // An entry whose target is not its own name is a link (listings type it by what it leads
+    // to): shown as a link, so find and ls do not take it for what it leads to.
+    const stats = entries.map((e) => {
+      const own = posix.join(t.targetKey, e.name);
+      if (e.target.targetKey !== own) return statOf('link', 0, inodes.of(FsTargetKey(own)), started);
+      return statOf(e.type, e.size ?? 0, inodes.of(e.target.targetKey), e.mtimeMs ?? started, e.executable === true);
+    });
+    return { entries, stats };
+  };
+  /** Lists `dir` into the cache, unless the mount changed something meanwhile. */
+  const listInto = async (dir: string) => {
+    const epoch = cache.epoch;
+    const t = await target(dir);
+    const { entries, stats } = await listing(t);
+    if (cache.epoch === epoch) known(dir, entries, stats);
+  };
+  const known = (dir: string, entries: readonly FsDirEntry[], stats: readonly Stat[]) => {
+    remember(h, dir, entries, stats);
+    cache.listed(dir, entries.map((e) => e.name));
+  };
   const getattr = async (path: string): Promise<Stat> => {
-    const hit = cache.get(path);
+    let hit = cache.get(path);
+    if (hit === undefined && cache.enabled && path !== '/') {
+      // A name the kernel looks up before creating it: its directory's listing says it is not there.
+      if (cache.absent(path)) fail(ERRNO.ENOENT);
+      await cache.listAhead(parentOf(path), () => listInto(parentOf(path)));
+      hit = cache.get(path);
+      if (hit === undefined && cache.absent(path)) fail(ERRNO.ENOENT);
+    }
     if (hit !== undefined) {
       const node = files.node({ targetKey: hit.key, displayPath: path });
       return node === undefined ? hit.stat : { ...hit.stat, size: node.length, blocks: Math.ceil(node.length / 512) };
@@ -48,20 +84,12 @@ function readOps(h: Helpers): Ops {
 
     readdir: (path: string, cb: Cb) =>
       reply('readdir', cb, async () => {
+        const epoch = cache.epoch;
         const t = await target(path);
-        // With stats, a listing answers the getattr that follows for each name (when caching).
-        const entries = await fs.listDir(t, { stats: cache.enabled });
+        const { entries, stats } = await listing(t);
         const self = statOf('directory', 0, inodes.of(t.targetKey, path === '/'), started);
-        const names = ['.', '..', ...entries.map((e) => e.name)];
-        // An entry whose target is not its own name is a link (listings type it by what it leads
-        // to): shown as a link, so find and ls do not take it for what it leads to.
-        const stats = [self, self, ...entries.map((e) => {
-          const own = posix.join(t.targetKey, e.name);
-          if (e.target.targetKey !== own) return statOf('link', 0, inodes.of(FsTargetKey(own)), started);
-          return statOf(e.type, e.size ?? 0, inodes.of(e.target.targetKey), e.mtimeMs ?? started, e.executable === true);
-        })];
-        if (cache.enabled) remember(h, path, entries, stats.slice(2));
-        cb(0, names, stats);
+        if (cache.enabled && cache.epoch === epoch) known(path, entries, stats);
+        cb(0, ['.', '..', ...entries.map((e) => e.name)], [self, self, ...stats]);
         return SENT;
       }),
 
@@ -228,7 +256,7 @@ function metaOps(h: Helpers): Ops {
       reply('chown', cb, async () => {
         await info(await target(path));
         const same = (want: number, have: number) => want === UINT32_MAX || want === -1 || want === have;
-        if (!same(uid, process.getuid?.() ?? 0) || !same(gid, process.getgid?.() ?? 0)) return fail(ERRNO.EPERM);
+        if (!same(uid, OWNER.uid) || !same(gid, OWNER.gid)) return fail(ERRNO.EPERM);
       }),
 
     readlink: (path: string, cb: Cb) =>

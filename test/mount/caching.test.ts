@@ -53,6 +53,19 @@ describe.skipIf(why !== undefined)('a caching mount sees its own changes at once
     expect(await run('mkdir g && echo 1 > g/h; rm -r g; test -e g || echo gone')).toBe('gone');
   });
 
+  it('names its listings lacked, once the mount made them', async () => {
+    const script = [
+      'ls d >/dev/null; test -e d/n.txt || echo absent',
+      'echo n > d/n.txt; cat d/n.txt',
+      'mkdir -p d/k/l; echo m > d/k/l/m.txt; cat d/k/l/m.txt',
+      'ln -s n.txt d/lnk; cat d/lnk',
+      'mv d/n.txt d/o.txt; cat d/o.txt; test -e d/n.txt || echo moved',
+      'rm -r d/k; mkdir d/k; ls d/k | wc -l',
+    ].join('; ');
+    expect(await run(script)).toBe('absent\nn\nm\nn\nn\nmoved\n0');
+    await run('rm -r d/k d/lnk d/o.txt');
+  });
+
   it('the executable bit after chmod', async () => {
     expect(await run('stat -c %a d/a.txt; chmod +x d/a.txt; stat -c %a d/a.txt')).toBe('644\n755');
   });
@@ -63,5 +76,57 @@ describe.skipIf(why !== undefined)('a caching mount sees its own changes at once
     expect(await text('/f/x.txt')).toBe('x\n');
     expect(await fs.stat(await fs.resolve('/d/b.txt'))).toBeUndefined();
     expect(await fs.stat(await fs.resolve('/e'))).toBeUndefined();
+  });
+});
+
+// A walk stats every name in turn: one listing of each directory answers them, names it lacks too.
+describe.skipIf(why !== undefined)('a caching mount answers a walk from listings', () => {
+  let dir: string;
+  let fs: MemoryFileSystem;
+  let mount: Mount;
+  let asked = 0;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-'));
+    fs = createMemoryFs({ files: Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`/d/f${i}.txt`, `${i}\n`])) });
+    // Counts what the mount asks the provider about single names.
+    const counted = new Proxy(fs, {
+      get(t, k, r) {
+        const v = Reflect.get(t, k, r) as unknown;
+        if (k !== 'resolve' && k !== 'stat') return typeof v === 'function' ? v.bind(t) : v;
+        return (...args: unknown[]) => {
+          asked++;
+          return (v as (...a: unknown[]) => unknown).apply(t, args);
+        };
+      },
+    });
+    mount = await mountFs(counted, dir, { cacheSeconds: 600 });
+  });
+  afterAll(async () => {
+    await cleanUp(mount, dir);
+  });
+
+  it('stats of every file and of names not there ask the provider nothing after the first', async () => {
+    const r = await sh(`cd '${dir}' && stat -c %s d/f0.txt`);
+    expect(r.stdout.trim()).toBe('2');
+    const before = asked;
+    const names = Array.from({ length: 20 }, (_, i) => `d/f${i}.txt`).join(' ');
+    const again = await sh(`cd '${dir}' && stat -c %s ${names} | sort -u; for i in 1 2 3 4 5; do test -e d/none$i || echo no; done | wc -l`);
+    expect(again.stdout.trim()).toBe('2\n3\n5');
+    expect(asked - before).toBe(0);
+  });
+
+  it('a file another writer adds shows once the listing expires, not later', async () => {
+    // The mount's listing of d is at most 600 s old here: a fresh mount with a short cache shows the rule.
+    const short = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-'));
+    const m = await mountFs(fs, short, { cacheSeconds: 1 });
+    try {
+      expect((await sh(`cd '${short}' && ls d | wc -l; test -e d/late.txt || echo absent`)).stdout.trim()).toBe('20\nabsent');
+      await fs.writeBytes(await fs.resolve('/d/late.txt'), Buffer.from('late\n'));
+      await new Promise((done) => setTimeout(done, 1100));
+      expect((await sh(`cd '${short}' && cat d/late.txt`)).stdout).toBe('late\n');
+    } finally {
+      await cleanUp(m, short);
+    }
   });
 });

@@ -45,7 +45,7 @@ export async function rmdir(ctx: OverlayProviderContext, target: FsTarget, { rec
     const info = await ctx.stat(target, { signal });
     if (info === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
     if (info.type !== 'directory') throw new FsError('FS_NOT_DIRECTORY', `${what}: not a directory`);
-    checkRmdir(what, (await listMerged(ctx, target, signal)).length, recursive);
+    checkRmdir(what, (await listMerged(ctx, target, signal, false)).length, recursive);
     const tree = await viewTree(ctx, target, signal);
     const change: { entries: [string, UpperEntry | undefined][]; dropDirs: string[]; addOpaque: string[] } = {
       entries: [],

@@ -13,7 +13,7 @@ import { upperLinkEntry } from './links.js';
 import type { OverlayProviderContext } from './provider-context.js';
 
 /** The lower's entries of a directory the view shows, or none where the overlay hides or replaced it. */
-async function lowerEntriesOf(ctx: OverlayProviderContext, target: FsTarget, what: string, signal: AbortSignal | undefined): Promise<FsDirEntry[]> {
+async function lowerEntriesOf(ctx: OverlayProviderContext, target: FsTarget, what: string, signal: AbortSignal | undefined, stats: boolean): Promise<FsDirEntry[]> {
   const { lower, state } = ctx;
   const key = target.targetKey;
   const own = state.entries.get(key);
@@ -26,7 +26,7 @@ async function lowerEntriesOf(ctx: OverlayProviderContext, target: FsTarget, wha
     if (!madeHere && !hasUpperDescendant(state, key)) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
   } else if (!own) {
     try {
-      lowerEntries = await lower.listDir(target, { signal });
+      lowerEntries = await lower.listDir(target, stats ? { signal } : { signal, stats });
     } catch (err) {
       const absent = isFsError(err, 'FS_NOT_FOUND') || isFsError(err, 'FS_NOT_DIRECTORY');
       if (!(absent && (madeHere || hasUpperDescendant(state, key)))) throw err;
@@ -50,11 +50,12 @@ function lowerLinkEntry(ctx: OverlayProviderContext, dir: FsTarget, e: FsDirEntr
   return { ...e, target: display };
 }
 
-export async function listMerged(ctx: OverlayProviderContext, target: FsTarget, signal: AbortSignal | undefined): Promise<FsDirEntry[]> {
+/** The view's entries of a directory; without `stats`, the lower's may lack size and time (the hint passed on). */
+export async function listMerged(ctx: OverlayProviderContext, target: FsTarget, signal: AbortSignal | undefined, stats = true): Promise<FsDirEntry[]> {
   const { state } = ctx;
   const key = target.targetKey;
   const what = `cannot list "${target.displayPath}"`;
-  const lowerEntries = await lowerEntriesOf(ctx, target, what, signal);
+  const lowerEntries = await lowerEntriesOf(ctx, target, what, signal, stats);
 
   const entries = state.entries;
   const out: FsDirEntry[] = [];
@@ -114,7 +115,7 @@ export async function viewTree(ctx: OverlayProviderContext, top: FsTarget, signa
   const other: string[] = [];
   for (let i = 0; i < dirs.length; i++) {
     const dir = dirs[i]!;
-    for (const e of await listMerged(ctx, pathTarget(dir), signal)) {
+    for (const e of await listMerged(ctx, pathTarget(dir), signal, false)) {
       const own = posix.join(dir, e.name);
       if (e.target.targetKey !== own || e.type === 'other') other.push(own);
       else if (e.type === 'directory') dirs.push(own);

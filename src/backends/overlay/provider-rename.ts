@@ -11,7 +11,7 @@ import { withSubtreeLocks } from './provider-locks.js';
 async function renameSide(ctx: OverlayProviderContext, target: FsTarget, signal: AbortSignal | undefined): Promise<RenameSide | undefined> {
   const info = await ctx.stat(target, { signal });
   if (info?.type !== 'directory') return info && { type: info.type, version: info.version };
-  return { type: 'directory', version: info.version, empty: (await listMerged(ctx, target, signal)).length === 0 };
+  return { type: 'directory', version: info.version, empty: (await listMerged(ctx, target, signal, false)).length === 0 };
 }
 
 export async function rename(ctx: OverlayProviderContext, from: FsTarget, to: FsTarget, { expect, replace, signal }: FsProviderRename): Promise<void> {

@@ -57,7 +57,7 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
 
     rename: (from, to, options) => rename(ctx, from, to, options),
 
-    listDir: (target, { signal }) => listMerged(ctx, target, signal),
+    listDir: (target, { signal, stats }) => listMerged(ctx, target, signal, stats !== false),
 
     setExecutable: createOverlaySetExecutable(core),
 
