@@ -1,4 +1,5 @@
-import { mkdtemp, rm, truncate } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { mkdtemp, readdir, rm, truncate, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -99,4 +100,59 @@ describe('overlay deferred saves (F1)', () => {
     await fs.flush!([await fs.resolve('/p')]);
     expect(t.syncs()).toBe(before);
   });
+
+  // The journal's pages may reach the disk before the blobs they name (neither was fsynced).
+  it('a power loss that kept lazy records without their blobs reopens to the records before the first such', async () => {
+    const t = await tracked();
+    const fs = await open(t.store);
+    await write(fs, '/p/a.txt', 'durable\n', false);
+    await write(fs, '/p/b.txt', 'deferred b\n', true);
+    await write(fs, '/p/c.txt', 'deferred c\n', true);
+    await write(fs, '/p/d.txt', 'deferred d\n', true);
+    // c's blob was renamed into place but its bytes never written; d's blob is whole.
+    await writeFile(blobPath('deferred c\n'), '');
+    const reopened = await open((await tracked()).store);
+    expect(await text(reopened, '/p/a.txt')).toBe('durable\n');
+    expect(await text(reopened, '/p/b.txt')).toBe('deferred b\n');
+    expect(await reopened.stat(await reopened.resolve('/p/c.txt'))).toBeUndefined();
+    expect(await reopened.stat(await reopened.resolve('/p/d.txt'))).toBeUndefined();
+    expect(await blobs()).not.toContain(blobId('deferred c\n'));
+
+    // The journal was cut there: what is saved next is what a reopen finds, the same bytes too.
+    await write(reopened, '/p/c.txt', 'deferred c\n', false);
+    const again = await open((await tracked()).store);
+    expect(await text(again, '/p/c.txt')).toBe('deferred c\n');
+    expect(await again.stat(await again.resolve('/p/d.txt'))).toBeUndefined();
+  });
+
+  it('a missing blob cuts the journal too', async () => {
+    const t = await tracked();
+    const fs = await open(t.store);
+    // The first save writes the state document (which flushes every blob): the journal follows it.
+    await write(fs, '/p/a.txt', 'durable\n', false);
+    await write(fs, '/p/b.txt', 'deferred b\n', true);
+    await rm(blobPath('deferred b\n'));
+    const reopened = await open((await tracked()).store);
+    expect(await reopened.stat(await reopened.resolve('/p/b.txt'))).toBeUndefined();
+  });
+
+  it('a blob released and deleted after a flush does not cut what came before it', async () => {
+    const t = await tracked();
+    const fs = await open(t.store);
+    await write(fs, '/p/kept.txt', 'the state document\n', false);
+    await write(fs, '/p/a.txt', 'first\n', true);
+    await fs.flush!([await fs.resolve('/p')]);
+    await write(fs, '/p/a.txt', 'second\n', true);
+    await write(fs, '/p/b.txt', 'other\n', true);
+    await fs.flush!([await fs.resolve('/p')]);
+    // Released by the second save, and deleted once it was flushed (no checkpoint holds it).
+    expect(await blobs()).not.toContain(blobId('first\n'));
+    const reopened = await open((await tracked()).store);
+    expect(await text(reopened, '/p/a.txt')).toBe('second\n');
+    expect(await text(reopened, '/p/b.txt')).toBe('other\n');
+  });
 });
+
+const blobId = (body: string) => createHash('sha256').update(body).digest('hex');
+const blobPath = (body: string) => join(dir, 'state', 'blobs', blobId(body));
+const blobs = () => readdir(join(dir, 'state', 'blobs'));

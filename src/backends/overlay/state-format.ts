@@ -87,7 +87,17 @@ export interface JournalRecord {
   readonly dropOpaque?: readonly string[];
   /** Version 4: the checkpoint this change records. */
   readonly cp?: CheckpointStamp;
+  /**
+   * Written by a deferred save, not flushed with its blobs: after a crash the record may be on
+   * disk without them, and loading cuts the journal at the first such record whose blob is
+   * missing or damaged (as at a torn record).
+   */
+  readonly lazy?: true;
+  /** A record that changes nothing: every record before it, and every blob they name, is on disk. */
+  readonly settled?: true;
 }
+
+export const SETTLED: JournalRecord = { settled: true };
 
 /** Each content's digest, cached on its bytes (shared by forks, which share the bytes). */
 const blobIds = new WeakMap<Uint8Array, string>();
@@ -141,7 +151,7 @@ export function docEntry(path: string, e: UpperEntry): DocEntry {
 }
 
 /** The journal record of a change; undefined when it changes nothing the journal keeps. */
-export function journalRecord(change: UpperChange, cp?: CheckpointStamp): JournalRecord | undefined {
+export function journalRecord(change: UpperChange, cp?: CheckpointStamp, lazy = false): JournalRecord | undefined {
   const rec: { -readonly [K in keyof JournalRecord]: JournalRecord[K] } = {};
   if (change.entries?.length) {
     rec.entries = change.entries.map(([path, e]) => (e ? docEntry(path, e) : { path, drop: true as const }));
@@ -152,6 +162,7 @@ export function journalRecord(change: UpperChange, cp?: CheckpointStamp): Journa
   if (change.dropOpaque?.length) rec.dropOpaque = change.dropOpaque;
   if (Object.keys(rec).length === 0) return undefined;
   if (cp) rec.cp = cp;
+  if (lazy) rec.lazy = true;
   return rec;
 }
 

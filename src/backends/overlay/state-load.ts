@@ -1,3 +1,4 @@
+import { hash } from 'node:crypto';
 import { FsError } from '../../seam/index.js';
 import type { UpperStore } from './store.js';
 import { createContext, type UpperContext } from './state-context.js';
@@ -80,14 +81,38 @@ async function readSaved(root: string, store: UpperStore, doc: StateDocument, ge
         records.push(...base.journal.records);
         continues = true;
       }
-      records.push(...journal.records);
+      // A crash may have kept records of deferred saves without their blobs: the journal ends before the first.
+      const kept = await unsettledCut(store, journal.records);
+      records.push(...journal.records.slice(0, kept));
       // A document older than version 4 is saved anew, with checkpoints, by the first save.
-      journalEnd = doc.version === 4 ? journal.end : undefined;
+      journalEnd = doc.version !== 4 ? undefined : kept < journal.records.length ? journal.starts[kept] : journal.end;
     }
   }
   // A version-1 document has no removed directories.
   const layer = { docs, dirs: new Set(doc.dirs), opaque: new Set(doc.opaque ?? []) };
   return { ...layer, history: doc.history ?? [], checkpoint: doc.checkpoint ?? 0, records, journalEnd, continues };
+}
+
+/**
+ * How many of the journal's records to keep: all but the first written lazily (by a deferred
+ * save) whose blob is missing or damaged, and those after it. Only records after the last flushed
+ * one (a flushed save's, or the `settled` mark of a flush) can be such: a flushed append flushes
+ * every blob before it, and no blob they name can have been deleted since. A damaged blob is
+ * deleted, so that saving the same content again writes it anew.
+ */
+async function unsettledCut(store: UpperStore, records: readonly JournalRecord[]): Promise<number> {
+  let from = records.length;
+  while (from > 0 && records[from - 1]!.lazy === true) from--;
+  for (let i = from; i < records.length; i++) {
+    for (const e of records[i]!.entries ?? []) {
+      if ('drop' in e || e.blob === null) continue;
+      const bytes = await store.readBlob(e.blob);
+      if (bytes !== undefined && hash('sha256', bytes, 'hex') === e.blob) continue;
+      if (bytes !== undefined) await store.deleteBlob(e.blob).catch(() => undefined);
+      return i;
+    }
+  }
+  return records.length;
 }
 
 /** The fork base of a state kept by `store` (its document, and its journal cut at the fork), if any. */

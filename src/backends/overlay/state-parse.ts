@@ -5,9 +5,11 @@ import { JOURNAL_FORMAT, STATE_FORMAT, checksum, type JournalHeader, type Journa
  * The header and the whole records of a journal, and where the last whole record ends. Parsing
  * stops at the first torn record (a crash mid-append): it and anything after it are ignored.
  */
-export function parseJournal(raw: Uint8Array, where: string): { header?: JournalHeader; records: JournalRecord[]; end: number } {
+export function parseJournal(raw: Uint8Array, where: string): { header?: JournalHeader; records: JournalRecord[]; starts: number[]; end: number } {
   const buf = Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength);
   const records: JournalRecord[] = [];
+  // Where each record begins: where the journal is cut to drop it and what follows.
+  const starts: number[] = [];
   let header: JournalHeader | undefined;
   let pos = 0;
   for (;;) {
@@ -31,10 +33,13 @@ export function parseJournal(raw: Uint8Array, where: string): { header?: Journal
       if (typeof h.root !== 'string' || typeof h.generation !== 'number') throw invalid(where, 'the journal header lacks fields');
       if (h.forkBase !== undefined && h.forkBase !== true) throw invalid(where, 'bad forkBase in the journal header');
       header = h as JournalHeader;
-    } else records.push(checkRecord(value, where));
+    } else {
+      records.push(checkRecord(value, where));
+      starts.push(pos);
+    }
     pos = nl + 1;
   }
-  return header === undefined ? { records: [], end: 0 } : { header, records, end: pos };
+  return header === undefined ? { records: [], starts: [], end: 0 } : { header, records, starts, end: pos };
 }
 
 export function invalid(where: string, why: string): FsError {
@@ -47,7 +52,7 @@ function checkRecord(value: unknown, where: string): JournalRecord {
   if (typeof r !== 'object' || r === null || !paths(r.addDirs) || !paths(r.dropDirs) || !paths(r.addOpaque) || !paths(r.dropOpaque)) {
     throw invalid(where, `bad journal record ${JSON.stringify(value)}`);
   }
-  if (r.cp !== undefined && !isStamp(r.cp)) throw invalid(where, `bad journal record ${JSON.stringify(value)}`);
+  if ((r.cp !== undefined && !isStamp(r.cp)) || (r.lazy !== undefined && r.lazy !== true) || (r.settled !== undefined && r.settled !== true)) throw invalid(where, `bad journal record ${JSON.stringify(value)}`);
   if (r.entries !== undefined) {
     if (!Array.isArray(r.entries)) throw invalid(where, `bad journal record ${JSON.stringify(value)}`);
     for (const e of r.entries as unknown[]) {

@@ -1,7 +1,7 @@
 import { toFsError } from '../../seam/index.js';
 import type { UpperStore } from './store.js';
 import type { Pending, UpperContext } from './state-context.js';
-import { blobId, frame, journalHeader, journalRecord, serialize, type CheckpointStamp } from './state-format.js';
+import { SETTLED, blobId, frame, journalHeader, journalRecord, serialize, type CheckpointStamp } from './state-format.js';
 import { changePaths, changesLayer, checkpointOf, docHistory, heldRefs, keepCheckpoint, plannedTrims, stampOf, type HistoryContext } from './state-history.js';
 import { adoptMaps, applyTo, layerSnapshot, reindex } from './state-index.js';
 import { applyChange, expandReplace } from './state-apply.js';
@@ -49,15 +49,16 @@ async function drain(cx: UpperContext, store: UpperStore): Promise<void> {
 async function save(cx: UpperContext, store: UpperStore, given: readonly UpperChange[], deferred: boolean): Promise<unknown> {
   // A replacement (adopting a fork) is saved as the change from this layer to the other.
   const changes = expandReplace(layerSnapshot(cx.live), given);
-  const written = await writeBlobs(cx, store, changes);
+  // Deferred: the records and the blobs they name reach the disk with the next flushed save or
+  // `syncJournal` (blobs first). A crash may keep a record without its blob: the record says it
+  // was written lazily, and loading cuts the journal there.
+  const lazy = deferred && store.syncJournal !== undefined;
+  const written = await writeBlobs(cx, store, changes, lazy);
   const sweep = changes.some((c) => c.sweep);
   const limit = Math.max(cx.compactRatio * cx.snapshotBytes, cx.compactMinBytes);
   if (sweep || cx.journalEnd === undefined || cx.journalEnd > limit) return compact(cx, store, changes, sweep);
   const planned = plannedTrims(cx, layerSnapshot(cx.live), changes, cx.nextId);
   const stamps = stampAll(cx.nextId, changes, planned.from);
-  // Deferred: the records reach the disk with the next flushed save or `syncJournal` (the blobs
-  // they name are on disk already, so a crash loses the records, never leaves them dangling).
-  const lazy = deferred && store.syncJournal !== undefined;
   const saveError = await appendRecords(cx, store, cx.journalEnd, changes, stamps, lazy);
   const touched = new Set(written);
   changes.forEach((change, i) => applyChange(cx, change, stamps[i], touched, planned.bytes[i]));
@@ -70,9 +71,21 @@ async function save(cx: UpperContext, store: UpperStore, given: readonly UpperCh
   return saveError;
 }
 
-/** Flushes the records of deferred saves to disk (a task between saves). */
+/**
+ * Flushes the records of deferred saves to disk (a task between saves), with a record saying so:
+ * loading checks the blobs of lazy records only after the last such record (before it, a blob
+ * may since have been released and deleted).
+ */
 export async function syncDeferred(cx: UpperContext, store: UpperStore): Promise<void> {
-  if (cx.unsynced && store.syncJournal !== undefined) await store.syncJournal();
+  if (cx.unsynced && store.syncJournal !== undefined) {
+    if (cx.journalEnd === undefined) await store.syncJournal();
+    else {
+      const mark = frame(SETTLED);
+      // Flushed, so the blobs go first (see UpperStore.writeBlob).
+      await store.appendJournal(cx.journalEnd, mark);
+      cx.journalEnd += mark.byteLength;
+    }
+  }
   cx.unsynced = false;
   await dropReleased(cx, store);
 }
@@ -98,7 +111,7 @@ function stampAll(first: number, changes: readonly UpperChange[], from: readonly
 }
 
 /** Writes the blobs the changes bring that the store lacks; returns their ids. */
-async function writeBlobs(cx: UpperContext, store: UpperStore, changes: readonly UpperChange[]): Promise<Set<string>> {
+async function writeBlobs(cx: UpperContext, store: UpperStore, changes: readonly UpperChange[], lazy: boolean): Promise<Set<string>> {
   // Blobs first, then the record that refers to them: a crash leaves at worst an unused blob.
   const written = new Set<string>();
   for (const change of changes) {
@@ -106,7 +119,7 @@ async function writeBlobs(cx: UpperContext, store: UpperStore, changes: readonly
       if (entry?.kind !== 'file') continue;
       const id = blobId(entry.bytes);
       if (written.has(id) || (cx.refs.get(id) ?? 0) > 0) continue;
-      await store.writeBlob(id, entry.bytes);
+      await store.writeBlob(id, entry.bytes, lazy ? { sync: false } : undefined);
       written.add(id);
     }
   }
@@ -125,7 +138,7 @@ async function appendRecords(
   stamps: readonly (CheckpointStamp | undefined)[],
   lazy: boolean,
 ): Promise<unknown> {
-  const records = changes.map((c, i) => journalRecord(c, stamps[i])).filter((r) => r !== undefined);
+  const records = changes.map((c, i) => journalRecord(c, stamps[i], lazy)).filter((r) => r !== undefined);
   const bytes = Buffer.concat(records.map(frame));
   let saveError: unknown;
   if (bytes.byteLength > 0) {

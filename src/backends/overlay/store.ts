@@ -17,8 +17,12 @@ export interface UpperStore {
   writeState(bytes: Uint8Array): Promise<void>;
   /** Undefined when the blob does not exist. */
   readBlob(id: string): Promise<Uint8Array | undefined>;
-  /** Idempotent: blobs are named by their content digest. */
-  writeBlob(id: string, bytes: Uint8Array): Promise<void>;
+  /**
+   * Idempotent: blobs are named by their content digest. With `sync: false` (a deferred save, on a
+   * store with `syncJournal`) the blob may reach the disk only with the next flushed append,
+   * `syncJournal`, `writeState`, `writeJournal` or `fork`, each of which flushes such blobs first.
+   */
+  writeBlob(id: string, bytes: Uint8Array, options?: { readonly sync?: boolean }): Promise<void>;
   /** Absent blobs are ignored. */
   deleteBlob(id: string): Promise<void>;
   listBlobs(): Promise<string[]>;
@@ -83,15 +87,18 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
 
   const syncDir = (path: string) => syncFile(path, fsc.O_RDONLY);
 
+  // Blobs of deferred saves, renamed into place but not yet flushed (see `settle`).
+  const unsettled = new Set<string>();
+
   // The quick calls are synchronous and only the fsyncs go to the thread pool: a round trip
   // there per call was most of the time of a small write.
-  const writeAtomic = async (dirPath: string, name: string, bytes: Uint8Array) => {
+  const writeAtomic = async (dirPath: string, name: string, bytes: Uint8Array, sync = true) => {
     const temp = join(dirPath, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
     const fd = openSync(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
     try {
       try {
         writeAll(fd, bytes, 0);
-        await fsyncAsync(fd);
+        if (sync) await fsyncAsync(fd);
       } finally {
         closeSync(fd);
       }
@@ -100,6 +107,7 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
       await rm(temp, { force: true }).catch(() => {});
       throw err;
     }
+    if (!sync) return;
     try {
       await syncDir(dirPath);
     } catch (err) {
@@ -117,6 +125,29 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
     }
   };
 
+  /**
+   * Flushes the blobs deferred saves wrote, and their directory: before anything durable that may
+   * name them (a flushed journal, a state document, a fork), so no durable record names a blob a
+   * crash could lose. Records of deferred saves that a crash kept without their blobs are cut at
+   * load (see `lazy` in the journal record).
+   */
+  const settle = async () => {
+    if (unsettled.size === 0) return;
+    const ids = [...unsettled];
+    for (let i = 0; i < ids.length; i += 32) {
+      await settleAll(ids.slice(i, i + 32).map((id) => syncFile(join(blobs, id), fsc.O_RDONLY).catch((err: unknown) => {
+        // Deleted meanwhile (a later save released it): nothing to flush.
+        if ((err as { code?: unknown }).code !== 'ENOENT') throw err;
+      })));
+    }
+    await syncDir(blobs);
+    for (const id of ids) unsettled.delete(id);
+  };
+  const settled = <A extends unknown[], T>(fn: (...args: A) => Promise<T>) => async (...args: A): Promise<T> => {
+    await settle();
+    return fn(...args);
+  };
+
   /** Shares a file that is only ever replaced, never changed in place: a hard link, or a copy across devices. */
   const share = async (from: string, to: string) => {
     try {
@@ -131,6 +162,7 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
   return {
     where: root,
     async fork(where, { journalEnd, blobs: ids, journal }) {
+      await wrap(`cannot flush the overlay blobs in "${root}"`, settle);
       const target = resolveHostPath(where);
       return wrap(`cannot fork the overlay state in "${root}" into "${target}"`, async () => {
         await mkdir(join(target, BLOB_DIR), { recursive: true });
@@ -172,23 +204,33 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
         return { state, journal: journal.subarray(0, fork.journalEnd) };
       }),
     readState: () => wrap(`cannot read the overlay state in "${root}"`, () => readOrUndefined(join(root, STATE_FILE))),
-    writeState: (bytes) => wrap(`cannot write the overlay state in "${root}"`, () => writeAtomic(root, STATE_FILE, bytes)),
+    writeState: (bytes) => wrap(`cannot write the overlay state in "${root}"`, settled(() => writeAtomic(root, STATE_FILE, bytes))),
     readBlob: (id) => wrap(`cannot read overlay blob ${id} in "${root}"`, () => readOrUndefined(join(blobs, checkId(id)))),
-    writeBlob: (id, bytes) =>
+    writeBlob: (id, bytes, options) =>
       wrap(`cannot write overlay blob ${id} in "${root}"`, async () => {
         const path = join(blobs, checkId(id));
         const existing = statOrUndefined(path);
         if (existing?.isFile() && existing.size === bytes.byteLength) return;
-        await writeAtomic(blobs, id, bytes);
+        const sync = options?.sync !== false;
+        await writeAtomic(blobs, id, bytes, sync);
+        if (!sync) unsettled.add(id);
       }),
-    deleteBlob: (id) => wrap(`cannot delete overlay blob ${id} in "${root}"`, () => rm(join(blobs, checkId(id)), { force: true })),
+    deleteBlob: (id) =>
+      wrap(`cannot delete overlay blob ${id} in "${root}"`, async () => {
+        unsettled.delete(id);
+        await rm(join(blobs, checkId(id)), { force: true });
+      }),
     listBlobs: () =>
       wrap(`cannot list the overlay blobs in "${root}"`, async () => (await readdir(blobs)).filter((n) => BLOB_NAME.test(n))),
     readJournal: () => wrap(`cannot read the overlay journal in "${root}"`, () => readOrUndefined(join(root, JOURNAL_FILE))),
-    writeJournal: (bytes) => wrap(`cannot write the overlay journal in "${root}"`, () => writeAtomic(root, JOURNAL_FILE, bytes)),
-    syncJournal: () => wrap(`cannot flush the overlay journal in "${root}"`, () => syncFile(join(root, JOURNAL_FILE), fsc.O_RDWR)),
+    writeJournal: (bytes) => wrap(`cannot write the overlay journal in "${root}"`, settled(() => writeAtomic(root, JOURNAL_FILE, bytes))),
+    syncJournal: () => wrap(`cannot flush the overlay journal in "${root}"`, settled(() => syncFile(join(root, JOURNAL_FILE), fsc.O_RDWR))),
     appendJournal: (offset, bytes, options) =>
-      wrap(`cannot append to the overlay journal in "${root}"`, () => writeAt(join(root, JOURNAL_FILE), offset, bytes, options?.sync !== false)),
+      wrap(`cannot append to the overlay journal in "${root}"`, async () => {
+        const sync = options?.sync !== false;
+        if (sync) await settle();
+        await writeAt(join(root, JOURNAL_FILE), offset, bytes, sync);
+      }),
   };
 }
 
