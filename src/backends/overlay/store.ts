@@ -85,66 +85,10 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
     }
   };
 
-  const syncDir = (path: string) => syncFile(path, fsc.O_RDONLY);
-
-  // Blobs of deferred saves, renamed into place but not yet flushed (see `settle`).
-  const unsettled = new Set<string>();
-
-  // The quick calls are synchronous and only the fsyncs go to the thread pool: a round trip
-  // there per call was most of the time of a small write.
-  const writeAtomic = async (dirPath: string, name: string, bytes: Uint8Array, sync = true) => {
-    const temp = join(dirPath, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-    const fd = openSync(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
-    try {
-      try {
-        writeAll(fd, bytes, 0);
-        if (sync) await fsyncAsync(fd);
-      } finally {
-        closeSync(fd);
-      }
-      renameSync(temp, join(dirPath, name));
-    } catch (err) {
-      await rm(temp, { force: true }).catch(() => {});
-      throw err;
-    }
-    if (!sync) return;
-    try {
-      await syncDir(dirPath);
-    } catch (err) {
-      throw toFsError(err, `"${join(dirPath, name)}" is in place, but its directory could not be flushed to disk, so it may not survive a crash`);
-    }
-  };
-
-  const readOrUndefined = async (path: string): Promise<Uint8Array | undefined> => {
-    try {
-      const buf = await readFile(path);
-      return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
-    } catch (err) {
-      if ((err as { code?: unknown }).code === 'ENOENT') return undefined;
-      throw err;
-    }
-  };
-
-  /**
-   * Flushes the blobs deferred saves wrote, and their directory: before anything durable that may
-   * name them (a flushed journal, a state document, a fork), so no durable record names a blob a
-   * crash could lose. Records of deferred saves that a crash kept without their blobs are cut at
-   * load (see `lazy` in the journal record).
-   */
-  const settle = async () => {
-    if (unsettled.size === 0) return;
-    const ids = [...unsettled];
-    for (let i = 0; i < ids.length; i += 32) {
-      await settleAll(ids.slice(i, i + 32).map((id) => syncFile(join(blobs, id), fsc.O_RDONLY).catch((err: unknown) => {
-        // Deleted meanwhile (a later save released it): nothing to flush.
-        if ((err as { code?: unknown }).code !== 'ENOENT') throw err;
-      })));
-    }
-    await syncDir(blobs);
-    for (const id of ids) unsettled.delete(id);
-  };
+  // Blobs of deferred saves, renamed into place but not yet flushed (see UnsettledBlobs).
+  const unsettled = new UnsettledBlobs(blobs);
   const settled = <A extends unknown[], T>(fn: (...args: A) => Promise<T>) => async (...args: A): Promise<T> => {
-    await settle();
+    await unsettled.settle();
     return fn(...args);
   };
 
@@ -162,7 +106,7 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
   return {
     where: root,
     async fork(where, { journalEnd, blobs: ids, journal }) {
-      await wrap(`cannot flush the overlay blobs in "${root}"`, settle);
+      await wrap(`cannot flush the overlay blobs in "${root}"`, () => unsettled.settle());
       const target = resolveHostPath(where);
       return wrap(`cannot fork the overlay state in "${root}" into "${target}"`, async () => {
         await mkdir(join(target, BLOB_DIR), { recursive: true });
@@ -217,7 +161,7 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
       }),
     deleteBlob: (id) =>
       wrap(`cannot delete overlay blob ${id} in "${root}"`, async () => {
-        unsettled.delete(id);
+        unsettled.drop(id);
         await rm(join(blobs, checkId(id)), { force: true });
       }),
     listBlobs: () =>
@@ -228,13 +172,83 @@ export async function openDirStore(dir: string): Promise<UpperStore> {
     appendJournal: (offset, bytes, options) =>
       wrap(`cannot append to the overlay journal in "${root}"`, async () => {
         const sync = options?.sync !== false;
-        if (sync) await settle();
+        if (sync) await unsettled.settle();
         await writeAt(join(root, JOURNAL_FILE), offset, bytes, sync);
       }),
   };
 }
 
 const fsyncAsync = promisify(fsync);
+
+const syncDir = (path: string) => syncFile(path, fsc.O_RDONLY);
+
+// The quick calls are synchronous and only the fsyncs go to the thread pool: a round trip
+// there per call was most of the time of a small write.
+async function writeAtomic(dirPath: string, name: string, bytes: Uint8Array, sync = true): Promise<void> {
+  const temp = join(dirPath, `.${name}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
+  const fd = openSync(temp, fsc.O_WRONLY | fsc.O_CREAT | fsc.O_EXCL, 0o600);
+  try {
+    try {
+      writeAll(fd, bytes, 0);
+      if (sync) await fsyncAsync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temp, join(dirPath, name));
+  } catch (err) {
+    await rm(temp, { force: true }).catch(() => {});
+    throw err;
+  }
+  if (!sync) return;
+  try {
+    await syncDir(dirPath);
+  } catch (err) {
+    throw toFsError(err, `"${join(dirPath, name)}" is in place, but its directory could not be flushed to disk, so it may not survive a crash`);
+  }
+}
+
+async function readOrUndefined(path: string): Promise<Uint8Array | undefined> {
+  try {
+    const buf = await readFile(path);
+    return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+  } catch (err) {
+    if ((err as { code?: unknown }).code === 'ENOENT') return undefined;
+    throw err;
+  }
+}
+
+/**
+ * The blobs deferred saves wrote and renamed into place without an fsync. `settle` flushes them
+ * and their directory before anything durable that may name them (a flushed journal, a state
+ * document, a fork), so no durable record names a blob a crash could lose. Records of deferred
+ * saves that a crash kept without their blobs are cut at load (see `lazy` in the journal record).
+ */
+class UnsettledBlobs {
+  readonly #ids = new Set<string>();
+
+  constructor(private readonly dir: string) {}
+
+  add(id: string): void {
+    this.#ids.add(id);
+  }
+
+  drop(id: string): void {
+    this.#ids.delete(id);
+  }
+
+  async settle(): Promise<void> {
+    if (this.#ids.size === 0) return;
+    const ids = [...this.#ids];
+    for (let i = 0; i < ids.length; i += 32) {
+      await settleAll(ids.slice(i, i + 32).map((id) => syncFile(join(this.dir, id), fsc.O_RDONLY).catch((err: unknown) => {
+        // Deleted meanwhile (a later save released it): nothing to flush.
+        if ((err as { code?: unknown }).code !== 'ENOENT') throw err;
+      })));
+    }
+    await syncDir(this.dir);
+    for (const id of ids) this.#ids.delete(id);
+  }
+}
 
 async function syncFile(path: string, flags: number): Promise<void> {
   const fd = openSync(path, flags);
