@@ -94,7 +94,7 @@ export async function runMountBench(): Promise<BenchRow[]> {
       const t = await interleave(
         { plain: variant('plain'), floor: variant('floor'), memory: variant('memory'), overlay: variant('overlay') },
         // Two rounds each: the overlay rows take tens of seconds, and the section keeps to ~4 minutes.
-        { reps: reps(2), warmup: w.warmup ?? 0 },
+        { reps: reps(Number(process.env.BENCH_MOUNT_REPS ?? 2)), warmup: w.warmup ?? 0 },
       );
       rows.push(...rowsOf(w, t, options));
       const ms = (k: Subject) => t[k].median.toFixed(0);

@@ -1,4 +1,4 @@
-import { contentVersion, expectHolds, observe, throwIfAborted, type FsSwapFromRequest, type FsSwapRequest, type FsSwapResult, type FsTarget } from '../../seam/index.js';
+import { contentVersion, expectHolds, observe, throwIfAborted, type FileSystem, type FsInfo, type FsSwapFromRequest, type FsSwapRequest, type FsSwapResult, type FsTarget } from '../../seam/index.js';
 import { TREE_LOCK, bytesEqual, hasUpperDescendant, isHidden, lowerIfSame, notRegular } from './core.js';
 import type { UpperEntry, UpperFile, UpperOrigin } from './state.js';
 import type { PlannedSwap, SwapPlanRequest } from './batch.js';
@@ -81,8 +81,12 @@ export async function planSwap(ctx: OverlayProviderContext, swap: SwapPlanReques
   return { result: { ok: true, existed, version }, change: { entries: [[key, file]], addDirs } };
 }
 
-export function swap(ctx: OverlayProviderContext, target: FsTarget, { expect, bytes, signal, durability }: FsSwapRequest): Promise<FsSwapResult> {
-  const { state, lock } = ctx;
+export function swap(given: OverlayProviderContext, target: FsTarget, { expect, bytes, signal, durability }: FsSwapRequest): Promise<FsSwapResult> {
+  const { state, lock } = given;
+  // The lower is outside the overlay's locks, so an answer from earlier in the same swap is as
+  // current as asking again: a create plans twice (before and under the tree lock) and each plan
+  // asked the lower about the same path up to twice.
+  const ctx = { ...given, lower: statOnce(given.lower) };
   // Deferred (F1): saved without the journal's fsync, which `flush` (or the next save) makes.
   const options = durability === 'deferred' ? { deferred: true } : undefined;
   const attempt = async (creating: boolean): Promise<FsSwapResult | undefined> => {
@@ -107,4 +111,25 @@ export async function swapFrom(ctx: OverlayProviderContext, target: FsTarget, { 
   const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
   parts.length = 0;
   return swap(ctx, target, { ...request, bytes });
+}
+
+/** `lower` with each stat asked once (by target and versioning) for as long as this view is used. */
+function statOnce(lower: FileSystem): FileSystem {
+  const seen = new Map<string, Promise<FsInfo | undefined>>();
+  const stat: FileSystem['stat'] = (target, options) => {
+    const key = `${options?.versioned === false ? 'u' : 'v'}${target.targetKey}`;
+    let info = seen.get(key);
+    if (info === undefined) {
+      info = lower.stat(target, options);
+      seen.set(key, info);
+    }
+    return info;
+  };
+  return new Proxy(lower, {
+    get: (t, k) => {
+      if (k === 'stat') return stat;
+      const v: unknown = Reflect.get(t, k, t);
+      return typeof v === 'function' ? v.bind(t) : v;
+    },
+  });
 }
