@@ -15,6 +15,7 @@ import {
   type FsWalkOptions,
 } from '../../seam/index.js';
 import { follow, lstat, realKey, type MemoryContext } from './context.js';
+import { dirChildren } from './lookup.js';
 
 /** The entries of a directory whose key is `canonical`ly its real path (then only links need resolving). */
 async function children(
@@ -24,7 +25,10 @@ async function children(
   wantsStats?: (name: string) => boolean,
   narrow?: FsWalkNarrowing,
 ): Promise<FsDirEntry[]> {
-  const dirents = ctx.vol.readdirSync(target.targetKey, { withFileTypes: true }) as unknown as { name: string; isFile(): boolean; isDirectory(): boolean }[];
+  // Read from memfs's nodes where it can be: memfs's own readdir and lstat walk the path again per entry.
+  const fast = canonical ? dirChildren(ctx, target.targetKey) : undefined;
+  const dirents = fast?.map(({ name, stat }) => ({ name, isFile: () => stat.isFile(), isDirectory: () => stat.isDirectory(), stat })) ??
+    (ctx.vol.readdirSync(target.targetKey, { withFileTypes: true }) as unknown as { name: string; isFile(): boolean; isDirectory(): boolean; stat?: undefined }[]);
   const entries: FsDirEntry[] = [];
   const narrowed = narrowing(narrow);
   for (const dirent of dirents) {
@@ -40,7 +44,7 @@ async function children(
       entries.push({ name, type: dirent.isFile() ? 'file' : 'directory', target: { targetKey: FsTargetKey(lexical), displayPath } });
       continue;
     }
-    const own = canonical ? lstat(ctx, lexical) : undefined;
+    const own = canonical ? (dirent.stat ?? lstat(ctx, lexical)) : undefined;
     const plain = own !== undefined && !own.isSymbolicLink();
     // A looping link resolves to nothing: listed under its own name, never followed.
     const key = plain ? lexical : await resolveLinks(lexical, ctx.reader).catch(() => undefined);

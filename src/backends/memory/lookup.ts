@@ -20,11 +20,16 @@ export interface CoreNode {
   canWrite?(uid: number, gid: number): boolean;
   canExecute?(uid: number, gid: number): boolean;
   setBuffer?(buf: Uint8Array): void;
+  /** On memfs's own nodes only: what its lstat reports. */
+  readonly mode?: number;
+  readonly mtime?: Date;
 }
 
 export interface CoreLink {
   getNode(): CoreNode;
   getPath(): string;
+  /** On memfs's own links only: a directory's entries by name (with `.` and `..`). */
+  readonly children?: ReadonlyMap<string, CoreLink>;
   /** On memfs's own links only: the entry `name` of a directory. */
   getChild?(name: string): CoreLink | undefined;
 }
@@ -122,3 +127,40 @@ export function createIn(ctx: Ids, at: EntryAt, bytes: Uint8Array): boolean {
 
 /** A miss that means "nothing there" (as opposed to refused or looping). */
 export const isAbsent = (found: CoreLookup): boolean => !found.ok && (found.err.code === 'ENOENT' || found.err.code === 'ENOTDIR');
+
+/** What an entry's lstat reports, read from its node. */
+export interface NodeStat {
+  isSymbolicLink(): boolean;
+  isFile(): boolean;
+  isDirectory(): boolean;
+  readonly size: number;
+  readonly mode: number;
+  readonly mtimeMs: number;
+}
+
+/**
+ * The entries of the directory at `path`, each with what its lstat would report, in the order
+ * memfs's readdir gives them, without a walk per entry. Only where `path` is a directory reached
+ * through no link that may be read and searched (as readdir and each lstat require) and memfs's
+ * nodes are at hand; undefined otherwise (the caller then lists through memfs).
+ */
+export function dirChildren(ctx: Ids, path: string): { readonly name: string; readonly stat: NodeStat }[] | undefined {
+  const found = lookup(ctx, path, true);
+  if (!found.ok || (found.value.getPath() || '/') !== path) return undefined;
+  const dir = found.value;
+  const node = dir.getNode();
+  if (dir.children === undefined || !node.isDirectory() || !node.canRead(ctx.uid, ctx.gid) || node.canExecute?.(ctx.uid, ctx.gid) !== true) return undefined;
+  const out: { name: string; stat: NodeStat }[] = [];
+  for (const [name, link] of dir.children) {
+    if (name === '.' || name === '..') continue;
+    const n = link.getNode();
+    if (n.mode === undefined || n.mtime === undefined || n.isSymlink === undefined) return undefined;
+    const mode = n.mode;
+    const isLink = n.isSymlink();
+    out.push({
+      name,
+      stat: { isSymbolicLink: () => isLink, isFile: () => n.isFile(), isDirectory: () => n.isDirectory(), size: n.getSize(), mode, mtimeMs: n.mtime.getTime() },
+    });
+  }
+  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+}

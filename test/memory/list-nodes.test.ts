@@ -1,0 +1,71 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Volume } from 'memfs';
+import { dirChildren, type NodeStat } from '../../src/backends/memory/lookup.js';
+
+// The memory provider lists a directory from memfs's nodes (dirChildren) instead of a readdir and
+// an lstat per entry; where it does, it must report what those report, and it must decline (so
+// memfs answers, refusal included) wherever either would refuse or the path is not plainly there.
+
+const NAMES = ['a', 'b', 'c', 'B', 'a.b'] as const;
+const entry = fc.oneof(
+  fc.record({ kind: fc.constant('dir' as const), mode: fc.constantFrom(0o755, 0o755, 0o644, 0o311, 0o000) }),
+  fc.record({ kind: fc.constant('file' as const), size: fc.nat(40), mode: fc.constantFrom(0o644, 0o755, 0o600) }),
+  fc.record({ kind: fc.constant('link' as const), to: fc.constantFrom('a', '../b', '/t/c', 'missing') }),
+);
+const tree = fc.dictionary(fc.array(fc.constantFrom(...NAMES), { minLength: 1, maxLength: 3 }).map((s) => s.join('/')), entry, { maxKeys: 12 });
+const dirPath = fc.array(fc.constantFrom(...NAMES), { maxLength: 3 }).map((s) => (s.length === 0 ? '/t' : `/t/${s.join('/')}`));
+
+const shape = (st: NodeStat | import('memfs/lib/node/Stats').default) => ({
+  link: st.isSymbolicLink(),
+  file: st.isFile(),
+  dir: st.isDirectory(),
+  size: Number(st.size),
+  mode: Number(st.mode),
+  mtimeMs: Number(st.mtimeMs),
+});
+
+describe('memory listing from memfs nodes', () => {
+  it('equals readdir and an lstat of each entry, or declines where memfs would refuse (property)', () => {
+    fc.assert(
+      fc.property(tree, dirPath, (entries, dir) => {
+        const vol = Volume.fromJSON({}, '/');
+        vol.mkdirSync('/t');
+        const modes: [string, number][] = [];
+        for (const rel of Object.keys(entries).sort((x, y) => x.split('/').length - y.split('/').length)) {
+          const path = `/t/${rel}`;
+          const e = entries[rel]!;
+          try {
+            if (e.kind === 'dir') {
+              vol.mkdirSync(path);
+              modes.push([path, e.mode]);
+            } else if (e.kind === 'file') {
+              vol.writeFileSync(path, 'x'.repeat(e.size));
+              vol.chmodSync(path, e.mode);
+            } else vol.symlinkSync(e.to, path);
+          } catch {
+            // the parent is a file, a link or missing
+          }
+        }
+        for (const [path, mode] of modes.reverse()) vol.chmodSync(path, mode);
+        const ids = { vol, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
+        const fast = dirChildren(ids, dir);
+        let want: { name: string; stat: ReturnType<typeof shape> }[] | string;
+        try {
+          if (String(vol.realpathSync(dir)) !== dir) want = 'not plainly there';
+          else want = (vol.readdirSync(dir) as string[]).map((name) => ({ name, stat: shape(vol.lstatSync(`${dir}/${name}`)) }));
+        } catch (err) {
+          want = `refused ${(err as { code?: string }).code}`;
+        }
+        if (fast === undefined) {
+          // Declining is always allowed: memfs then answers. As root every check passes, so only a
+          // path that is not a directory reached without links is declined there.
+          if (ids.uid === 0) expect(typeof want === 'string' || dir !== String(vol.realpathSync(dir)), dir).toBe(true);
+          return;
+        }
+        expect(fast.map(({ name, stat }) => ({ name, stat: shape(stat) })), dir).toEqual(want);
+      }),
+      { numRuns: 400 },
+    );
+  });
+});
