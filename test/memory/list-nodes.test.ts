@@ -16,7 +16,7 @@ const entry = fc.oneof(
 const tree = fc.dictionary(fc.array(fc.constantFrom(...NAMES), { minLength: 1, maxLength: 3 }).map((s) => s.join('/')), entry, { maxKeys: 12 });
 const dirPath = fc.array(fc.constantFrom(...NAMES), { maxLength: 3 }).map((s) => (s.length === 0 ? '/t' : `/t/${s.join('/')}`));
 
-const shape = (st: NodeStat | import('memfs/lib/node/Stats').default) => ({
+const shape = (st: NodeStat | { isSymbolicLink(): boolean; isFile(): boolean; isDirectory(): boolean; size: unknown; mode: unknown; mtimeMs: unknown }) => ({
   link: st.isSymbolicLink(),
   file: st.isFile(),
   dir: st.isDirectory(),

@@ -37,7 +37,7 @@ export interface CoreLink {
 export type CoreLookup = { readonly ok: true; readonly value: CoreLink } | { readonly ok: false; readonly err: { readonly code: string } };
 
 interface Core {
-  walk(path: string, resolveSymlinks: boolean, checkExistence: boolean, checkAccess: boolean, funcName?: string): CoreLookup;
+  walk(path: string | string[], resolveSymlinks: boolean, checkExistence: boolean, checkAccess: boolean, funcName?: string): CoreLookup;
   /** A new entry `name` in `parent`, with a new node of `mode` owned by the volume's ids. */
   createLink(parent: CoreLink, name: string, isDirectory: boolean, mode: number): CoreLink;
 }
@@ -57,8 +57,20 @@ function coreOf(vol: Volume): Partial<Core> | undefined {
 export function lookup(ctx: { readonly vol: Volume }, path: string, follow: boolean): CoreLookup {
   const core = coreOf(ctx.vol);
   // `_core` is memfs's own: a release without it gets the same answers through the public calls.
-  if (typeof core?.walk === 'function') return core.walk(path, follow, true, true, follow ? 'open' : 'lstat');
+  if (typeof core?.walk === 'function') return core.walk(stepsOf(path) ?? path, follow, true, true, follow ? 'open' : 'lstat');
   return publicLookup(ctx.vol, path, follow);
+}
+
+/**
+ * The segments of a plain absolute path (no empty, `.` or `..` segment, no trailing slash), or
+ * undefined: memfs then splits the path itself, after resolving it (which costs more than the walk).
+ */
+function stepsOf(path: string): string[] | undefined {
+  if (path === '/') return [];
+  if (path.charCodeAt(0) !== 47 || path.charCodeAt(path.length - 1) === 47) return undefined;
+  const steps = path.slice(1).split('/');
+  for (const s of steps) if (s === '' || s === '.' || s === '..') return undefined;
+  return steps;
 }
 
 /** `lookup` through memfs's public calls (slower: a thrown error per miss). */
