@@ -82,8 +82,10 @@ export async function listMerged(ctx: OverlayProviderContext, target: FsTarget, 
   }
 
   const prefix = key === '/' ? '/' : `${key}/`;
+  // Nothing of the upper directly here (the common case, an untouched directory): no scan of it.
+  const upper = state.hasChild(key);
   // forEach: a whole-map scan, faster than iterating the persistent map.
-  entries.forEach((child, childKey) => {
+  if (upper) entries.forEach((child, childKey) => {
     if (child.kind === 'whiteout' || !isChild(prefix, childKey)) return;
     const name = childKey.slice(prefix.length);
     if (!seen.has(name)) {
@@ -93,7 +95,7 @@ export async function listMerged(ctx: OverlayProviderContext, target: FsTarget, 
     }
   });
   for (const name of links) out.push(await upperLinkEntry(ctx, ctx.stat, target, name, signal));
-  for (const dir of state.dirs) {
+  if (upper) for (const dir of state.dirs) {
     if (!isChild(prefix, dir)) continue;
     const name = dir.slice(prefix.length);
     if (!seen.has(name)) {
