@@ -38,11 +38,21 @@ const isPGlite = (c: PgQueryable): c is PGliteLike => typeof (c as PGliteLike).t
 export const RETRYABLE = new Set(['40001', '40P01', '23503', '23505']);
 const MAX_ATTEMPTS = 8;
 
-export class Db {
-  /** For a single `pg` Client: our statements and transactions must not interleave on its one connection. */
-  private readonly serial = new KeyedMutex();
+/** One queue per single `pg` Client, shared by every filesystem and store given that Client. */
+const serials = new WeakMap<object, KeyedMutex>();
 
-  constructor(readonly client: PgQueryable) {}
+export class Db {
+  /**
+   * For a single `pg` Client: our statements and transactions must not interleave on its one
+   * connection, whichever filesystem or store of this process they come from.
+   */
+  private readonly serial: KeyedMutex;
+
+  constructor(readonly client: PgQueryable) {
+    let serial = serials.get(client);
+    if (serial === undefined) serials.set(client, (serial = new KeyedMutex()));
+    this.serial = serial;
+  }
 
   /** A sequence of statements outside a transaction (each one atomic). */
   session<T>(what: string, signal: AbortSignal | undefined, fn: (q: Q) => Promise<T>): Promise<T> {

@@ -143,15 +143,18 @@ async function listen(ctx: PgContext, channel: string, deliver: (payload: string
   if (typeof (client as Partial<Emitter>).on === 'function') {
     // One `pg` Client: it listens itself, between the provider's statements.
     const emitter = client as PgQueryable & Emitter;
-    const onNotify = (msg: Notification) => {
-      if (msg.channel === channel) deliver(msg.payload);
-    };
-    emitter.on('notification', onNotify);
-    await ctx.db.session(`cannot watch the workspace "${ctx.ws}"`, undefined, (q) => q(`LISTEN ${channel}`));
+    const { live, last } = route(emitter, channel, deliver, () =>
+      ctx.db.session(`cannot watch the workspace "${ctx.ws}"`, undefined, (q) => q(`LISTEN ${channel}`)).then(() => undefined),
+    );
+    try {
+      await live;
+    } catch (err) {
+      last();
+      throw err;
+    }
     return {
       async stop() {
-        emitter.removeListener('notification', onNotify);
-        await ctx.db.session('UNLISTEN', undefined, (q) => q(`UNLISTEN ${channel}`)).catch(() => {});
+        if (last()) await ctx.db.session('UNLISTEN', undefined, (q) => q(`UNLISTEN ${channel}`)).catch(() => {});
       },
     };
   }
@@ -175,5 +178,61 @@ export function parsePayload(payload: string | undefined): FsProviderChange | un
     path: p,
     ...(k === 'rename' ? { from: f as string } : {}),
     ...(typeof v === 'string' && v !== '' ? { version: FsVersion(v) } : {}),
+  };
+}
+
+type Deliver = (payload: string | undefined) => void;
+
+interface Channel {
+  readonly fns: Set<Deliver>;
+  /** Settles once LISTEN is live (the first route's). */
+  readonly live: Promise<void>;
+}
+
+/**
+ * The filesystems listening through each pg Client, by channel: one `notification` listener per
+ * Client however many workspaces share it (Node warns past ten), and a channel listened to while
+ * any filesystem of that workspace watches (one stopping must not UNLISTEN for another).
+ */
+const routes = new WeakMap<Emitter, { readonly byChannel: Map<string, Channel>; readonly onNotify: (msg: Notification) => void }>();
+
+/**
+ * Routes `channel`'s notifications on `emitter` to `deliver`, with `listen` run by the first route
+ * of the channel (`live` settles with it); `last()` unroutes, true when UNLISTEN is due.
+ */
+function route(emitter: Emitter, channel: string, deliver: Deliver, listen: () => Promise<void>): { live: Promise<void>; last: () => boolean } {
+  let r = routes.get(emitter);
+  if (r === undefined) {
+    const byChannel = new Map<string, Channel>();
+    const onNotify = (msg: Notification) => {
+      if (msg.channel === undefined) return;
+      for (const fn of byChannel.get(msg.channel)?.fns ?? []) fn(msg.payload);
+    };
+    r = { byChannel, onNotify };
+    routes.set(emitter, r);
+    emitter.on('notification', onNotify);
+  }
+  const { byChannel, onNotify } = r;
+  let ch = byChannel.get(channel);
+  if (ch === undefined) byChannel.set(channel, (ch = { fns: new Set(), live: listen() }));
+  const { fns } = ch;
+  // A wrapper of its own, so the same function routed twice is two routes.
+  const fn: Deliver = (payload) => deliver(payload);
+  fns.add(fn);
+  let done = false;
+  return {
+    live: ch.live,
+    last: () => {
+      if (done) return false;
+      done = true;
+      fns.delete(fn);
+      if (fns.size > 0) return false;
+      byChannel.delete(channel);
+      if (byChannel.size === 0) {
+        emitter.removeListener('notification', onNotify);
+        routes.delete(emitter);
+      }
+      return true;
+    },
   };
 }
