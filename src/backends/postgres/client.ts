@@ -54,6 +54,12 @@ export class Db {
     this.serial = serial;
   }
 
+  /** Whether sessions run at once, each on a connection of its own (a Pool of more than one). */
+  get concurrent(): boolean {
+    const c = this.client;
+    return isPool(c) && (c as { options?: { max?: unknown } }).options?.max !== 1;
+  }
+
   /** A sequence of statements outside a transaction (each one atomic). */
   session<T>(what: string, signal: AbortSignal | undefined, fn: (q: Q) => Promise<T>): Promise<T> {
     return this.run(what, signal, false, fn);

@@ -54,8 +54,17 @@ function unpack(value: string, path: string, display: string, prefix: string): F
 
 const join = (dir: string, rel: string) => (dir.endsWith('/') ? `${dir}${rel}` : `${dir}/${rel}`);
 
-/** The whole subtree below `target`, in any order; undefined when `target` is a link now. */
-async function subtreeEntries(ctx: PgContext, q: Q, target: FsTarget, what: string, narrow: FsWalkNarrowing | undefined): Promise<FetchedTree | undefined> {
+/** How many files the narrowing leaves on the server below `key`. */
+const leftOutBelow = (ctx: PgContext, q: Q, key: string, endings: readonly string[]) => {
+  const { prefix, upper } = subtree(key);
+  return (q(LEFT_OUT, [ctx.ws, prefix, upper, endings]) as Promise<[{ n: number }]>).then(([{ n }]) => n);
+};
+
+/**
+ * The whole subtree below `target`, in any order; undefined when `target` is a link now.
+ * `counted`: the count of the files left out, when another session is already making it.
+ */
+async function subtreeEntries(ctx: PgContext, q: Q, target: FsTarget, what: string, narrow: FsWalkNarrowing | undefined, counted?: Promise<number>): Promise<FetchedTree | undefined> {
   const key = target.targetKey;
   const { prefix, upper } = subtree(key);
   const endings = narrow?.fileNameEndsWith.map(endingPattern);
@@ -71,7 +80,7 @@ async function subtreeEntries(ctx: PgContext, q: Q, target: FsTarget, what: stri
   }
   rows.shift();
   if (narrow && endings) {
-    const [{ n }] = (await q(LEFT_OUT, [ctx.ws, prefix, upper, endings])) as [{ n: number }];
+    const n = await (counted ?? leftOutBelow(ctx, q, key, endings));
     if (n > 0) narrow.leftOut(n);
   }
   const paths = rows.map(pathOf);
@@ -103,7 +112,11 @@ export function walk(
   const what = `cannot walk "${target.displayPath}"`;
   return treeWalk(async () => {
     await ctx.ready(signal);
-    const entries = await ctx.db.session(what, signal, (q) => subtreeEntries(ctx, q, target, what, narrow));
+    // On a Pool, the count of what the narrowing leaves out runs beside the entries' query.
+    const endings = narrow?.fileNameEndsWith.map(endingPattern);
+    const counted = endings && ctx.db.concurrent ? ctx.db.session(what, signal, (q) => leftOutBelow(ctx, q, target.targetKey, endings)) : undefined;
+    counted?.catch(() => {}); // awaited only if the entries' query succeeds
+    const entries = await ctx.db.session(what, signal, (q) => subtreeEntries(ctx, q, target, what, narrow, counted));
     // The seam's walk over listings, which lists no directory the caller pruned.
     return entries ?? depthFirst(target, (dir) => list(dir, signal), { ...(prune ? { prune } : {}), ...(onUnreadable ? { onUnreadable } : {}) });
   });
