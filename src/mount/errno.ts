@@ -35,16 +35,16 @@ export function errnoOf(err: unknown): number {
 
 /** A failure the mount itself answers with (refusals of what the contract cannot hold). */
 export class Errno extends Error {
-  constructor(readonly errno: number) {
+  readonly errno: number;
+
+  constructor(errno: number) {
     // No stack: it is answered to the kernel, never shown, and a lookup of an absent name (a shell's
     // before each file it creates) makes one; the stack was most of such an answer's cost.
     const limit = Error.stackTraceLimit;
     Error.stackTraceLimit = 0;
-    try {
-      super(`errno ${errno}`);
-    } finally {
-      Error.stackTraceLimit = limit;
-    }
+    super(`errno ${errno}`);
+    Error.stackTraceLimit = limit;
+    this.errno = errno;
   }
 }
 
