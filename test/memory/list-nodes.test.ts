@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { plantTree } from './plant-tree.js';
 import { Volume } from 'memfs';
 import { dirChildren, type NodeStat } from '../../src/backends/memory/lookup.js';
 
@@ -31,24 +32,7 @@ describe('memory listing from memfs nodes', () => {
     fc.assert(
       fc.property(tree, dirPath, (entries, dir) => {
         const vol = Volume.fromJSON({}, '/');
-        vol.mkdirSync('/t');
-        const modes: [string, number][] = [];
-        for (const rel of Object.keys(entries).sort((x, y) => x.split('/').length - y.split('/').length)) {
-          const path = `/t/${rel}`;
-          const e = entries[rel]!;
-          try {
-            if (e.kind === 'dir') {
-              vol.mkdirSync(path);
-              modes.push([path, e.mode]);
-            } else if (e.kind === 'file') {
-              vol.writeFileSync(path, 'x'.repeat(e.size));
-              vol.chmodSync(path, e.mode);
-            } else vol.symlinkSync(e.to, path);
-          } catch {
-            // the parent is a file, a link or missing
-          }
-        }
-        for (const [path, mode] of modes.reverse()) vol.chmodSync(path, mode);
+        plantTree(vol, entries);
         const ids = { vol, uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 };
         const fast = dirChildren(ids, dir);
         let want: { name: string; stat: ReturnType<typeof shape> }[] | string;

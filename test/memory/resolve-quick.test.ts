@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { plantTree } from './plant-tree.js';
 import { createMemoryProvider } from '../../src/backends/memory/provider.js';
 import { canonicalPath, resolveLinks, type LinkReader } from '../../src/seam/index.js';
 
@@ -26,24 +27,7 @@ describe('memory resolve', () => {
       fc.asyncProperty(tree, fc.array(fc.constantFrom(...NAMES, '..'), { minLength: 1, maxLength: 5 }), async (entries, segments) => {
         const provider = createMemoryProvider({});
         const vol = provider.volume;
-        vol.mkdirSync('/t');
-        const modes: [string, number][] = [];
-        // Parents first; an entry whose parent is not a directory is left out.
-        for (const rel of Object.keys(entries).sort((x, y) => x.split('/').length - y.split('/').length)) {
-          const path = `/t/${rel}`;
-          const e = entries[rel]!;
-          try {
-            if (e.kind === 'dir') {
-              vol.mkdirSync(path);
-              modes.push([path, e.mode]);
-            } else if (e.kind === 'file') vol.writeFileSync(path, rel);
-            else vol.symlinkSync(e.to, path);
-          } catch {
-            // the parent is a file, a link or missing
-          }
-        }
-        // Modes last, deepest first, so every entry could be made.
-        for (const [path, mode] of modes.reverse()) vol.chmodSync(path, mode);
+        plantTree(vol, entries);
         const reader: LinkReader = {
           kind(p) {
             let st;
