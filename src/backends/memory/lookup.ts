@@ -151,8 +151,8 @@ export interface NodeStat {
 }
 
 /**
- * The entries of the directory at `path`, each with what its lstat would report, in the order
- * memfs's readdir gives them, without a walk per entry. Only where `path` is a directory reached
+ * The entries of the directory at `path`, each with what its lstat would report, in no set order
+ * (the seam orders listings), without a walk per entry. Only where `path` is a directory reached
  * through no link that may be read and searched (as readdir and each lstat require) and memfs's
  * nodes are at hand; undefined otherwise (the caller then lists through memfs).
  */
@@ -174,5 +174,5 @@ export function dirChildren(ctx: Ids, path: string): { readonly name: string; re
       stat: { isSymbolicLink: () => isLink, isFile: () => n.isFile(), isDirectory: () => n.isDirectory(), size: n.getSize(), mode, mtimeMs: n.mtime.getTime() },
     });
   }
-  return out.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  return out;
 }
