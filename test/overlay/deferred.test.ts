@@ -7,6 +7,7 @@ import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import { JOURNAL_FILE, openDirStore, type UpperStore } from '../../src/backends/overlay/store.js';
 import type { FileSystem } from '../../src/seam/index.js';
+import { stored } from './helpers.js';
 
 // F1 on an overlay kept in a state directory: a deferred save is visible at once and reaches the
 // disk at flush. A power loss is modelled by cutting the journal back to what was last fsynced.
@@ -106,23 +107,33 @@ describe('overlay deferred saves (F1)', () => {
     const t = await tracked();
     const fs = await open(t.store);
     await write(fs, '/p/a.txt', 'durable\n', false);
-    await write(fs, '/p/b.txt', 'deferred b\n', true);
-    await write(fs, '/p/c.txt', 'deferred c\n', true);
-    await write(fs, '/p/d.txt', 'deferred d\n', true);
+    await write(fs, '/p/b.txt', stored('deferred b'), true);
+    await write(fs, '/p/c.txt', stored('deferred c'), true);
+    await write(fs, '/p/d.txt', stored('deferred d'), true);
     // c's blob was renamed into place but its bytes never written; d's blob is whole.
-    await writeFile(blobPath('deferred c\n'), '');
+    await writeFile(blobPath(stored('deferred c')), '');
     const reopened = await open((await tracked()).store);
     expect(await text(reopened, '/p/a.txt')).toBe('durable\n');
-    expect(await text(reopened, '/p/b.txt')).toBe('deferred b\n');
+    expect(await text(reopened, '/p/b.txt')).toBe(stored('deferred b'));
     expect(await reopened.stat(await reopened.resolve('/p/c.txt'))).toBeUndefined();
     expect(await reopened.stat(await reopened.resolve('/p/d.txt'))).toBeUndefined();
-    expect(await blobs()).not.toContain(blobId('deferred c\n'));
+    expect(await blobs()).not.toContain(blobId(stored('deferred c')));
 
     // The journal was cut there: what is saved next is what a reopen finds, the same bytes too.
-    await write(reopened, '/p/c.txt', 'deferred c\n', false);
+    await write(reopened, '/p/c.txt', stored('deferred c'), false);
     const again = await open((await tracked()).store);
-    expect(await text(again, '/p/c.txt')).toBe('deferred c\n');
+    expect(await text(again, '/p/c.txt')).toBe(stored('deferred c'));
     expect(await again.stat(await again.resolve('/p/d.txt'))).toBeUndefined();
+  });
+
+  it('a small content rides in its record: no blob file, and a reopen that kept the record has it', async () => {
+    const t = await tracked();
+    const fs = await open(t.store);
+    await write(fs, '/p/a.txt', 'durable\n', false);
+    await write(fs, '/p/b.txt', 'deferred b\n', true);
+    expect(await blobs()).toEqual([]);
+    const reopened = await open((await tracked()).store);
+    expect(await text(reopened, '/p/b.txt')).toBe('deferred b\n');
   });
 
   it('a missing blob cuts the journal too', async () => {
@@ -130,8 +141,8 @@ describe('overlay deferred saves (F1)', () => {
     const fs = await open(t.store);
     // The first save writes the state document (which flushes every blob): the journal follows it.
     await write(fs, '/p/a.txt', 'durable\n', false);
-    await write(fs, '/p/b.txt', 'deferred b\n', true);
-    await rm(blobPath('deferred b\n'));
+    await write(fs, '/p/b.txt', stored('deferred b'), true);
+    await rm(blobPath(stored('deferred b')));
     const reopened = await open((await tracked()).store);
     expect(await reopened.stat(await reopened.resolve('/p/b.txt'))).toBeUndefined();
   });
@@ -140,16 +151,16 @@ describe('overlay deferred saves (F1)', () => {
     const t = await tracked();
     const fs = await open(t.store);
     await write(fs, '/p/kept.txt', 'the state document\n', false);
-    await write(fs, '/p/a.txt', 'first\n', true);
+    await write(fs, '/p/a.txt', stored('first'), true);
     await fs.flush!([await fs.resolve('/p')]);
-    await write(fs, '/p/a.txt', 'second\n', true);
-    await write(fs, '/p/b.txt', 'other\n', true);
+    await write(fs, '/p/a.txt', stored('second'), true);
+    await write(fs, '/p/b.txt', stored('other'), true);
     await fs.flush!([await fs.resolve('/p')]);
     // Released by the second save, and deleted once it was flushed (no checkpoint holds it).
-    expect(await blobs()).not.toContain(blobId('first\n'));
+    expect(await blobs()).not.toContain(blobId(stored('first')));
     const reopened = await open((await tracked()).store);
-    expect(await text(reopened, '/p/a.txt')).toBe('second\n');
-    expect(await text(reopened, '/p/b.txt')).toBe('other\n');
+    expect(await text(reopened, '/p/a.txt')).toBe(stored('second'));
+    expect(await text(reopened, '/p/b.txt')).toBe(stored('other'));
   });
 });
 

@@ -251,7 +251,7 @@ describe('overlay state format', () => {
       await fs.rename(await at(fs, '/a'), await at(fs, '/b'));
       await fs.rmdir(await at(fs, '/d'), { recursive: true });
       const doc = await effectiveDoc(stateDir);
-      expect(doc.version).toBe(4);
+      expect(doc.version).toBe(5);
       expect(doc.opaque).toEqual(['/d']);
       expect(doc.entries.find((e: { path: string }) => e.path === '/b')?.origin).toMatchObject({ path: '/a' });
       const reopened = await createOverlayFs({ lower, stateDir });
@@ -262,7 +262,7 @@ describe('overlay state format', () => {
     }
   });
 
-  it('opens a version-1 document and saves it as version 4 on the next change', async () => {
+  it('opens a version-1 document and saves it as version 5 on the next change', async () => {
     const stateDir = await mkdtemp(join(tmpdir(), 'dsh-overlay-v1-'));
     try {
       await mkdir(join(stateDir, 'blobs'), { recursive: true });
@@ -276,7 +276,7 @@ describe('overlay state format', () => {
       expect((await fs.changes()).map((c) => `${c.kind} ${c.type} ${c.path}`)).toEqual(['added directory /made', 'deleted file /old']);
       await fs.writeText(await at(fs, '/n'), 'n');
       const doc = JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'));
-      expect(doc.version).toBe(4);
+      expect(doc.version).toBe(5);
       expect(doc.opaque).toEqual([]);
       expect(doc.dirs).toEqual(['/made']);
     } finally {

@@ -7,7 +7,7 @@ import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory
 import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
 import { composeOverlay } from '../../src/backends/overlay/compose.js';
 import { openDirStore } from '../../src/backends/overlay/store.js';
-import { RUNS, lowerTreeArb, opArb, runOp, utf8, viewOf, type Op } from './helpers.js';
+import { RUNS, lowerTreeArb, opArb, runOp, stored, utf8, viewOf, type Op } from './helpers.js';
 import { crashingStore, memoryDisk } from './stores.js';
 
 let base: string;
@@ -182,14 +182,16 @@ describe('overlay forks', () => {
     const parentDir = freshDir();
     const forkDir = freshDir();
     const parent = await createOverlayFs({ lower, stateDir: parentDir, keepCheckpoints: 0 });
-    await parent.writeText(await parent.resolve('/a.txt'), 'shared\n');
+    await parent.writeText(await parent.resolve('/a.txt'), stored('shared'));
+    await parent.writeText(await parent.resolve('/small.txt'), 'inline\n');
     const fork = await parent.fork({ stateDir: forkDir });
     const blobs = (dir: string) => readdir(join(dir, 'blobs'));
     const [shared] = await blobs(parentDir);
     // The same file, not a copy.
     expect((await stat(join(forkDir, 'blobs', shared!))).ino).toBe((await stat(join(parentDir, 'blobs', shared!))).ino);
-    await fork.writeText(await fork.resolve('/only-fork.txt'), 'mine\n');
-    await fork.writeText(await fork.resolve('/a.txt'), 'changed in the fork\n');
+    await fork.writeText(await fork.resolve('/only-fork.txt'), stored('mine'));
+    await fork.writeText(await fork.resolve('/a.txt'), stored('changed in the fork'));
+    expect(await fork.readText(await fork.resolve('/small.txt'))).toMatchObject({ text: 'inline\n' });
     expect((await blobs(forkDir)).length).toBe(3);
     await fork.discard();
     // What only the fork wrote is gone; what the fork started from stays (changes against the parent need it).

@@ -1,11 +1,15 @@
 import fc from 'fast-check';
 import type { MemoryTree } from '../../src/backends/memory/index.js';
+import { INLINE_MAX_BYTES } from '../../src/backends/overlay/state-format.js';
 import { FsVersion, contentVersion, isFsError, type FileSystem, type FsWriteIntent } from '../../src/seam/index.js';
 
 /** fast-check runs for the overlay properties; raise with DSH_FS_OVERLAY_RUNS for a longer soak. */
 export const RUNS = Number(process.env.DSH_FS_OVERLAY_RUNS ?? 40);
 
 export const utf8 = (s: string) => new Uint8Array(Buffer.from(s, 'utf8'));
+
+/** `text` made longer than INLINE_MAX_BYTES: saved as a blob file, not inline in the state's records. */
+export const stored = (text: string) => `${text}${'.'.repeat(INLINE_MAX_BYTES)}\n`;
 
 /** Candidate files; `/a` and `/a/x` collide, so file-versus-directory cases come up often. */
 export const FILES = ['/a', '/b', '/d/a', '/d/b', '/d/e/f', '/a/x', '/e/g'] as const;
@@ -14,7 +18,8 @@ export const PATHS = [...FILES, '/d', '/e', '/l/a', '/l/n', '/lf', '/n/m/o'] as 
 export const DIRS = ['/', '/d', '/d/e', '/a', '/e', '/l', '/n', '/n/m'] as const;
 
 const contentArb = fc.oneof(
-  fc.constantFrom('', 'a', 'a\n', 'ab\r\nab\r\n', '\uFEFFa b\n', 'b a b', 'x\ny\n'),
+  // Two contents past the inline limit, so saves also write and drop blob files.
+  fc.constantFrom('', 'a', 'a\n', 'ab\r\nab\r\n', '\uFEFFa b\n', 'b a b', 'x\ny\n', stored('a'), stored('b a b')),
   fc.string({ unit: fc.constantFrom('a', 'b', ' ', '\n', '\r\n'), maxLength: 8 }),
 );
 

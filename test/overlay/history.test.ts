@@ -7,7 +7,7 @@ import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
 import { composeOverlay } from '../../src/backends/overlay/compose.js';
 import { frame } from '../../src/backends/overlay/state-format.js';
-import { RUNS, lowerTreeArb, opArb, runOp, viewOf, type Op, type ViewEntry } from './helpers.js';
+import { RUNS, lowerTreeArb, opArb, runOp, stored, viewOf, type Op, type ViewEntry } from './helpers.js';
 import { crashingStore, memoryDisk } from './stores.js';
 
 const dirs: string[] = [];
@@ -187,7 +187,7 @@ describe('overlay checkpoints and rewind', () => {
     const lower = createMemoryFs();
     const fs = await createOverlayFs({ lower, stateDir, keepCheckpoints: 2 });
     const a = await fs.resolve('/a');
-    for (let i = 1; i <= 5; i++) await fs.writeText(a, `v${i}`);
+    for (let i = 1; i <= 5; i++) await fs.writeText(a, stored(`v${i}`));
     expect(fs.checkpoints().map((c) => c.id)).toEqual([4, 5]);
     expect(await readdir(join(stateDir, 'blobs'))).toHaveLength(2);
     await expect(fs.rewind(3)).rejects.toMatchObject({ code: 'FS_NOT_FOUND' });
@@ -196,7 +196,7 @@ describe('overlay checkpoints and rewind', () => {
     // A larger count brings back nothing dropped (its contents are gone).
     expect((await createOverlayFs({ lower, stateDir })).checkpoints()).toEqual(fs.checkpoints());
     await reopened.rewind(4);
-    expect((await reopened.readText(a)).text).toBe('v4');
+    expect((await reopened.readText(a)).text).toBe(stored('v4'));
     expect(reopened.checkpoints().map((c) => c.id)).toEqual([5, 6]);
     // Reopened with a smaller count: the oldest go.
     const fewer = await createOverlayFs({ lower, stateDir, keepCheckpoints: 1 });
@@ -207,25 +207,28 @@ describe('overlay checkpoints and rewind', () => {
   it('keeps checkpoints holding at most keepCheckpointBytes of replaced contents (the oldest go first), also after reopening', async () => {
     const stateDir = await tempDir();
     const lower = createMemoryFs({ files: { '/big': 'x'.repeat(100) } });
-    const fs = await createOverlayFs({ lower, stateDir, keepCheckpointBytes: 10 });
+    // Contents kept as blobs, each L bytes; the bound holds two of them.
+    const v = (i: number) => stored(`v${i}__`);
+    const L = v(1).length;
+    const fs = await createOverlayFs({ lower, stateDir, keepCheckpointBytes: 2 * L + 2 });
     const a = await fs.resolve('/a');
-    // Each write after the first replaces 4 bytes that the checkpoints before it hold.
-    for (let i = 1; i <= 6; i++) await fs.writeText(a, `v${i}__`);
+    // Each write after the first replaces L bytes that the checkpoints before it hold.
+    for (let i = 1; i <= 6; i++) await fs.writeText(a, v(i));
     expect(fs.checkpoints().map((c) => c.id)).toEqual([4, 5, 6]);
     expect(await readdir(join(stateDir, 'blobs'))).toHaveLength(3);
     await fs.rewind(4);
-    expect((await fs.readText(a)).text).toBe('v4__');
-    // The rewind replaced 4 bytes too: 5 goes (6 and 7 hold 8 bytes).
+    expect((await fs.readText(a)).text).toBe(v(4));
+    // The rewind replaced L bytes too: 5 goes (6 and 7 hold 2L bytes).
     expect(fs.checkpoints().map((c) => c.id)).toEqual([5, 6, 7]);
     // A lower file's content is not the sandbox's to hold: removing it costs nothing.
     await fs.remove(await fs.resolve('/big'));
     expect(fs.checkpoints().map((c) => c.id)).toEqual([5, 6, 7, 8]);
-    const reopened = await createOverlayFs({ lower, stateDir, keepCheckpointBytes: 10 });
+    const reopened = await createOverlayFs({ lower, stateDir, keepCheckpointBytes: 2 * L + 2 });
     expect(reopened.checkpoints()).toEqual(fs.checkpoints());
     // Reopened with a larger bound, what was dropped (and its contents deleted) stays dropped.
     const larger = await createOverlayFs({ lower, stateDir, keepCheckpointBytes: Infinity });
     expect(larger.checkpoints()).toEqual(fs.checkpoints());
-    const fewer = await createOverlayFs({ lower, stateDir, keepCheckpointBytes: 4 });
+    const fewer = await createOverlayFs({ lower, stateDir, keepCheckpointBytes: L });
     expect(fewer.checkpoints().map((c) => c.id)).toEqual([6, 7, 8]);
     // In memory the same bound applies; 0 keeps only the newest once a content is replaced.
     const mem = await createOverlayFs({ lower, keepCheckpointBytes: 0 });
@@ -250,7 +253,7 @@ describe('overlay checkpoints and rewind', () => {
     await fs.discard(['/b']);
     await fs.discard(); // folds the journal into a new document
     const doc = JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'));
-    expect(doc).toMatchObject({ version: 4, checkpoint: 4 });
+    expect(doc).toMatchObject({ version: 5, checkpoint: 4 });
     const reopened = await createOverlayFs({ lower, stateDir });
     expect(reopened.checkpoints()).toEqual(fs.checkpoints());
     await reopened.rewind(2);
@@ -294,7 +297,7 @@ describe('overlay checkpoints and rewind', () => {
     expect((await createOverlayFs({ lower, stateDir: parentDir })).checkpoints().map((c) => c.id)).toEqual([1, 2, 3, 4]);
   });
 
-  it('reads a version-3 state (no checkpoints) and saves it as version 4 with checkpoints', async () => {
+  it('reads a version-3 state (no checkpoints) and saves it as version 5 with checkpoints', async () => {
     const stateDir = await tempDir();
     const lower = createMemoryFs({ files: { '/old': 'o' } });
     const base = (await lower.stat(await lower.resolve('/old')))!.version;
@@ -308,7 +311,7 @@ describe('overlay checkpoints and rewind', () => {
     expect(fs.checkpoints()).toEqual([]);
     expect((await fs.changes()).map((c) => `${c.kind} ${c.path}`)).toEqual(['deleted /old']);
     await fs.mkdir(await fs.resolve('/m'));
-    expect(JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'))).toMatchObject({ version: 4, generation: 2, checkpoint: 1 });
+    expect(JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'))).toMatchObject({ version: 5, generation: 2, checkpoint: 1 });
     const reopened = await createOverlayFs({ lower, stateDir });
     expect(reopened.checkpoints()).toMatchObject([{ id: 1, paths: ['/m'] }]);
     expect(await reopened.changes()).toEqual(await fs.changes());

@@ -8,6 +8,7 @@ import { STATE_FORMAT } from '../../src/backends/overlay/state.js';
 import { FsError, type FileSystem } from '../../src/seam/index.js';
 import { effectiveDoc } from './stores.js';
 import { codeOf } from '../support/code-of.js';
+import { stored, utf8 } from './helpers.js';
 
 const dirs: string[] = [];
 afterEach(async () => {
@@ -39,11 +40,13 @@ async function viewOf(fs: FileSystem, dir = '/'): Promise<Record<string, string>
   return out;
 }
 
+/** Three contents saved as blobs, and small ones inline. */
 async function populate(fs: OverlayFileSystem) {
-  await fs.writeText(await fs.resolve('/src/a.ts'), 'changed\n');
+  await fs.writeText(await fs.resolve('/src/a.ts'), stored('changed'));
   await fs.remove(await fs.resolve('/src/b.ts'));
-  await fs.writeText(await fs.resolve('/new/deep/c.md'), 'new\n');
-  await fs.writeBytes(await fs.resolve('/bin'), new Uint8Array([0, 1, 2, 255]));
+  await fs.writeText(await fs.resolve('/new/deep/c.md'), stored('new'));
+  await fs.writeBytes(await fs.resolve('/bin'), new Uint8Array([0, 1, 2, 255, ...utf8(stored(''))]));
+  await fs.writeText(await fs.resolve('/small.txt'), 'small\n');
   await fs.writeText(await fs.resolve('/empty/x'), 'gone soon');
   await fs.remove(await fs.resolve('/empty/x'));
 }
@@ -85,11 +88,15 @@ describe('overlay persistence in a state directory', () => {
     await populate(fs);
     const snapshot = JSON.parse(await readFile(join(stateDir, 'overlay.json'), 'utf8'));
     expect(snapshot.format).toBe(STATE_FORMAT);
-    expect(snapshot.version).toBe(4);
+    expect(snapshot.version).toBe(5);
     expect(snapshot.root).toBe('/');
     const doc = await effectiveDoc(stateDir);
-    expect(doc.entries.map((e: { path: string }) => e.path)).toEqual(['/bin', '/new/deep/c.md', '/src/a.ts', '/src/b.ts']);
+    expect(doc.entries.map((e: { path: string }) => e.path)).toEqual(['/bin', '/new/deep/c.md', '/small.txt', '/src/a.ts', '/src/b.ts']);
     expect(doc.entries.find((e: { path: string }) => e.path === '/src/b.ts')?.blob).toBeNull();
+    // The small content is in the record itself; the larger ones are blob files.
+    const small = doc.entries.find((e: { path: string }) => e.path === '/small.txt')!;
+    expect(Buffer.from(small.data!, 'base64').toString()).toBe('small\n');
+    expect(doc.entries.filter((e) => e.data !== undefined).map((e) => e.path)).toEqual(['/small.txt']);
     expect(doc.dirs).toEqual(['/empty', '/new', '/new/deep']);
     const blobs = (await readdir(join(stateDir, 'blobs'))).sort();
     expect(blobs).toHaveLength(3);
@@ -101,7 +108,7 @@ describe('overlay persistence in a state directory', () => {
     const stateDir = await tempDir();
     const fs = await createOverlayFs({ lower: createMemoryFs({ files: seed }), stateDir, keepCheckpoints: 0 });
     const a = await fs.resolve('/src/a.ts');
-    for (let i = 0; i < 5; i++) await fs.writeText(a, `version ${i}\n`);
+    for (let i = 0; i < 5; i++) await fs.writeText(a, stored(`version ${i}`));
     expect(await readdir(join(stateDir, 'blobs'))).toHaveLength(1);
     await fs.writeText(a, 'original\n');
     expect(await readdir(join(stateDir, 'blobs'))).toHaveLength(0);

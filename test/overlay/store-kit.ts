@@ -4,7 +4,7 @@ import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs, type UpperStore } from '../../src/backends/overlay/index.js';
 import { composeOverlay } from '../../src/backends/overlay/compose.js';
 import { FsError } from '../../src/seam/index.js';
-import { RUNS, lowerTreeArb, opsArb, runOp, viewOf } from './helpers.js';
+import { RUNS, lowerTreeArb, opsArb, runOp, stored, viewOf } from './helpers.js';
 import { describeHistoryKit } from './store-kit-history.js';
 
 /**
@@ -152,14 +152,15 @@ export function describeUpperStoreKit(label: string, backing: StoreBacking): voi
       expect(await viewOf(reopened)).toEqual(await viewOf(fs));
     });
 
-    it('keeps one blob per distinct content still referred to, and none after a discard of everything (no checkpoint kept)', async () => {
+    it('keeps one blob per distinct content still referred to, none for small contents, and none after a discard of everything (no checkpoint kept)', async () => {
       const place = await backing.fresh();
       const lower = createMemoryFs({ files: seed });
       const fs = await createOverlayFs({ lower, store: await place.open(), keepCheckpoints: 0 });
-      await fs.writeText(await fs.resolve('/src/a.ts'), 'one\n');
-      await fs.writeText(await fs.resolve('/x/same1'), 'same\n');
-      await fs.writeText(await fs.resolve('/x/same2'), 'same\n');
-      await fs.writeText(await fs.resolve('/src/a.ts'), 'two\n');
+      await fs.writeText(await fs.resolve('/src/a.ts'), stored('one'));
+      await fs.writeText(await fs.resolve('/x/same1'), stored('same'));
+      await fs.writeText(await fs.resolve('/x/same2'), stored('same'));
+      await fs.writeText(await fs.resolve('/src/a.ts'), stored('two'));
+      await fs.writeText(await fs.resolve('/x/small'), 'small\n');
       const store = await place.open();
       expect(await store.listBlobs()).toHaveLength(2);
       await fs.discard();

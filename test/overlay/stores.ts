@@ -10,6 +10,7 @@ interface DocEntry {
   blob: string | null;
   mtimeMs?: number;
   origin?: { path: string; version?: string };
+  data?: string;
 }
 
 /** What a state directory holds once its journal is replayed onto its document (as a document). */

@@ -5,11 +5,12 @@ import type { UpperChange, UpperEntry } from './state-types.js';
 
 export const STATE_FORMAT = 'dsh-fs-overlay';
 /**
- * 4 adds checkpoints: `checkpoint` and `history` in the document, `cp` on journal records (journal
- * version 4). 3 added `generation` and the journal (overlay.journal) of changes since the
- * document; 2 added `origin` on entries and `opaque`. Versions 1 to 3 are still read (and saved as 4).
+ * 5 writes small contents inline (`data` on entries; journal version 5). 4 added checkpoints:
+ * `checkpoint` and `history` in the document, `cp` on journal records (journal version 4). 3 added `generation` and the journal (overlay.journal) of changes since the
+ * document; 2 added `origin` on entries and `opaque`. Versions 1 to 4 are still read (and saved as 5).
  */
-export const STATE_FORMAT_VERSION = 4;
+export const STATE_FORMAT_VERSION = 5;
+export const JOURNAL_FORMAT_VERSION = 5;
 export const JOURNAL_FORMAT = 'dsh-fs-overlay-journal';
 
 /** An entry as the state document and the journal write it. */
@@ -24,11 +25,13 @@ export interface DocEntry {
   readonly executable?: true;
   /** A link's text (then `blob` is null); older documents have none. */
   readonly link?: string;
+  /** Version 5: the content itself (base64), for a content of at most INLINE_MAX_BYTES; `blob` is still its digest. */
+  readonly data?: string;
 }
 
 export interface StateDocument {
   readonly format: typeof STATE_FORMAT;
-  readonly version: 1 | 2 | 3 | 4;
+  readonly version: 1 | 2 | 3 | 4 | 5;
   /** The lower's root target key; a state is only reopened over the same root. */
   readonly root: string;
   /** Version 3: the journal whose header names this generation applies on top of this document. */
@@ -68,7 +71,7 @@ export interface DocCheckpoint extends CheckpointStamp {
 /** The first record of a journal. */
 export interface JournalHeader {
   readonly format: typeof JOURNAL_FORMAT;
-  readonly version: 3 | 4;
+  readonly version: 3 | 4 | 5;
   readonly root: string;
   readonly generation: number;
   /**
@@ -98,6 +101,17 @@ export interface JournalRecord {
 }
 
 export const SETTLED: JournalRecord = { settled: true };
+
+/**
+ * Contents up to this size are written into the records and documents that name them, not as
+ * blob files: creating a file costs far more than a few hundred bytes more in an append, and a
+ * program that writes many small files would otherwise create one per write. Only larger contents
+ * are stored blobs, counted in `refs`, shared with forks and deleted when unused.
+ */
+export const INLINE_MAX_BYTES = 4096;
+
+/** Whether a content is kept as a blob file (larger than INLINE_MAX_BYTES) rather than inline. */
+export const isStored = (bytes: Uint8Array): boolean => bytes.byteLength > INLINE_MAX_BYTES;
 
 /** Each content's digest, cached on its bytes (shared by forks, which share the bytes). */
 const blobIds = new WeakMap<Uint8Array, string>();
@@ -132,7 +146,7 @@ export function checksum(bytes: Uint8Array): string {
 
 /** A journal's first record, framed; `forkBase` for a fork's first journal. */
 export function journalHeader(root: string, generation: number, forkBase = false): Buffer {
-  const header: JournalHeader = { format: JOURNAL_FORMAT, version: 4, root, generation, ...(forkBase ? { forkBase: true } : {}) };
+  const header: JournalHeader = { format: JOURNAL_FORMAT, version: JOURNAL_FORMAT_VERSION, root, generation, ...(forkBase ? { forkBase: true } : {}) };
   return frame(header);
 }
 
@@ -147,6 +161,7 @@ export function docEntry(path: string, e: UpperEntry): DocEntry {
       : {}),
     ...(e.kind === 'file' && e.executable ? { executable: true as const } : {}),
     ...(e.kind === 'link' ? { link: e.text } : {}),
+    ...(e.kind === 'file' && !isStored(e.bytes) ? { data: Buffer.from(e.bytes.buffer, e.bytes.byteOffset, e.bytes.byteLength).toString('base64') } : {}),
   };
 }
 

@@ -1,7 +1,7 @@
 import { compareNames } from '../../seam/index.js';
 import { PMap, PSet } from './pmap.js';
 import type { HeldCheckpoint, UpperContext } from './state-context.js';
-import { blobId, docEntry, type CheckpointStamp, type DocCheckpoint, type JournalRecord } from './state-format.js';
+import { blobId, docEntry, isStored, type CheckpointStamp, type DocCheckpoint, type JournalRecord } from './state-format.js';
 import type { Checkpoint, CheckpointLabel, UpperChange, UpperEntry, UpperSnapshot } from './state-types.js';
 
 /**
@@ -152,7 +152,7 @@ export function release(hx: Pick<HistoryContext, 'refs'>, ids: readonly string[]
 export function heldRefs(live: UpperSnapshot, history: readonly HeldCheckpoint[]): Map<string, number> {
   const refs = new Map<string, number>();
   const add = (id: string) => refs.set(id, (refs.get(id) ?? 0) + 1);
-  for (const e of live.entries.values()) if (e.kind === 'file') add(blobId(e.bytes));
+  for (const e of live.entries.values()) if (e.kind === 'file' && isStored(e.bytes)) add(blobId(e.bytes));
   for (const c of history) for (const id of c.released) add(id);
   return refs;
 }

@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { PMap, PSet } from './pmap.js';
-import { blobId } from './state-format.js';
+import { blobId, isStored } from './state-format.js';
 import type { UpperChange, UpperEntry, UpperFile, UpperSnapshot } from './state-types.js';
 
 /**
@@ -71,7 +71,7 @@ export function applyTo(snap: UpperSnapshot, change: UpperChange): UpperSnapshot
 
 /**
  * Applies a saved change to the live state, keeping blob reference counts and the descendant index.
- * `refs` are the stored blobs' counts (undefined without a store): each new file's blob is counted
+ * `refs` are the stored blobs' counts (undefined without a store): each new file's stored blob is counted
  * here; the blob of each file the change replaced is added to `released`, to be released once no
  * retained checkpoint holds it (see state-history.ts).
  */
@@ -84,12 +84,12 @@ export function applyLive(live: LiveLayer, change: UpperChange, released: string
       release(live, old);
       count(live, key, -1);
       count(live, key, -1, true);
-      if (refs) released.push(blobId(old.bytes));
+      if (refs && isStored(old.bytes)) released.push(blobId(old.bytes));
     }
     if (entry?.kind === 'file') {
       count(live, key, 1);
       count(live, key, 1, true);
-      if (refs) {
+      if (refs && isStored(entry.bytes)) {
         const id = blobId(entry.bytes);
         refs.set(id, (refs.get(id) ?? 0) + 1);
       }

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { FsError } from '../../seam/index.js';
 import type { UpperStore } from './store.js';
 import { createContext, type UpperContext } from './state-context.js';
-import type { DocEntry, JournalRecord, StateDocument } from './state-format.js';
+import { STATE_FORMAT_VERSION, type DocEntry, type JournalRecord, type StateDocument } from './state-format.js';
 import { layerSnapshot, reindex } from './state-index.js';
 import { invalid, parseDocument, parseJournal } from './state-parse.js';
 import { buildState, type SavedState } from './state-replay.js';
@@ -84,8 +84,8 @@ async function readSaved(root: string, store: UpperStore, doc: StateDocument, ge
       // A crash may have kept records of deferred saves without their blobs: the journal ends before the first.
       const kept = await unsettledCut(store, journal.records);
       records.push(...journal.records.slice(0, kept));
-      // A document older than version 4 is saved anew, with checkpoints, by the first save.
-      journalEnd = doc.version !== 4 ? undefined : kept < journal.records.length ? journal.starts[kept] : journal.end;
+      // A document of an older version is saved anew by the first save (with checkpoints, contents inline).
+      journalEnd = doc.version !== STATE_FORMAT_VERSION ? undefined : kept < journal.records.length ? journal.starts[kept] : journal.end;
     }
   }
   // A version-1 document has no removed directories.
@@ -105,7 +105,8 @@ async function unsettledCut(store: UpperStore, records: readonly JournalRecord[]
   while (from > 0 && records[from - 1]!.lazy === true) from--;
   for (let i = from; i < records.length; i++) {
     for (const e of records[i]!.entries ?? []) {
-      if ('drop' in e || e.blob === null) continue;
+      // A content inline in the record is checked with the record (its frame's checksum).
+      if ('drop' in e || e.blob === null || e.data !== undefined) continue;
       const bytes = await store.readBlob(e.blob);
       if (bytes !== undefined && hash('sha256', bytes, 'hex') === e.blob) continue;
       if (bytes !== undefined) await store.deleteBlob(e.blob).catch(() => undefined);

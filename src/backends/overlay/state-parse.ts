@@ -29,7 +29,7 @@ export function parseJournal(raw: Uint8Array, where: string): { header?: Journal
     if (header === undefined) {
       const h = value as Partial<JournalHeader> | null;
       if (typeof h !== 'object' || h === null || h.format !== JOURNAL_FORMAT) throw invalid(where, `the journal is not a ${JOURNAL_FORMAT} journal`);
-      if (h.version !== 3 && h.version !== 4) throw invalid(where, `unsupported journal version ${String(h.version)}`);
+      if (h.version !== 3 && h.version !== 4 && h.version !== 5) throw invalid(where, `unsupported journal version ${String(h.version)}`);
       if (typeof h.root !== 'string' || typeof h.generation !== 'number') throw invalid(where, 'the journal header lacks fields');
       if (h.forkBase !== undefined && h.forkBase !== true) throw invalid(where, 'bad forkBase in the journal header');
       header = h as JournalHeader;
@@ -89,7 +89,7 @@ function checkHistory(d: Partial<StateDocument>, where: string): void {
 }
 
 function checkEntry(e: unknown, where: string): void {
-  const x = e as { path?: unknown; base?: unknown; blob?: unknown; mtimeMs?: unknown; origin?: unknown; executable?: unknown } | null;
+  const x = e as { path?: unknown; base?: unknown; blob?: unknown; mtimeMs?: unknown; origin?: unknown; executable?: unknown; data?: unknown } | null;
   const o = x?.origin as { path?: unknown; version?: unknown } | undefined | null;
   if (
     typeof x !== 'object' ||
@@ -100,12 +100,15 @@ function checkEntry(e: unknown, where: string): void {
     !(x.blob === null || typeof x.blob === 'string') ||
     !(x.mtimeMs === undefined || typeof x.mtimeMs === 'number') ||
     !(x.executable === undefined || x.executable === true) ||
+    !(x.data === undefined || (typeof x.blob === 'string' && typeof x.data === 'string' && BASE64.test(x.data))) ||
     !(o === undefined || (typeof o === 'object' && o !== null && typeof o.path === 'string' && o.path.startsWith('/') &&
       (o.version === undefined || typeof o.version === 'string')))
   ) {
     throw invalid(where, `bad entry ${JSON.stringify(e)}`);
   }
 }
+
+const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 
 export function parseDocument(raw: Uint8Array, where: string): StateDocument {
   const bad = (why: string) => invalid(where, why);
@@ -117,7 +120,7 @@ export function parseDocument(raw: Uint8Array, where: string): StateDocument {
   }
   const d = doc as Partial<StateDocument> | null;
   if (typeof d !== 'object' || d === null || d.format !== STATE_FORMAT) throw bad(`not a ${STATE_FORMAT} document`);
-  if (d.version !== 1 && d.version !== 2 && d.version !== 3 && d.version !== 4) throw bad(`unsupported format version ${String(d.version)}`);
+  if (d.version !== 1 && d.version !== 2 && d.version !== 3 && d.version !== 4 && d.version !== 5) throw bad(`unsupported format version ${String(d.version)}`);
   if (typeof d.root !== 'string' || !Array.isArray(d.entries) || !Array.isArray(d.dirs)) throw bad('missing fields');
   if (d.version >= 3 && !(typeof d.generation === 'number' && Number.isSafeInteger(d.generation) && d.generation > 0)) {
     throw bad('missing generation');

@@ -3,7 +3,7 @@ import { FsError, FsVersion, contentVersion } from '../../seam/index.js';
 import { PMap, PSet } from './pmap.js';
 import type { UpperStore } from './store.js';
 import type { HeldCheckpoint } from './state-context.js';
-import { blobId, rememberBlobId, type DocCheckpoint, type DocEntry, type JournalRecord } from './state-format.js';
+import { blobId, isStored, rememberBlobId, type DocCheckpoint, type DocEntry, type JournalRecord } from './state-format.js';
 import { accumulate, changePaths, checkpointOf, keepCheckpoint, release, trimHistory, type HistoryContext } from './state-history.js';
 import type { UpperEntry, UpperSnapshot } from './state-types.js';
 
@@ -51,7 +51,12 @@ async function build(store: UpperStore, saved: SavedState, { keep, keepBytes }: 
   const read = reader(store);
   const hx: HistoryContext = { history: [], refs: new Map(), keep, keepBytes, nextId: saved.checkpoint + 1 };
   for (const r of saved.records) if (r.cp) hx.nextId = Math.max(hx.nextId, r.cp.id + 1);
-  const count = (id: string) => hx.refs.set(id, (hx.refs.get(id) ?? 0) + 1);
+  // Only stored blobs are counted (see INLINE_MAX_BYTES).
+  const count = (bytes: Uint8Array) => {
+    if (!isStored(bytes)) return;
+    const id = blobId(bytes);
+    hx.refs.set(id, (hx.refs.get(id) ?? 0) + 1);
+  };
   const labeled = saved.records.flatMap((r, i) => (r.cp ? [i] : []));
   // Checkpoints a record says were dropped (by bytes, or with a smaller count) stay dropped: their blobs may be gone.
   const from = saved.records.reduce((n, r) => Math.max(n, r.cp?.from ?? 0), 0);
@@ -101,12 +106,12 @@ async function readLayer(
   dirs: ReadonlySet<string>,
   opaque: ReadonlySet<string>,
   read: (e: DocEntry) => Promise<UpperEntry>,
-  count: (id: string) => void,
+  count: (bytes: Uint8Array) => void,
 ): Promise<UpperSnapshot> {
   const entries = new Map<string, UpperEntry>();
   for (const e of docs.values()) {
     const entry = await read(e);
-    if (entry.kind === 'file') count(e.blob!);
+    if (entry.kind === 'file') count(entry.bytes);
     entries.set(e.path, entry);
   }
   return { entries: PMap.from(entries), dirs: PSet.from(dirs), opaque: PSet.from(opaque) };
@@ -117,16 +122,20 @@ async function walkBack(
   layer: UpperSnapshot,
   kept: readonly DocCheckpoint[],
   read: (e: DocEntry) => Promise<UpperEntry>,
-  count: (id: string) => void,
+  count: (bytes: Uint8Array) => void,
 ): Promise<HeldCheckpoint[]> {
   const back: HeldCheckpoint[] = [];
   let at = layer;
   for (let i = kept.length - 1; i >= 0; i--) {
     const { undo, paths, ...stamp } = kept[i]!;
-    const before = i > 0 && undo ? await replay(at, undo, read, [], () => {}) : at;
     // The undo brings back what the change replaced: counted while this checkpoint is not the oldest.
-    const brought = i > 0 ? undoBlobs(undo) : [];
-    for (const id of brought) count(id);
+    const brought: string[] = [];
+    const bring = (bytes: Uint8Array) => {
+      if (!isStored(bytes)) return;
+      brought.push(blobId(bytes));
+      count(bytes);
+    };
+    const before = i > 0 && undo ? await replay(at, undo, read, [], bring) : at;
     back.push({ info: checkpointOf(stamp, paths), layer: at, released: brought, upTo: 0 });
     at = before;
   }
@@ -144,31 +153,24 @@ function replayDocs(entries: Map<string, DocEntry>, dirs: Set<string>, opaque: S
   for (const d of rec.dropOpaque ?? []) opaque.delete(d);
 }
 
-/** The blobs of the files an undo record brings back. */
-function undoBlobs(undo: JournalRecord | undefined): string[] {
-  const ids: string[] = [];
-  for (const e of undo?.entries ?? []) if (!('drop' in e) && e.blob !== null) ids.push(e.blob);
-  return ids;
-}
-
 /** A layer with a record applied; the blobs of the files it replaced go to `released`, those it brings to `count`. */
 async function replay(
   layer: UpperSnapshot,
   rec: JournalRecord,
   read: (e: DocEntry) => Promise<UpperEntry>,
   released: string[],
-  count: (id: string) => void,
+  count: (bytes: Uint8Array) => void,
 ): Promise<UpperSnapshot> {
   let { entries, dirs, opaque } = layer;
   for (const e of rec.entries ?? []) {
     const old = entries.get(e.path);
-    if (old?.kind === 'file') released.push(blobId(old.bytes));
+    if (old?.kind === 'file' && isStored(old.bytes)) released.push(blobId(old.bytes));
     if ('drop' in e) {
       entries = entries.delete(e.path);
       continue;
     }
     const entry = await read(e);
-    if (entry.kind === 'file') count(e.blob!);
+    if (entry.kind === 'file') count(entry.bytes);
     entries = entries.set(e.path, entry);
   }
   for (const d of rec.addDirs ?? []) dirs = dirs.add(d);
@@ -176,6 +178,11 @@ async function replay(
   for (const d of rec.addOpaque ?? []) opaque = opaque.add(d);
   for (const d of rec.dropOpaque ?? []) opaque = opaque.delete(d);
   return { entries, dirs, opaque };
+}
+
+function inline(data: string): Uint8Array {
+  const buf = Buffer.from(data, 'base64');
+  return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
 /** Reads entries as the document wrote them, each content once (and checked against its digest). */
@@ -186,10 +193,11 @@ function reader(store: UpperStore): (e: DocEntry) => Promise<UpperEntry> {
     if (e.blob === null) return typeof e.link === 'string' ? { kind: 'link', text: e.link, base } : { kind: 'whiteout', base };
     let bytes = cache.get(e.blob);
     if (bytes === undefined) {
-      bytes = await store.readBlob(e.blob);
+      bytes = e.data === undefined ? await store.readBlob(e.blob) : inline(e.data);
       if (bytes === undefined) throw new Missing(e.blob);
       const id = hash('sha256', bytes, 'hex');
-      if (id !== e.blob) throw new FsError('FS_IO_ERROR', `overlay blob ${e.blob} in "${store.where}" is corrupt (its content digest is ${id})`);
+      const what = e.data === undefined ? `overlay blob ${e.blob}` : `the inline content of "${e.path}"`;
+      if (id !== e.blob) throw new FsError('FS_IO_ERROR', `${what} in "${store.where}" is corrupt (its content digest is ${id})`);
       rememberBlobId(bytes, id);
       cache.set(id, bytes);
     }

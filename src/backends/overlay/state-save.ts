@@ -1,7 +1,7 @@
 import { toFsError } from '../../seam/index.js';
 import type { UpperStore } from './store.js';
 import type { Pending, UpperContext } from './state-context.js';
-import { SETTLED, blobId, frame, journalHeader, journalRecord, serialize, type CheckpointStamp } from './state-format.js';
+import { SETTLED, blobId, frame, isStored, journalHeader, journalRecord, serialize, type CheckpointStamp } from './state-format.js';
 import { changePaths, changesLayer, checkpointOf, docHistory, heldRefs, keepCheckpoint, plannedTrims, stampOf, type HistoryContext } from './state-history.js';
 import { adoptMaps, applyTo, layerSnapshot, reindex } from './state-index.js';
 import { applyChange, expandReplace } from './state-apply.js';
@@ -110,13 +110,13 @@ function stampAll(first: number, changes: readonly UpperChange[], from: readonly
   });
 }
 
-/** Writes the blobs the changes bring that the store lacks; returns their ids. */
+/** Writes the blobs the changes bring that the store lacks (small contents go inline); returns their ids. */
 async function writeBlobs(cx: UpperContext, store: UpperStore, changes: readonly UpperChange[], lazy: boolean): Promise<Set<string>> {
   // Blobs first, then the record that refers to them: a crash leaves at worst an unused blob.
   const written = new Set<string>();
   for (const change of changes) {
     for (const [, entry] of change.entries ?? []) {
-      if (entry?.kind !== 'file') continue;
+      if (entry?.kind !== 'file' || !isStored(entry.bytes)) continue;
       const id = blobId(entry.bytes);
       if (written.has(id) || (cx.refs.get(id) ?? 0) > 0) continue;
       await store.writeBlob(id, entry.bytes, lazy ? { sync: false } : undefined);
@@ -178,7 +178,7 @@ export async function compact(cx: UpperContext, store: UpperStore, changes: read
     const released: string[] = [];
     for (const [key] of change.entries ?? []) {
       const old = before.entries.get(key);
-      if (old?.kind === 'file') released.push(blobId(old.bytes));
+      if (old?.kind === 'file' && isStored(old.bytes)) released.push(blobId(old.bytes));
     }
     keepCheckpoint(hx, checkpointOf(stampOf(hx.nextId, change.label), changePaths(change)), next, released, new Set());
   }
