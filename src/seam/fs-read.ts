@@ -18,7 +18,7 @@ export function createReadOps(ctx: FsContext): Pick<FileSystem, 'stat' | 'readTe
     ctx.checkTarget(target);
     const what = `cannot ${verb} "${target.displayPath}"`;
     const signal = opts?.signal;
-    const current = await call(what, signal, () => provider.read(target, { maxBytes: maxTextBytes, signal }));
+    const current = await call(what, signal, () => provider.read(target, { maxBytes: maxTextBytes, signal, shared: true }));
     throwIfAborted(signal, what);
     const { text, bom } = decodeText(current.bytes, what);
     return { text, bom, version: current.version, size: current.bytes.byteLength };
@@ -47,7 +47,7 @@ export function createReadOps(ctx: FsContext): Pick<FileSystem, 'stat' | 'readTe
       const signal = opts?.signal;
       const unversioned = opts?.unversioned === true;
       const current = await call(what, signal, () =>
-        provider.read(target, { maxBytes: maxTextBytes, signal, ...(unversioned ? { unversioned } : {}) }),
+        provider.read(target, { maxBytes: maxTextBytes, signal, shared: true, ...(unversioned ? { unversioned } : {}) }),
       );
       throwIfAborted(signal, what);
       return textStream(current.bytes, unversioned ? UNVERSIONED : current.version, signal, what);

@@ -23,6 +23,12 @@ export interface FsProviderReadOptions extends FsOpOptions {
   readonly maxBytes: number;
   /** A hint: the seam will not use the version, so the provider may return any (skip the digest). */
   readonly unversioned?: boolean;
+  /**
+   * A hint: the seam only decodes the bytes (it never changes them or hands them out), so a
+   * provider whose writes put new storage in place of the old may return its storage itself
+   * rather than a copy.
+   */
+  readonly shared?: boolean;
 }
 
 /** `openRead`'s options. */

@@ -81,10 +81,18 @@ function partLines(a: string, b: string): { head: number; oldEnd: number; newEnd
 const LF = 10;
 const BLOCK = 64;
 
-/** Whether `line` (from linesOf) is one of the lines of `text`. */
-function hasLine(text: string, line: string): boolean {
-  for (let at = text.indexOf(line); at !== -1; at = text.indexOf(line, at + 1)) {
-    if ((at === 0 || text.charCodeAt(at - 1) === LF) && (line.endsWith('\n') || at + line.length === text.length)) return true;
+/**
+ * Whether any of `lines` (from linesOf) is one of the lines of `text`: one pass over the lines of
+ * `text`, comparing only those of a length some of `lines` has.
+ */
+function hasAnyLine(text: string, lines: readonly string[]): boolean {
+  const lengths = new Set<number>();
+  for (const line of lines) lengths.add(line.length);
+  for (let at = 0; at < text.length; ) {
+    const nl = text.indexOf('\n', at);
+    const end = nl === -1 ? text.length : nl + 1;
+    if (lengths.has(end - at)) for (const line of lines) if (line.length === end - at && text.startsWith(line, at)) return true;
+    at = end;
   }
   return false;
 }
@@ -105,8 +113,7 @@ function blockDiff(a: string, b: string): string | undefined {
   const [O, N, tail] = [linesOf(a.slice(head, oldEnd)), linesOf(b.slice(head, newEnd)), a.slice(oldEnd)];
   const old = new Set(O);
   for (const line of N) if (old.has(line)) return undefined;
-  for (const line of O) if (hasLine(tail, line)) return undefined;
-  for (const line of N) if (hasLine(tail, line)) return undefined;
+  if (hasAnyLine(tail, O.length === 0 ? N : N.length === 0 ? O : [...O, ...N])) return undefined;
   let from = head;
   let before = 0;
   for (; before < CONTEXT && from > 0; before++) from = from >= 2 ? a.lastIndexOf('\n', from - 2) + 1 : 0;

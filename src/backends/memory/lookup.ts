@@ -20,6 +20,9 @@ export interface CoreNode {
   canWrite?(uid: number, gid: number): boolean;
   canExecute?(uid: number, gid: number): boolean;
   setBuffer?(buf: Uint8Array): void;
+  /** On memfs's own nodes only: the content's storage (its first `size` bytes are the content). */
+  readonly buf?: Buffer;
+  readonly size?: number;
   /** On memfs's own nodes only: what its lstat reports. */
   readonly mode?: number;
   readonly mtime?: Date;

@@ -21,13 +21,15 @@ import { entryAt, isAbsent, lookup } from './lookup.js';
  * nothing is there; undefined when it does not plainly succeed (not a file, refused, too large,
  * looping): the caller then takes the stat-first path for its exact answer.
  */
-function quickRead(ctx: MemoryContext, key: string, maxBytes: number): Uint8Array | 'absent' | undefined {
+function quickRead(ctx: MemoryContext, key: string, maxBytes: number, shared = false): Uint8Array | 'absent' | undefined {
   const found = lookup(ctx, key, true);
   if (!found.ok) return isAbsent(found) ? 'absent' : undefined;
   const node = found.value.getNode();
   // The read permission memfs's open checks, against the ids read once.
   if (!node.isFile() || node.getSize() > maxBytes || !node.canRead(ctx.uid, ctx.gid)) return undefined;
-  const buf = node.getBuffer();
+  // Shared: the storage itself. The provider's writes put a new buffer in its place (setBuffer,
+  // writeFile), so the bytes handed out stay as they were.
+  const buf = shared && node.buf !== undefined && node.size !== undefined ? node.buf.subarray(0, node.size) : node.getBuffer();
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
 }
 
@@ -77,8 +79,8 @@ export async function stat(ctx: MemoryContext, target: FsTarget, { unversioned }
   return { type: st.isDirectory() ? 'directory' : 'other', mtimeMs };
 }
 
-export async function read(ctx: MemoryContext, target: FsTarget, { maxBytes, unversioned }: FsProviderReadOptions): Promise<FsCurrent> {
-  const quick = quickRead(ctx, target.targetKey, maxBytes);
+export async function read(ctx: MemoryContext, target: FsTarget, { maxBytes, unversioned, shared }: FsProviderReadOptions): Promise<FsCurrent> {
+  const quick = quickRead(ctx, target.targetKey, maxBytes, shared === true);
   const what = `cannot read "${target.displayPath}"`;
   if (quick === 'absent') throw new FsError('FS_NOT_FOUND', `${what}: not found`);
   if (quick !== undefined) return { bytes: quick, version: unversioned ? UNVERSIONED : contentVersion(quick) };

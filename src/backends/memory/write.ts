@@ -77,7 +77,9 @@ export async function modify(
 function modifyNode(ctx: MemoryContext, node: CoreNode, maxBytes: number, change: (current: FsCurrent | undefined) => Uint8Array): FsSwapResult | undefined {
   if (node.setBuffer === undefined || node.canWrite === undefined) return undefined;
   if (!node.isFile() || node.getSize() > maxBytes || !node.canRead(ctx.uid, ctx.gid) || !node.canWrite(ctx.uid, ctx.gid)) return undefined;
-  const old = node.getBuffer();
+  // The stored bytes themselves rather than memfs's copy: setBuffer below puts a new buffer in
+  // their place, so what the change was given never changes afterwards.
+  const old = node.buf !== undefined && node.size !== undefined ? node.buf.subarray(0, node.size) : node.getBuffer();
   const before = new Uint8Array(old.buffer, old.byteOffset, old.byteLength);
   const bytes = change({ bytes: before, version: contentVersion(before) });
   // memfs keeps a copy of its own, as a write through a descriptor would.
