@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createMemoryProvider } from '../../src/backends/memory/provider.js';
-import { FsTargetKey } from '../../src/seam/index.js';
+import { FsTargetKey, contentVersion, expectHolds, observe, type FsExpect, type FsVersion } from '../../src/seam/index.js';
 
 const codeOf = (err: unknown) => String((err as { code?: unknown }).code);
 
@@ -77,5 +77,72 @@ describe('memory modify', () => {
     expect(st.mtimeMs).toBeGreaterThan(1000);
     expect(st.mode & 0o777).toBe(0o755);
     expect(String(p.volume.readFileSync('/x.sh'))).toBe('echo 2\n');
+  });
+});
+
+// swap of an existing file takes the same way: it must answer and leave what a read of the
+// current file and memfs's writeFileSync would, refusals included.
+describe('memory swap of an existing file', () => {
+  it('answers and leaves the volume as a read, a comparison and writeFileSync would (property)', async () => {
+    const file = fc.record({ name: fc.constantFrom('a', 'b'), text: fc.string({ maxLength: 6 }), mode: fc.constantFrom(0o644, 0o444, 0o200, 0o000, 0o755) });
+    const expects = fc.constantFrom('any', 'absent', 'same', 'other');
+    await fc.assert(
+      fc.asyncProperty(fc.uniqueArray(file, { maxLength: 2, selector: (f) => f.name }), fc.constantFrom('/d/a', '/d/b', '/d/l'), expects, fc.string({ maxLength: 4 }), fc.constantFrom(0o755, 0o555, 0o333), async (files, at, kind, text, dirMode) => {
+        const ours = createMemoryProvider({});
+        const twin = createMemoryProvider({});
+        for (const vol of [ours.volume, twin.volume]) {
+          vol.mkdirSync('/d');
+          for (const f of files) {
+            vol.writeFileSync(`/d/${f.name}`, f.text);
+            vol.chmodSync(`/d/${f.name}`, f.mode);
+          }
+          vol.symlinkSync('a', '/d/l');
+          vol.chmodSync('/d', dirMode);
+        }
+        const versionOf = (s: string) => contentVersion(Buffer.from(s));
+        const current = files.find((f) => `/d/${f.name}` === at)?.text;
+        const expect_: FsExpect =
+          kind === 'any' ? { kind: 'any' } : kind === 'absent' ? { kind: 'absent' } : { kind: 'present', version: versionOf(kind === 'same' ? (current ?? '') : 'something else') };
+        const bytes = Buffer.from(text);
+        let got: string;
+        try {
+          const r = await ours.swap({ targetKey: FsTargetKey(at), displayPath: at }, { expect: expect_, bytes });
+          got = r.ok ? `ok ${r.existed} ${r.version}` : `lost ${JSON.stringify(r.current)}`;
+        } catch {
+          got = 'refused';
+        }
+        let want: string;
+        try {
+          // The twin: what the current file is (memfs's own read), the comparison, then writeFileSync.
+          let before: { version: FsVersion } | undefined;
+          try {
+            const st = twin.volume.lstatSync(at);
+            if (!st.isFile()) throw Object.assign(new Error('not a file'), { code: 'NOTFILE' });
+            before = { version: contentVersion(twin.volume.readFileSync(at) as Buffer) };
+          } catch (err) {
+            if (codeOf(err) !== 'ENOENT') throw err;
+          }
+          if (!expectHolds(expect_, before)) want = `lost ${JSON.stringify(observe(before))}`;
+          else {
+            twin.volume.writeFileSync(at, bytes);
+            want = `ok ${before !== undefined} ${contentVersion(bytes)}`;
+          }
+        } catch {
+          want = 'refused';
+        }
+        // A name that is a link (or missing) is the seam's and the other way's business: compare only plain answers.
+        if (at === '/d/l') return;
+        expect(got).toBe(want);
+        for (const path of ['/d/a', '/d/b']) {
+          const read = (vol: typeof ours.volume) => {
+            if (!vol.existsSync(path)) return null;
+            const st = vol.statSync(path);
+            return [st.mode, st.size, (st.mode & 0o400) === 0 ? null : String(vol.readFileSync(path, 'latin1'))];
+          };
+          expect(read(ours.volume), path).toEqual(read(twin.volume));
+        }
+      }),
+      { numRuns: 200 },
+    );
   });
 });

@@ -25,6 +25,11 @@ export async function swap(ctx: MemoryContext, target: FsTarget, { expect, bytes
   const { vol } = ctx;
   // Synchronous from the comparison to the publication, so atomic (G7).
   const key = target.targetKey;
+  if (bytes !== null) {
+    const at = entryAt(ctx, key);
+    const node = at?.child?.getNode();
+    if (node !== undefined && plainFile(ctx, node)) return swapNode(node, expect, bytes);
+  }
   const before = current(ctx, key, `cannot write "${target.displayPath}"`);
   if (!expectHolds(expect, before)) return { ok: false, current: observe(before) };
   if (bytes === null) {
@@ -73,16 +78,41 @@ export async function modify(
   return { ok: true, existed: before !== undefined, version: contentVersion(bytes) };
 }
 
+/**
+ * A regular file on memfs's own nodes that memfs would plainly read and write (the ids read
+ * once): then its content is changed on the node, as memfs's writeFileSync would leave it,
+ * without memfs's open (which asks the OS for the uid on every call).
+ */
+function plainFile(ctx: MemoryContext, node: CoreNode): node is CoreNode & { setBuffer(buf: Uint8Array): void } {
+  return node.setBuffer !== undefined && node.canWrite !== undefined && node.isFile() && node.canRead(ctx.uid, ctx.gid) && node.canWrite(ctx.uid, ctx.gid);
+}
+
+/**
+ * The stored bytes themselves rather than memfs's copy: every write puts a new buffer in their
+ * place (setBuffer), so bytes handed out never change afterwards.
+ */
+function storedBytes(node: CoreNode): Uint8Array {
+  const old = node.buf !== undefined && node.size !== undefined ? node.buf.subarray(0, node.size) : node.getBuffer();
+  return new Uint8Array(old.buffer, old.byteOffset, old.byteLength);
+}
+
+/** A swap of an existing plain file (see plainFile): its version is only computed when `expect` needs it. */
+function swapNode(node: CoreNode & { setBuffer(buf: Uint8Array): void }, expect: FsSwapRequest['expect'], bytes: Uint8Array): FsSwapResult {
+  if (expect.kind !== 'any') {
+    const before = storedBytes(node);
+    const now = { bytes: before, version: contentVersion(before) };
+    if (!expectHolds(expect, now)) return { ok: false, current: observe(now) };
+  }
+  // memfs keeps a copy of its own, as a write through a descriptor would.
+  node.setBuffer(bytes);
+  return { ok: true, existed: true, version: contentVersion(bytes) };
+}
+
 /** An existing, readable and writable regular file changed on its node; undefined where it is not plainly so. */
 function modifyNode(ctx: MemoryContext, node: CoreNode, maxBytes: number, change: (current: FsCurrent | undefined) => Uint8Array): FsSwapResult | undefined {
-  if (node.setBuffer === undefined || node.canWrite === undefined) return undefined;
-  if (!node.isFile() || node.getSize() > maxBytes || !node.canRead(ctx.uid, ctx.gid) || !node.canWrite(ctx.uid, ctx.gid)) return undefined;
-  // The stored bytes themselves rather than memfs's copy: setBuffer below puts a new buffer in
-  // their place, so what the change was given never changes afterwards.
-  const old = node.buf !== undefined && node.size !== undefined ? node.buf.subarray(0, node.size) : node.getBuffer();
-  const before = new Uint8Array(old.buffer, old.byteOffset, old.byteLength);
+  if (!plainFile(ctx, node) || node.getSize() > maxBytes) return undefined;
+  const before = storedBytes(node);
   const bytes = change({ bytes: before, version: contentVersion(before) });
-  // memfs keeps a copy of its own, as a write through a descriptor would.
   node.setBuffer(bytes);
   return { ok: true, existed: true, version: contentVersion(bytes) };
 }
