@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +55,16 @@ if (process.env.BENCH_CACHE_UID) {
   process.getgid = () => gid;
 }
 
+/**
+ * Between sections: what an earlier section wrote is flushed to disk and its garbage collected,
+ * so that the kernel's writeback of gigabytes (huge-files) or a full heap does not run during
+ * the next section's microseconds.
+ */
+function settle(): void {
+  spawnSync('sync', { stdio: 'ignore' });
+  (globalThis as { gc?: () => void }).gc?.();
+}
+
 test('benchmarks', async () => {
   const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean);
   const started = Date.now();
@@ -62,6 +73,7 @@ test('benchmarks', async () => {
   const skipped: string[] = [];
   for (const section of SECTIONS) {
     if (only && !only.includes(section.name)) continue;
+    settle();
     const t0 = performance.now();
     process.stdout.write(`bench: ${section.name} … `);
     const got = await section.run();
