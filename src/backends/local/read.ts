@@ -97,7 +97,9 @@ export function read(ctx: LocalContext, target: FsTarget, maxBytes: number, unve
 function statSync(ctx: LocalContext, key: string): { readonly info: FsProviderInfo; readonly st: BigIntStats } | undefined | null {
   try {
     return withHeldDir(ctx, posix.dirname(key), (parent) => {
-      const st = lstatSync(parent.child(posix.basename(key)), { bigint: true });
+      // Not found is an answer here, not an error to build (a create asks it of every new name).
+      const st = lstatSync(parent.child(posix.basename(key)), { bigint: true, throwIfNoEntry: false });
+      if (st === undefined) return undefined;
       if (st.isSymbolicLink()) throw new Moved(key);
       if (st.isDirectory()) return null;
       if (!st.isFile()) return { info: { type: 'other' }, st };

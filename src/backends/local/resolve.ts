@@ -1,4 +1,4 @@
-import { lstatSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { FsError } from '../../seam/errors.js';
 import { isWithin } from '../../seam/path.js';
@@ -12,7 +12,7 @@ const MAX_REDIRECTS = 4;
 /** Resolution (P2, P3): every symlink hop is checked; the real path is the target key. */
 export async function resolveKey(ctx: LocalContext, path: string): Promise<string> {
   const { root, fsp } = ctx;
-  if (ctx.entryLstat !== undefined && isWithin(root, path) && isOwnRealPath(path)) return path;
+  if (ctx.entryLstat !== undefined && isWithin(root, path) && isOwnRealPath(path, root)) return path;
   const outside = (where: string) =>
     new FsError('FS_OUTSIDE_ROOT', `"${path}" leads through a symbolic link to "${where}", which is outside the root "${root}"`);
   const reader: LinkReader = {
@@ -42,29 +42,31 @@ export async function resolveKey(ctx: LocalContext, path: string): Promise<strin
 }
 
 /**
- * Whether `path` names an entry, or a missing last name in a directory, with no link on the way:
- * then it is its own key, known from one realpath call (in C) instead of a lookup per component.
- * Anything else (a link, a dangling link last, a missing directory) takes the checked hop-by-hop way.
+ * Whether `path` names an entry, or missing names below an existing directory, with no link on
+ * the way: then it is its own key, known from one realpath call (in C) instead of a lookup per
+ * component. Anything else (a link, a dangling link last, a file on the way) takes the checked
+ * hop-by-hop way. No error is thrown on the way for a missing path.
  */
-function isOwnRealPath(path: string): boolean {
+function isOwnRealPath(path: string, root: string): boolean {
   try {
-    return realpathSync.native(path) === path;
-  } catch (err) {
-    if (!isAbsent(err)) return false;
-  }
-  const parent = dirname(path);
-  try {
-    if (parent === path || realpathSync.native(parent) !== parent) return false;
+    // A thrown error costs several times the call: a path about to be created is asked first.
+    if (existsSync(path)) return realpathSync.native(path) === path;
+    // Missing, or a dangling link (then lstat finds it).
+    if (lstatSync(path, NO_THROW) !== undefined) return false;
+    // Nothing below the nearest existing ancestor exists, so no link is there: that ancestor decides.
+    for (let dir = dirname(path), below = path; dir !== below; below = dir, dir = dirname(dir)) {
+      const st = lstatSync(dir, NO_THROW);
+      if (st === undefined) continue;
+      // The root is canonical (made so at construction).
+      return st.isDirectory() && (dir === root || realpathSync.native(dir) === dir);
+    }
   } catch {
-    return false;
+    // A file on the way (ENOTDIR), or the tree changed meanwhile: the checked way answers.
   }
-  try {
-    lstatSync(path);
-    return false; // there after all (a dangling link, or created meanwhile)
-  } catch (err) {
-    return isAbsent(err);
-  }
+  return false;
 }
+
+const NO_THROW = { throwIfNoEntry: false } as const;
 
 /** Runs `fn` on the key; when the tree changed under it, resolves the key again and retries. */
 export async function withRedirects<T>(ctx: LocalContext, key: string, what: string, fn: (key: string) => Promise<T>): Promise<T> {
