@@ -62,28 +62,30 @@ export async function listMerged(ctx: OverlayProviderContext, target: FsTarget, 
   const seen = new Set<string>();
   // Upper links, typed by what they lead to once the scans are done.
   const links: string[] = [];
+  // A listed name is one plain segment, so a child's key and display path are a prefix and the name.
+  const prefix = key === '/' ? '/' : `${key}/`;
+  const shown = posix.join(target.displayPath, '_').slice(0, -1);
   const entryFor = (name: string, childKey: string, file: UpperFile | undefined): FsDirEntry => ({
     name,
     type: file ? 'file' : 'directory',
-    target: { targetKey: FsTargetKey(childKey), displayPath: posix.join(target.displayPath, name) },
+    target: { targetKey: FsTargetKey(childKey), displayPath: shown + name },
     ...(file ? { size: file.bytes.byteLength, mtimeMs: file.mtimeMs, executable: file.executable === true } : {}),
   });
+  // Nothing of the upper directly here (the common case, an untouched directory): no lookups in it, no scan of it.
+  const upper = state.hasChild(key);
 
   for (const e of lowerEntries) {
     seen.add(e.name);
-    const childKey = posix.join(key, e.name);
-    const child = entries.get(childKey);
+    const childKey = prefix + e.name;
+    const child = upper ? entries.get(childKey) : undefined;
     if (child?.kind === 'file') out.push(entryFor(e.name, childKey, child));
     else if (child?.kind === 'link') links.push(e.name);
-    else if (state.dirs.has(childKey)) out.push(entryFor(e.name, childKey, undefined));
-    else if (child || state.opaque.has(childKey)) continue; // whited out, or a removed directory
+    else if (upper && state.dirs.has(childKey)) out.push(entryFor(e.name, childKey, undefined));
+    else if (child || (upper && state.opaque.has(childKey))) continue; // whited out, or a removed directory
     else if (e.target.targetKey !== childKey) out.push(lowerLinkEntry(ctx, target, e));
-    else out.push({ ...e, target: { ...e.target, displayPath: posix.join(target.displayPath, e.name) } });
+    else out.push(e.target.displayPath === shown + e.name ? e : { ...e, target: { ...e.target, displayPath: shown + e.name } });
   }
 
-  const prefix = key === '/' ? '/' : `${key}/`;
-  // Nothing of the upper directly here (the common case, an untouched directory): no scan of it.
-  const upper = state.hasChild(key);
   // forEach: a whole-map scan, faster than iterating the persistent map.
   if (upper) entries.forEach((child, childKey) => {
     if (child.kind === 'whiteout' || !isChild(prefix, childKey)) return;
