@@ -5,6 +5,21 @@ import { FsTargetKey, contentVersion, expectHolds, observe, type FsExpect, type 
 
 const codeOf = (err: unknown) => String((err as { code?: unknown }).code);
 
+/** Two providers holding the same `/d`: these files with their modes, a link `l` to `a`, the directory's mode. */
+function twins(files: readonly { name: string; text: string; mode: number }[], dirMode: number) {
+  const pair = [createMemoryProvider({}), createMemoryProvider({})] as const;
+  for (const { volume: vol } of pair) {
+    vol.mkdirSync('/d');
+    for (const f of files) {
+      vol.writeFileSync(`/d/${f.name}`, f.text);
+      vol.chmodSync(`/d/${f.name}`, f.mode);
+    }
+    vol.symlinkSync('a', '/d/l');
+    vol.chmodSync('/d', dirMode);
+  }
+  return pair;
+}
+
 // modify changes a file on memfs's node directly; it must leave what memfs's own read and write
 // calls would leave, and refuse what they refuse.
 describe('memory modify', () => {
@@ -14,17 +29,7 @@ describe('memory modify', () => {
     const dirModes = fc.constantFrom(0o755, 0o555, 0o333, 0o644);
     await fc.assert(
       fc.asyncProperty(fc.uniqueArray(file, { maxLength: 3, selector: (f) => f.name }), targets, fc.string({ maxLength: 4 }), fc.nat(40), dirModes, async (files, at, tail, maxBytes, dirMode) => {
-        const ours = createMemoryProvider({});
-        const twin = createMemoryProvider({});
-        for (const vol of [ours.volume, twin.volume]) {
-          vol.mkdirSync('/d');
-          for (const f of files) {
-            vol.writeFileSync(`/d/${f.name}`, f.text);
-            vol.chmodSync(`/d/${f.name}`, f.mode);
-          }
-          vol.symlinkSync('a', '/d/l');
-          vol.chmodSync('/d', dirMode);
-        }
+        const [ours, twin] = twins(files, dirMode);
         const change = (cur: { bytes: Uint8Array } | undefined) => Buffer.concat([cur?.bytes ?? new Uint8Array(), Buffer.from(tail)]);
         let got: string;
         try {
@@ -88,17 +93,7 @@ describe('memory swap of an existing file', () => {
     const expects = fc.constantFrom('any', 'absent', 'same', 'other');
     await fc.assert(
       fc.asyncProperty(fc.uniqueArray(file, { maxLength: 2, selector: (f) => f.name }), fc.constantFrom('/d/a', '/d/b', '/d/l'), expects, fc.string({ maxLength: 4 }), fc.constantFrom(0o755, 0o555, 0o333), async (files, at, kind, text, dirMode) => {
-        const ours = createMemoryProvider({});
-        const twin = createMemoryProvider({});
-        for (const vol of [ours.volume, twin.volume]) {
-          vol.mkdirSync('/d');
-          for (const f of files) {
-            vol.writeFileSync(`/d/${f.name}`, f.text);
-            vol.chmodSync(`/d/${f.name}`, f.mode);
-          }
-          vol.symlinkSync('a', '/d/l');
-          vol.chmodSync('/d', dirMode);
-        }
+        const [ours, twin] = twins(files, dirMode);
         const versionOf = (s: string) => contentVersion(Buffer.from(s));
         const current = files.find((f) => `/d/${f.name}` === at)?.text;
         const expect_: FsExpect =
