@@ -216,8 +216,10 @@ export const searchRules: Rule[] = [
             const expected = naiveScan(texts, pattern);
 
             // The same scan through the contract: listDir walk, readText each file.
+            const listed = await walkFiles(fs, dir);
+            deepEqual(listed, ['.keep', ...kept.map(([p]) => p)].sort(comparePaths), 'listDir, directory by directory, finds every file written and kept');
             const viaContract: (readonly [string, string])[] = [];
-            for (const rel of await walkFiles(fs, dir)) {
+            for (const rel of listed) {
               try {
                 viaContract.push([rel, (await fs.readText(await fs.resolve(`${dir}/${rel}`))).text]);
               } catch (err) {
