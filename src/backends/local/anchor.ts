@@ -1,7 +1,7 @@
 import { closeSync, constants, openSync, readlinkSync, promises as fsp } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { FsError } from '../../seam/errors.js';
+import { FsError, quietly } from '../../seam/errors.js';
 import { isWithin } from '../../seam/path.js';
 
 /**
@@ -118,7 +118,8 @@ export interface SyncDirAnchor {
  */
 export function openDirSync(dir: string, root: string): SyncDirAnchor {
   if (!isWithin(root, dir)) throw new FsError('FS_OUTSIDE_ROOT', `"${dir}" is outside the root "${root}"`);
-  const fd = openSync(dir, constants.O_RDONLY | O_DIRECTORY);
+  // Quiet: a directory not there yet (a name about to be created in it) is a common answer.
+  const fd = quietly(() => openSync(dir, constants.O_RDONLY | O_DIRECTORY));
   const close = () => {
     try {
       closeSync(fd);

@@ -1,7 +1,7 @@
 import { closeSync, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { FsError } from '../../seam/errors.js';
+import { FsError, quietly } from '../../seam/errors.js';
 import { UNVERSIONED, type FsCurrent, type FsVersion } from '../../seam/types.js';
 import { contentVersion } from '../../seam/version.js';
 import { Moved, type DirAnchor, type SyncDirAnchor } from './anchor.js';
@@ -53,7 +53,8 @@ function readPinned(parent: SyncDirAnchor, key: string, maxBytes: number, what: 
   let fd: number | undefined;
   let held = false;
   try {
-    pinned = openSync(parent.child(posix.basename(key)), O_PATH! | O_NOFOLLOW);
+    // Quiet: a name not there (yet) is a common answer.
+    pinned = quietly(() => openSync(parent.child(posix.basename(key)), O_PATH! | O_NOFOLLOW));
     held = true;
     const st = fstatSync(pinned, { bigint: true });
     if (st.isSymbolicLink()) throw new Moved(key);

@@ -1,6 +1,7 @@
 /** What every part of the memory provider shares: its own Volume, and the lookups on it. */
 import { Volume } from 'memfs';
 import { canonicalPath, type LinkReader, type NodeKind } from '../../seam/index.js';
+import { quietly } from '../../seam/errors.js';
 import { lookup } from './lookup.js';
 
 export interface MemoryContext {
@@ -70,21 +71,6 @@ export function realKey(ctx: MemoryContext, path: string): string | undefined {
   // What realpathSync does, without the error object a miss would build and throw.
   const found = lookup(ctx, path, true);
   return found.ok && (found.value.getPath() || '/') === path ? path : undefined;
-}
-
-/**
- * `fn`, a memfs call that fails as often as not (a path looked up before it is created), with
- * no stack trace taken for the errors it throws: capturing one was a quarter of the time of
- * creating a file. Synchronous, so nothing else runs while the limit is lowered.
- */
-export function quietly<T>(fn: () => T): T {
-  const limit = Error.stackTraceLimit;
-  Error.stackTraceLimit = 0;
-  try {
-    return fn();
-  } finally {
-    Error.stackTraceLimit = limit;
-  }
 }
 
 /**
