@@ -14,21 +14,28 @@ import {
   type FsTarget,
 } from '../../seam/index.js';
 import { follow, readFile, type MemoryContext } from './context.js';
-import { entryAt, isAbsent, lookup } from './lookup.js';
+import { entryAt, isAbsent, lookup, type CoreNode } from './lookup.js';
+import { versionOf } from './versions.js';
 
 /**
- * The bytes of the regular file at `key` (up to `maxBytes`), in one path walk. `absent` when
+ * The node of the regular file at `key` (of at most `maxBytes`), in one path walk. `absent` when
  * nothing is there; undefined when it does not plainly succeed (not a file, refused, too large,
  * looping): the caller then takes the stat-first path for its exact answer.
  */
-function quickRead(ctx: MemoryContext, key: string, maxBytes: number, shared = false): Uint8Array | 'absent' | undefined {
+function quickNode(ctx: MemoryContext, key: string, maxBytes: number): CoreNode | 'absent' | undefined {
   const found = lookup(ctx, key, true);
   if (!found.ok) return isAbsent(found) ? 'absent' : undefined;
   const node = found.value.getNode();
   // The read permission memfs's open checks, against the ids read once.
   if (!node.isFile() || node.getSize() > maxBytes || !node.canRead(ctx.uid, ctx.gid)) return undefined;
-  // Shared: the storage itself. The provider's writes put a new buffer in its place (setBuffer,
-  // writeFile), so the bytes handed out stay as they were.
+  return node;
+}
+
+/**
+ * A node's content. Shared: the storage itself. The provider's writes put a new buffer in its
+ * place (setBuffer, writeFile), so the bytes handed out stay as they were.
+ */
+function contentOf(node: CoreNode, shared: boolean): Uint8Array {
   const buf = shared && node.buf !== undefined && node.size !== undefined ? node.buf.subarray(0, node.size) : node.getBuffer();
   return new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
 }
@@ -38,9 +45,12 @@ function quickRead(ctx: MemoryContext, key: string, maxBytes: number, shared = f
  * file over `maxBytes` (before its content is read).
  */
 export function current(ctx: MemoryContext, key: string, what: string, maxBytes = Infinity): FsCurrent | undefined {
-  const quick = quickRead(ctx, key, maxBytes);
+  const quick = quickNode(ctx, key, maxBytes);
   if (quick === 'absent') return undefined;
-  if (quick !== undefined) return { bytes: quick, version: contentVersion(quick) };
+  if (quick !== undefined) {
+    const bytes = contentOf(quick, false);
+    return { bytes, version: versionOf(quick, bytes) };
+  }
   const st = follow(ctx, key);
   if (!st) return undefined;
   if (!st.isFile()) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);
@@ -73,6 +83,11 @@ export async function stat(ctx: MemoryContext, target: FsTarget, { unversioned }
   if (st.isFile()) {
     const executable = isExecutableMode(st.mode);
     if (unversioned) return { type: 'file', size: Number(st.size), mtimeMs, executable };
+    const node = quickNode(ctx, target.targetKey, Infinity);
+    if (node !== undefined && node !== 'absent') {
+      const bytes = contentOf(node, true);
+      return { type: 'file', version: versionOf(node, bytes), size: bytes.byteLength, mtimeMs, executable };
+    }
     const bytes = readFile(ctx, target.targetKey);
     return { type: 'file', version: contentVersion(bytes), size: bytes.byteLength, mtimeMs, executable };
   }
@@ -80,10 +95,13 @@ export async function stat(ctx: MemoryContext, target: FsTarget, { unversioned }
 }
 
 export async function read(ctx: MemoryContext, target: FsTarget, { maxBytes, unversioned, shared }: FsProviderReadOptions): Promise<FsCurrent> {
-  const quick = quickRead(ctx, target.targetKey, maxBytes, shared === true);
+  const quick = quickNode(ctx, target.targetKey, maxBytes);
   const what = `cannot read "${target.displayPath}"`;
   if (quick === 'absent') throw new FsError('FS_NOT_FOUND', `${what}: not found`);
-  if (quick !== undefined) return { bytes: quick, version: unversioned ? UNVERSIONED : contentVersion(quick) };
+  if (quick !== undefined) {
+    const bytes = contentOf(quick, shared === true);
+    return { bytes, version: unversioned ? UNVERSIONED : versionOf(quick, bytes) };
+  }
   const st = follow(ctx, target.targetKey);
   if (!st) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
   if (!st.isFile()) throw new FsError('FS_NOT_REGULAR_FILE', `${what}: not a regular file`);

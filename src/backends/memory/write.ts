@@ -14,12 +14,14 @@ import {
   type FsSwapRequest,
   type FsSwapResult,
   type FsTarget,
+  type FsVersion,
 } from '../../seam/index.js';
 import { applyMemoryBatch } from './batch.js';
 import { follow, writeFile, type MemoryContext } from './context.js';
 import { mkdirs } from './dirs.js';
 import { createIn, entryAt, type CoreNode } from './lookup.js';
 import { current } from './read.js';
+import { keepVersion, versionOf } from './versions.js';
 
 export async function swap(ctx: MemoryContext, target: FsTarget, { expect, bytes }: FsSwapRequest): Promise<FsSwapResult> {
   const { vol } = ctx;
@@ -100,21 +102,28 @@ function storedBytes(node: CoreNode): Uint8Array {
 function swapNode(node: CoreNode & { setBuffer(buf: Uint8Array): void }, expect: FsSwapRequest['expect'], bytes: Uint8Array): FsSwapResult {
   if (expect.kind !== 'any') {
     const before = storedBytes(node);
-    const now = { bytes: before, version: contentVersion(before) };
+    const now = { bytes: before, version: versionOf(node, before) };
     if (!expectHolds(expect, now)) return { ok: false, current: observe(now) };
   }
   // memfs keeps a copy of its own, as a write through a descriptor would.
   node.setBuffer(bytes);
-  return { ok: true, existed: true, version: contentVersion(bytes) };
+  return { ok: true, existed: true, version: kept(node, bytes) };
 }
 
 /** An existing, readable and writable regular file changed on its node; undefined where it is not plainly so. */
 function modifyNode(ctx: MemoryContext, node: CoreNode, maxBytes: number, change: (current: FsCurrent | undefined) => Uint8Array): FsSwapResult | undefined {
   if (!plainFile(ctx, node) || node.getSize() > maxBytes) return undefined;
   const before = storedBytes(node);
-  const bytes = change({ bytes: before, version: contentVersion(before) });
+  const bytes = change({ bytes: before, version: versionOf(node, before) });
   node.setBuffer(bytes);
-  return { ok: true, existed: true, version: contentVersion(bytes) };
+  return { ok: true, existed: true, version: kept(node, bytes) };
+}
+
+/** The version of `bytes`, just set as `node`'s content, kept for the next read of it. */
+function kept(node: CoreNode, bytes: Uint8Array): FsVersion {
+  const version = contentVersion(bytes);
+  keepVersion(node, version);
+  return version;
 }
 
 /** swapFrom (V7): memory holds the whole file anyway, so the stream is gathered, then swapped. */
