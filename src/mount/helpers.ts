@@ -134,7 +134,7 @@ export function remember(h: Helpers, dir: string, entries: readonly FsDirEntry[]
   entries.forEach((e, i) => {
     if ((e.target.targetKey as string) !== absPrefix + e.name || e.type === 'other') return;
     // Without the listing's size and time, getattr would answer otherwise than the provider's stat.
-    if (e.type === 'file' && (e.size === undefined || e.mtimeMs === undefined)) return;
+    if (e.mtimeMs === undefined || (e.type === 'file' && e.size === undefined)) return;
     h.ctx.cache.set(prefix + e.name, e.target.targetKey, stats[i]!);
   });
 }

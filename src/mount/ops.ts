@@ -33,9 +33,11 @@ function readOps(h: Helpers): Ops {
   const { fs, files } = h.ctx;
   const { cache } = h.ctx;
   /** A directory's entries and the attributes shown for them. */
-  const listing = async (t: FsTarget) => {
-    // With stats, a listing answers the getattr that follows for each name (when caching).
-    const entries = await fs.listDir(t, { stats: cache.enabled });
+  const listing = async (t: FsTarget, withStats: boolean) => {
+    // With stats (when caching), a listing answers the getattr that follows for each name;
+    // readdir lists without (find and ls need no more, and a local directory then needs no
+    // lstat per name), and the first getattr that misses lists again with them.
+    const entries = await fs.listDir(t, { stats: withStats && cache.enabled });
     // An entry whose target is not its own name is a link (listings type it by what it leads
     // to): shown as a link, so find and ls do not take it for what it leads to.
     const stats = entries.map((e) => {
@@ -49,7 +51,7 @@ function readOps(h: Helpers): Ops {
   const listInto = async (dir: string) => {
     const epoch = cache.epoch;
     const t = await target(dir);
-    const { entries, stats } = await listing(t);
+    const { entries, stats } = await listing(t, true);
     if (cache.epoch === epoch) known(dir, entries, stats);
   };
   const known = (dir: string, entries: readonly FsDirEntry[], stats: readonly Stat[]) => {
@@ -86,7 +88,7 @@ function readOps(h: Helpers): Ops {
       reply('readdir', cb, async () => {
         const epoch = cache.epoch;
         const t = await target(path);
-        const { entries, stats } = await listing(t);
+        const { entries, stats } = await listing(t, false);
         const self = statOf('directory', 0, inodes.of(t.targetKey, path === '/'), started);
         if (cache.enabled && cache.epoch === epoch) known(path, entries, stats);
         cb(0, ['.', '..', ...entries.map((e) => e.name)], [self, self, ...stats]);

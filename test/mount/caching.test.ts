@@ -130,3 +130,37 @@ describe.skipIf(why !== undefined)('a caching mount answers a walk from listings
     }
   });
 });
+
+// readdir needs names and types only; sizes and times are listed once a program asks for them.
+describe.skipIf(why !== undefined)('a caching mount lists with sizes only where a program asks for them', () => {
+  let dir: string;
+  let mount: Mount;
+  const listings: boolean[] = [];
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'dsh-fs-mount-'));
+    const fs = createMemoryFs({ files: Object.fromEntries(Array.from({ length: 10 }, (_, i) => [`/d/f${i}.txt`, `${i}\n`])) });
+    const counted = new Proxy(fs, {
+      get(t, k, r) {
+        const v = Reflect.get(t, k, r) as unknown;
+        if (k !== 'listDir') return typeof v === 'function' ? v.bind(t) : v;
+        return (target: unknown, options?: { stats?: boolean }) => {
+          if ((target as { displayPath?: string }).displayPath === '/d') listings.push(options?.stats === true);
+          return (v as (...a: unknown[]) => unknown).call(t, target, options);
+        };
+      },
+    });
+    mount = await mountFs(counted, dir, { cacheSeconds: 600 });
+  });
+  afterAll(async () => {
+    await cleanUp(mount, dir);
+  });
+
+  it('find lists d without sizes; the stats of its files then list it once with them', async () => {
+    expect((await sh(`cd '${dir}' && find d -type f | wc -l`)).stdout.trim()).toBe('10');
+    expect(listings).toEqual([false]);
+    const names = Array.from({ length: 10 }, (_, i) => `d/f${i}.txt`).join(' ');
+    expect((await sh(`cd '${dir}' && stat -c %s ${names} | sort -u`)).stdout.trim()).toBe('2');
+    expect(listings).toEqual([false, true]);
+  });
+});
