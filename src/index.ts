@@ -59,6 +59,7 @@ export {
   type FsRmdirOptions,
   type FsSearchCandidates,
   type FsSearchQuery,
+  type FsSearchReadQuery,
   type FsStatOptions,
   type FsStreamOptions,
   type FsSwapFromRequest,

@@ -1,11 +1,11 @@
 /**
- * `searchCandidates` of the contract: the provider's answer, with only the contents a read could
- * have given (within the bounds asked and the text limit, of candidates), so a search that takes
- * them finds what it would have read.
+ * `searchCandidates` and `searchReads` of the contract: the provider's answers, with only the
+ * contents a read could have given (within the bounds asked and the text limit), so a search
+ * that takes them finds what it would have read.
  */
 import { FsError } from './errors.js';
 import type { FsContext } from './fs-context.js';
-import type { FileSystem, FsOpOptions, FsSearchCandidates, FsSearchQuery, FsTarget, FsTargetKey } from './types.js';
+import type { FileSystem, FsOpOptions, FsSearchCandidates, FsSearchQuery, FsSearchReadQuery, FsTarget, FsTargetKey } from './types.js';
 
 export function createSearchCandidates(ctx: FsContext): FileSystem['searchCandidates'] {
   const { provider } = ctx;
@@ -33,6 +33,26 @@ export function createSearchCandidates(ctx: FsContext): FileSystem['searchCandid
     }
     return out;
   }
+}
+
+export function createSearchReads(ctx: FsContext): FileSystem['searchReads'] {
+  const { provider } = ctx;
+  if (provider.searchReads === undefined) return undefined;
+  return async (targets: readonly FsTarget[], query: FsSearchReadQuery, opts: FsOpOptions = {}) => {
+    for (const target of targets) ctx.checkTarget(target);
+    if (!isCount(query.maxBytes) || (query.contains !== undefined && (!(query.contains instanceof Uint8Array) || query.contains.byteLength === 0))) {
+      throw new FsError('FS_INVALID_ARGUMENT', 'cannot read for a search: maxBytes must be a non-negative integer, and contains non-empty bytes');
+    }
+    if (targets.length === 0) return [];
+    const found = await provider.searchReads!(targets, query, opts);
+    const limit = Math.min(query.maxBytes, ctx.maxTextBytes);
+    // Anything but the answers asked for is read the usual way.
+    return targets.map((_, i) => {
+      const one = found[i];
+      if (one === null) return query.contains === undefined ? undefined : null;
+      return one instanceof Uint8Array && one.byteLength <= limit ? one : undefined;
+    });
+  };
 }
 
 const isCount = (n: unknown): n is number => typeof n === 'number' && Number.isSafeInteger(n) && n >= 0;

@@ -11,7 +11,7 @@ import { createWalk } from './fs-walk.js';
 import { createWatch } from './fs-watch.js';
 import { createWriteBytesFrom } from './fs-write-from.js';
 import { createWriteOps } from './fs-write.js';
-import { createSearchCandidates } from './fs-search.js';
+import { createSearchCandidates, createSearchReads } from './fs-search.js';
 import type { FileSystem, FsProvider } from './types.js';
 
 export { DEFAULT_MAX_TEXT_BYTES, type CreateFsOptions } from './fs-context.js';
@@ -30,6 +30,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   const { writeText, writeBytes, remove, flush } = createWriteOps(ctx);
   const links = createLinkAndModeOps(ctx);
   const searchCandidates = createSearchCandidates(ctx);
+  const searchReads = createSearchReads(ctx);
   const watch = createWatch(ctx);
   const applyChanges = createApplyChanges({ provider, locks: ctx.locks, rootGuard: ctx.rootGuard, checkTarget: (t) => ctx.checkTarget(t), fs: () => fs });
 
@@ -65,6 +66,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
     ...(watch === undefined ? {} : { watch }),
     // Only where the provider can narrow a search; the search checks for it.
     ...(searchCandidates === undefined ? {} : { searchCandidates }),
+    ...(searchReads === undefined ? {} : { searchReads }),
   };
   return fs;
 }

@@ -146,6 +146,17 @@ export interface FsSearchQuery {
  */
 export type FsSearchCandidates = ReadonlySet<FsTargetKey> & { readonly contents?: ReadonlyMap<FsTargetKey, Uint8Array> };
 
+/** What a search asks of `searchReads`. */
+export interface FsSearchReadQuery {
+  /** Files larger than this are left to the usual read (answered undefined). */
+  readonly maxBytes: number;
+  /**
+   * Optional: bytes every file the search can match contains (as FsSearchQuery.contains). A file
+   * that is text (T1) and does not contain them may be answered null: the search need not read it.
+   */
+  readonly contains?: Uint8Array;
+}
+
 export interface FsModifyRequest extends FsOpOptions {
   /** As for `read`: a larger existing file is FS_TOO_LARGE, checked before its content is read. */
   readonly maxBytes: number;
@@ -276,6 +287,14 @@ export interface FsProvider {
    * within the bounds asked and the text limit, and checks them as a read would (T1).
    */
   searchCandidates?(root: FsTarget, query: FsSearchQuery, options: FsOpOptions): Promise<FsSearchCandidates | undefined>;
+  /**
+   * Optional: a search's reads of many small files at once, for a provider that can read them
+   * in parallel (the local provider, on worker threads). For each target, in order: its whole
+   * content, as `read` with `unversioned` would give it; null (only with `query.contains`) when
+   * the file is text and lacks those bytes; or undefined, when the caller is to read it the usual
+   * way (anything not a small regular file, changed while read, or not read for any reason).
+   */
+  searchReads?(targets: readonly FsTarget[], query: FsSearchReadQuery, options: FsOpOptions): Promise<readonly (Uint8Array | null | undefined)[]>;
   /** Optional bulk listing (D4); the seam walks with listDir when it is absent. */
   walk?(target: FsTarget, options: FsWalkOptions): AsyncIterable<FsWalkEntry>;
   /** D1: create the directory and its missing parents; existing directory: no error. */

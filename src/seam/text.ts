@@ -21,8 +21,19 @@ export function firstNul(bytes: Uint8Array): number {
   return (Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)).indexOf(0);
 }
 
+/**
+ * T1 as a yes or no: valid UTF-8, no NUL byte, no UTF-16 byte order mark. Self-contained (it
+ * refers to nothing outside itself), so that search's read workers run this very source.
+ */
+export function isTextBytes(bytes: Buffer, validUtf8: (b: Uint8Array) => boolean): boolean {
+  if (bytes.length >= 2 && ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff))) return false;
+  return bytes.indexOf(0) === -1 && validUtf8(bytes);
+}
+
 /** Why some bytes are not text, or undefined when they are valid UTF-8 without NUL (T1). */
 export function textProblem(bytes: Uint8Array): string | undefined {
+  const view = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  if (isTextBytes(view, isUtf8)) return undefined;
   if (bytes.length >= 2) {
     const [a, b] = [bytes[0], bytes[1]];
     if ((a === 0xff && b === 0xfe) || (a === 0xfe && b === 0xff)) return 'a UTF-16 byte order mark (only UTF-8 is supported)';

@@ -30,7 +30,7 @@ import type {
   FsWriteOutcome,
 } from './model.js';
 import type { FsWatch, FsWatchOptions } from './feed-types.js';
-import type { FsSearchCandidates, FsSearchQuery } from './provider.js';
+import type { FsSearchCandidates, FsSearchQuery, FsSearchReadQuery } from './provider.js';
 
 export * from './model.js';
 export type * from './feed-types.js';
@@ -131,6 +131,13 @@ export interface FileSystem {
    * limit); `textStreamOf` turns them into what `streamText` would give.
    */
   searchCandidates?(root: FsTarget, query: FsSearchQuery, options?: FsOpOptions): Promise<FsSearchCandidates | undefined>;
+  /**
+   * Present when the provider reads many small files at once (see FsProvider.searchReads): per
+   * target, its bytes (never over `maxBytes` or the text limit), null (text without
+   * `query.contains`), or undefined (read it the usual way). `textStreamOf` turns bytes into
+   * what `streamText` would give.
+   */
+  searchReads?(targets: readonly FsTarget[], query: FsSearchReadQuery, options?: FsOpOptions): Promise<readonly (Uint8Array | null | undefined)[]>;
   walk(target: FsTarget, options?: FsWalkOptions): AsyncIterable<FsWalkEntry>;
   /**
    * X1: sets or clears the executable bit of a regular file, as `chmod +x` / `chmod -x` do; the

@@ -3,6 +3,7 @@ import { streamLines } from './grep-large.js';
 import { requiredLiteral } from './literal.js';
 import { FsError, canonicalPath, isFsError, splitLines, textStreamOf, throwIfAborted, toFsError, type FileSystem, type FsTarget } from '../seam/index.js';
 import { grepFiles, type FileItem, type FileSource } from './grep-files.js';
+import { readAhead, type ReadItem } from './grep-reads.js';
 import { cannotMatch, givenContent, narrowing, type Narrowed } from './narrow.js';
 import { comparePaths } from './paths.js';
 import { compileSearchPattern, cutUtf8, includeMatcher, patternQuote, statelessRegExp } from './pattern.js';
@@ -193,9 +194,9 @@ async function scanAll(
   const matches: GrepMatch[] = [];
   let truncated: GrepResult['truncated'] = false;
   let filesSearched = 0;
-  const iterator = grepFiles(ctx);
+  const iterator = withReads(ctx, grepFiles(ctx));
   // The files of the run taken from the iterator and not yet started.
-  let run: FileItem[] = [];
+  let run: ReadItem[] = [];
   let taken = 0;
   /** Takes the next run when this one is used up; false at the end. */
   const more = async (): Promise<boolean> => {
@@ -225,7 +226,10 @@ async function scanAll(
           break;
         }
         filesSearched++;
-        window.push(settle(scanFile(ctx, run[taken++]!)));
+        const file = run[taken++]!;
+        // Read ahead and found to be text without the pattern's literal: nothing to match.
+        if (file.given === null) continue;
+        window.push(settle(scanFile(ctx, file)));
       }
       const head = window.shift();
       if (head === undefined) break;
@@ -249,8 +253,15 @@ async function scanAll(
   return { matches, truncated, filesSearched };
 }
 
+/** The walk's files, with their contents read ahead where the filesystem reads many at once and the store does not narrow. */
+function withReads(ctx: GrepContext, files: AsyncGenerator<FileItem[]>): AsyncGenerator<ReadItem[]> {
+  const { fs, literal, maxFileBytes, signal } = ctx;
+  if (fs.searchReads === undefined || fs.searchCandidates !== undefined) return files;
+  return readAhead(fs, files, { maxBytes: maxFileBytes, ...(literal !== undefined && literal.byteLength > 0 ? { contains: literal } : {}) }, signal);
+}
+
 /** The matching lines of one file, or why it was skipped. */
-async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
+async function scanFile(ctx: GrepContext, file: ReadItem): Promise<FileScan> {
   const { maxFileBytes, maxMatches } = ctx;
   const narrowed = await ctx.narrowed;
   if (cannotMatch(ctx.fs, narrowed, file.target)) return { matches: [] };
@@ -277,7 +288,7 @@ async function scanFile(ctx: GrepContext, file: FileItem): Promise<FileScan> {
     // No version is minted: search never guards a write with what it read.
     let stream;
     try {
-      const given = givenContent(narrowed, file.target);
+      const given = file.given ?? givenContent(narrowed, file.target);
       // Bytes the store returned with the candidates: what this read would give, without the read.
       stream = given === undefined ? await ctx.fs.streamText(file.target, { signal: ctx.signal, unversioned: true }) : textStreamOf(file.target, given, ctx.signal);
     } catch (err) {

@@ -23,6 +23,12 @@ export interface LocalProviderOptions {
   /** Wall clock in nanoseconds since the epoch (tests inject one). */
   readonly clock?: () => bigint;
   /**
+   * How many worker threads a search's reads of small files use (default 2 where the machine has
+   * two cores or more, else 0; 0 reads them on the calling thread). Idle workers stay for the
+   * next search without keeping the process alive.
+   */
+  readonly searchThreads?: number;
+  /**
    * For tests only (fault injection), not a stable API: the `fs.promises` functions every file
    * operation goes through, including those on the handles its `open` returns. Default: node's.
    */

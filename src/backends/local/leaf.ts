@@ -1,7 +1,7 @@
-import { closeSync, fstatSync, openSync, readSync, type BigIntStats } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync, readlinkSync, type BigIntStats } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
 import { posix } from 'node:path';
-import { FsError, quietly } from '../../seam/errors.js';
+import { FsError } from '../../seam/errors.js';
 import { UNVERSIONED, type FsCurrent, type FsVersion } from '../../seam/types.js';
 import { contentVersion } from '../../seam/version.js';
 import { Moved, type DirAnchor, type SyncDirAnchor } from './anchor.js';
@@ -9,13 +9,14 @@ import { LEAF_READ_FLAGS, O_NOFOLLOW, O_PATH, type LocalContext } from './contex
 import { errnoOf, isAbsent, notFound, notRegular, tooLarge } from './errors.js';
 import { withHeldDir } from './held-dir.js';
 import { hashBounded, readBounded } from './io.js';
+import { pinnedRead, type PinnedIo } from './pinned.js';
 import { sameTuple } from './version-cache.js';
 
 const READ_ATTEMPTS = 3;
 /** A file may grow this much beyond its fstat size while it is hashed before it counts as changing. */
 const HASH_SLACK = 64 * 1024 * 1024;
 /** Files up to this size are read by searches with synchronous calls (a short hold of the event loop). */
-const SYNC_READ_BYTES = 256 * 1024;
+export const SYNC_READ_BYTES = 256 * 1024;
 
 /** An open regular file and its stat at opening. */
 export interface Leaf {
@@ -47,38 +48,28 @@ export function readSmallSync(ctx: LocalContext, key: string, maxBytes: number, 
   }
 }
 
+/** node:fs and the flags for pinned reads; none where there is no O_PATH (nothing is read that way there). */
+export const PINNED_IO: PinnedIo | undefined =
+  O_PATH === undefined
+    ? undefined
+    : { openSync, fstatSync, readSync, closeSync, readlinkSync, O_PATH, O_NOFOLLOW, O_DIRECTORY: constants.O_DIRECTORY, readFlags: LEAF_READ_FLAGS };
+
 /** The bytes of the entry of `key` in its verified parent, read through an O_PATH pin of its inode. */
 function readPinned(parent: SyncDirAnchor, key: string, maxBytes: number, what: string): Uint8Array | undefined {
-  let pinned: number | undefined;
-  let fd: number | undefined;
-  let held = false;
-  try {
-    // Quiet: a name not there (yet) is a common answer.
-    pinned = quietly(() => openSync(parent.child(posix.basename(key)), O_PATH! | O_NOFOLLOW));
-    held = true;
-    const st = fstatSync(pinned, { bigint: true });
-    if (st.isSymbolicLink()) throw new Moved(key);
-    if (!st.isFile()) throw notRegular(what, st);
-    if (st.size > BigInt(Math.min(maxBytes, SYNC_READ_BYTES))) return undefined;
-    // The pinned inode itself is opened, so its stat is the one to compare after the read.
-    fd = openSync(`/proc/self/fd/${pinned}`, LEAF_READ_FLAGS & ~O_NOFOLLOW);
-    closeSync(pinned);
-    pinned = undefined;
-    const size = Number(st.size);
-    const buf = Buffer.allocUnsafe(size);
-    let got = 0;
-    for (let n; got < size && (n = readSync(fd, buf, got, size - got, null)) > 0; ) got += n;
-    // A file that changed (grew, shrank, was rewritten) while read shows it in its stat: it is
-    // read again the general way.
-    if (got !== size || !sameTuple(st, fstatSync(fd, { bigint: true }))) return undefined;
-    return new Uint8Array(buf.buffer, buf.byteOffset, size);
-  } catch (err) {
-    // Replaced once pinned (see replacedAsMoved): the general path reads the name again.
-    if (held && errnoOf(err) === 'ENOENT') return undefined;
-    throw err;
-  } finally {
-    if (fd !== undefined) closeSync(fd);
-    if (pinned !== undefined) closeSync(pinned);
+  if (PINNED_IO === undefined) return undefined;
+  const found = pinnedRead(PINNED_IO, parent.child(posix.basename(key)), Math.min(maxBytes, SYNC_READ_BYTES));
+  switch (found.kind) {
+    case 'bytes':
+      return new Uint8Array(found.bytes.buffer, found.bytes.byteOffset, found.bytes.byteLength);
+    case 'absent':
+      throw notFound(what);
+    case 'link':
+      throw new Moved(key);
+    case 'other':
+      throw notRegular(what, found.st);
+    default:
+      // Larger than a quick read, or changed while read: the general path reads it.
+      return undefined;
   }
 }
 

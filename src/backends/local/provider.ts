@@ -1,4 +1,4 @@
-import { FsTargetKey, type FsProvider, type FsTarget } from '../../seam/types.js';
+import { FsTargetKey, type FsOpOptions, type FsProvider, type FsSearchReadQuery, type FsTarget } from '../../seam/types.js';
 import type { AnchorMode } from './anchor.js';
 import { createContext, type LocalProviderOptions } from './context.js';
 import { flush, mkdir, rmdir } from './dirs.js';
@@ -9,6 +9,7 @@ import { setExecutable } from './modes.js';
 import { read, stat } from './read.js';
 import { rename } from './rename.js';
 import { resolveKey, withRedirects } from './resolve.js';
+import { checkSearchThreads, searchReads } from './search-reads.js';
 import { swapLocked } from './swap.js';
 import { openRead } from './stream.js';
 import { sweepTemps, TEMP_NAME_PATTERN, type SweepOptions } from './temps.js';
@@ -33,6 +34,7 @@ export interface LocalProvider extends FsProvider {
 /** A provider for a directory on local disk, confined to it, with atomic durable writes. */
 export function createLocalProvider(options: LocalProviderOptions): LocalProvider {
   const ctx = createContext(options);
+  const threads = checkSearchThreads(options.searchThreads);
   return {
     root: ctx.root,
     cwd: ctx.cwd,
@@ -77,6 +79,8 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     rename: (from, to, options) => rename(ctx, from, to, options),
     listDir: (target, { stats }) => listDir(ctx, target, stats),
     walk: (target, options) => walk(ctx, target, options),
+    // Only where small files are read with pinned synchronous calls (see LocalContext.syncWalk).
+    ...(ctx.syncWalk ? { searchReads: (targets: readonly FsTarget[], query: FsSearchReadQuery, opts: FsOpOptions) => searchReads(ctx, threads, targets, query, opts) } : {}),
     sweepTemps: (sweep?: SweepOptions) => sweepTemps(ctx, sweep),
   };
 }

@@ -1,0 +1,237 @@
+import { isUtf8 } from 'node:buffer';
+import { availableParallelism } from 'node:os';
+import { posix } from 'node:path';
+import { Worker } from 'node:worker_threads';
+import { FsError, throwIfAborted } from '../../seam/errors.js';
+import { isWithin } from '../../seam/path.js';
+import type { FsSearchReadQuery } from '../../seam/provider.js';
+import { isTextBytes } from '../../seam/text.js';
+import type { FsOpOptions, FsTarget } from '../../seam/types.js';
+import type { LocalContext } from './context.js';
+import { PINNED_IO, SYNC_READ_BYTES } from './leaf.js';
+import { pinnedRead, readDirFiles, type PinnedIo } from './pinned.js';
+
+/**
+ * `searchReads` of the local provider: a search's small reads, spread over a few worker threads
+ * so that every core works. Each worker runs the same pinned reads as the calling thread (the
+ * source of pinned.ts), with the same checks: the directory held and its real path read back
+ * before each file, the inode pinned with O_PATH and its type checked before it is opened. What a
+ * worker does not read plainly is left to the usual read.
+ */
+
+/** Below this many files a request is read on the calling thread: a round trip to a worker costs more. */
+const MIN_WORKER_FILES = 64;
+/** Each worker is given at least this many files of a request. */
+const MIN_PER_WORKER = 32;
+
+/** The default of LocalProviderOptions.searchThreads: two where there are two cores or more. */
+export function defaultSearchThreads(): number {
+  return availableParallelism() >= 2 ? 2 : 0;
+}
+
+export function checkSearchThreads(n: unknown): number {
+  if (n === undefined) return defaultSearchThreads();
+  if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0 || n > 64) {
+    throw new FsError('FS_INVALID_ARGUMENT', `searchThreads must be an integer from 0 to 64, got ${String(n)}`);
+  }
+  return n;
+}
+
+type Answer = Uint8Array | null | undefined;
+/** One directory's files of a request, and where the first of them stands in the request. */
+type Group = readonly [dir: string, names: string[], first: number];
+
+export async function searchReads(
+  ctx: LocalContext,
+  threads: number,
+  targets: readonly FsTarget[],
+  query: FsSearchReadQuery,
+  { signal }: FsOpOptions,
+): Promise<Answer[]> {
+  throwIfAborted(signal, 'cannot read for a search');
+  const out: Answer[] = new Array<Answer>(targets.length).fill(undefined);
+  if (!ctx.syncWalk || PINNED_IO === undefined) return out;
+  const groups: Group[] = [];
+  targets.forEach((target, i) => {
+    const key = target.targetKey;
+    const dir = posix.dirname(key);
+    // The root itself, or a key that is not a path below it, is read the usual way (which says why).
+    if (key === ctx.root || !isWithin(ctx.root, dir)) return;
+    const last = groups[groups.length - 1];
+    if (last !== undefined && last[0] === dir && last[2] + last[1].length === i) last[1].push(posix.basename(key));
+    else groups.push([dir, [posix.basename(key)], i]);
+  });
+  const maxBytes = Math.min(query.maxBytes, SYNC_READ_BYTES);
+  const contains = query.contains === undefined ? undefined : Buffer.from(query.contains.buffer, query.contains.byteOffset, query.contains.byteLength);
+  const count = groups.reduce((n, g) => n + g[1].length, 0);
+  const inThread = threads === 0 || count < MIN_WORKER_FILES;
+  const slices = inThread ? [groups] : split(groups, Math.min(threads, Math.floor(count / MIN_PER_WORKER)));
+  const answers = inThread ? [here(PINNED_IO, groups, maxBytes, contains)] : await Promise.all(slices.map((slice) => pool(threads).read(slice, maxBytes, contains)));
+  slices.forEach((slice, s) => {
+    const answer = answers[s];
+    if (answer === undefined) return;
+    let at = 0;
+    for (const [, names, first] of slice) for (let j = 0; j < names.length; j++) out[first + j] = answer[at++];
+  });
+  throwIfAborted(signal, 'cannot read for a search');
+  return out;
+}
+
+const isText = (bytes: Buffer): boolean => isTextBytes(bytes, isUtf8);
+
+function here(io: PinnedIo, groups: readonly Group[], maxBytes: number, contains: Buffer | undefined): Answer[] {
+  const out: Answer[] = [];
+  for (const [dir, names] of groups) for (const one of readDirFiles(io, pinnedRead, dir, names, maxBytes, contains, isText)) out.push(one);
+  return out;
+}
+
+/** `groups` cut into `n` slices of about as many files each (a directory's files may be cut too). */
+function split(groups: readonly Group[], n: number): Group[][] {
+  const total = groups.reduce((sum, g) => sum + g[1].length, 0);
+  const per = Math.ceil(total / n);
+  const slices: Group[][] = [[]];
+  let room = per;
+  for (const [dir, names, first] of groups) {
+    for (let start = 0; start < names.length; ) {
+      if (room === 0) {
+        slices.push([]);
+        room = per;
+      }
+      const take = Math.min(room, names.length - start);
+      slices[slices.length - 1]!.push([dir, names.slice(start, start + take), first + start]);
+      start += take;
+      room -= take;
+    }
+  }
+  return slices;
+}
+
+// The worker is plain JavaScript given as a string, so it runs the same from the TypeScript
+// sources (tests) and from dist/: the pinned reads and T1's check are the very functions above.
+// Answers travel as one buffer of contents plus their lengths (-1: null, -2: undefined).
+const WORKER_SOURCE = `
+const fs = require('node:fs');
+const { isUtf8 } = require('node:buffer');
+const { parentPort, workerData } = require('node:worker_threads');
+const pinnedRead = ${pinnedRead.toString()};
+const readDirFiles = ${readDirFiles.toString()};
+const isTextBytes = ${isTextBytes.toString()};
+const io = { openSync: fs.openSync, fstatSync: fs.fstatSync, readSync: fs.readSync, closeSync: fs.closeSync, readlinkSync: fs.readlinkSync, ...workerData };
+const isText = (b) => isTextBytes(b, isUtf8);
+parentPort.on('message', ({ dirs, names, counts, maxBytes, contains }) => {
+  const needle = contains === undefined ? undefined : Buffer.from(contains);
+  const all = names.split('/');
+  const lengths = [];
+  const parts = [];
+  let total = 0;
+  let from = 0;
+  for (let d = 0; d < dirs.length; d++) {
+    const mine = all.slice(from, from + counts[d]);
+    from += counts[d];
+    for (const one of readDirFiles(io, pinnedRead, dirs[d], mine, maxBytes, needle, isText)) {
+      if (one === undefined) lengths.push(-2);
+      else if (one === null) lengths.push(-1);
+      else { lengths.push(one.length); parts.push(one); total += one.length; }
+    }
+  }
+  const data = new Uint8Array(total);
+  let at = 0;
+  for (const p of parts) { data.set(p, at); at += p.length; }
+  const sizes = Int32Array.from(lengths);
+  parentPort.postMessage({ sizes, data }, [sizes.buffer, data.buffer]);
+});
+`;
+
+/** The workers of one size of pool: at most `size` live, idle ones kept (unreferenced) for the next search. */
+class ReadPool {
+  readonly #idle: Worker[] = [];
+  readonly #waiting: ((worker: Worker) => void)[] = [];
+  #live = 0;
+
+  constructor(private readonly size: number) {}
+
+  /** A slice's answers, or undefined when its worker failed (the caller reads them the usual way). */
+  async read(groups: readonly Group[], maxBytes: number, contains: Buffer | undefined): Promise<Answer[] | undefined> {
+    const worker = await this.#take();
+    worker.ref();
+    return new Promise((resolve) => {
+      const settle = (answer: Answer[] | undefined, healthy: boolean) => {
+        worker.off('message', onMessage);
+        worker.off('error', onFailure);
+        worker.off('exit', onFailure);
+        if (healthy) this.#give(worker);
+        else this.#drop(worker);
+        resolve(answer);
+      };
+      const onMessage = ({ sizes, data }: { sizes: Int32Array; data: Uint8Array }) => settle(unpack(sizes, data), true);
+      const onFailure = () => settle(undefined, false);
+      worker.on('message', onMessage);
+      worker.on('error', onFailure);
+      worker.on('exit', onFailure);
+      // A name never holds a slash: the names travel as one string, a copy rather than a clone per name.
+      const dirs = groups.map(([dir]) => dir);
+      const names = groups.map(([, list]) => list.join('/')).join('/');
+      const counts = Int32Array.from(groups, ([, list]) => list.length);
+      worker.postMessage({ dirs, names, counts, maxBytes, contains });
+    });
+  }
+
+  #take(): Promise<Worker> {
+    const idle = this.#idle.pop();
+    if (idle !== undefined) return Promise.resolve(idle);
+    if (this.#live < this.size) {
+      this.#live++;
+      return Promise.resolve(start());
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+
+  #give(worker: Worker): void {
+    const next = this.#waiting.shift();
+    if (next !== undefined) return next(worker);
+    // An idle worker never keeps the process alive.
+    worker.unref();
+    this.#idle.push(worker);
+  }
+
+  #drop(worker: Worker): void {
+    this.#live--;
+    void worker.terminate().catch(() => undefined);
+    const next = this.#waiting.shift();
+    if (next !== undefined) {
+      this.#live++;
+      next(start());
+    }
+  }
+}
+
+function start(): Worker {
+  const io = PINNED_IO!;
+  return new Worker(WORKER_SOURCE, {
+    eval: true,
+    name: 'dsh-fs search reads',
+    workerData: { O_PATH: io.O_PATH, O_NOFOLLOW: io.O_NOFOLLOW, O_DIRECTORY: io.O_DIRECTORY, readFlags: io.readFlags },
+  });
+}
+
+function unpack(sizes: Int32Array, data: Uint8Array): Answer[] {
+  const out: Answer[] = [];
+  let at = 0;
+  for (const size of sizes) {
+    if (size === -2) out.push(undefined);
+    else if (size === -1) out.push(null);
+    else {
+      out.push(data.subarray(at, at + size));
+      at += size;
+    }
+  }
+  return out;
+}
+
+const pools = new Map<number, ReadPool>();
+
+function pool(size: number): ReadPool {
+  let p = pools.get(size);
+  if (p === undefined) pools.set(size, (p = new ReadPool(size)));
+  return p;
+}

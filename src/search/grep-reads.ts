@@ -1,0 +1,55 @@
+import type { FileSystem, FsSearchReadQuery } from '../seam/index.js';
+import type { FileItem } from './grep-files.js';
+
+/**
+ * grep's files with their contents read ahead in bulk, where the filesystem reads many small
+ * files at once (`searchReads`, e.g. on worker threads): runs of the walk are gathered into
+ * requests of about REQUEST_FILES files, and up to DEPTH requests are out while earlier files
+ * are matched. The walk, its order, and everything done with a file are as without it.
+ */
+export interface ReadItem extends FileItem {
+  /** Its bytes as a read would give them; null: text without the pattern's literal (no match). */
+  readonly given?: Uint8Array | null;
+}
+
+const REQUEST_FILES = 512;
+const DEPTH = 2;
+
+export async function* readAhead(fs: FileSystem, runs: AsyncGenerator<FileItem[]>, query: FsSearchReadQuery, signal: AbortSignal): AsyncGenerator<ReadItem[]> {
+  const reads = fs.searchReads!;
+  const out: Promise<ReadItem[]>[] = [];
+  let ended = false;
+  const gather = async (): Promise<FileItem[]> => {
+    const files: FileItem[] = [];
+    while (files.length < REQUEST_FILES) {
+      const next = await runs.next();
+      if (next.done === true) {
+        ended = true;
+        break;
+      }
+      for (const file of next.value) files.push(file);
+    }
+    return files;
+  };
+  const request = (files: FileItem[]): Promise<ReadItem[]> =>
+    reads(files.map((f) => f.target), query, { signal }).then(
+      (answers) => files.map((file, i) => (answers[i] === undefined ? file : { ...file, given: answers[i] })),
+      // Any failure of the bulk read: each file is read the usual way, which reports its own.
+      () => files,
+    );
+  try {
+    for (;;) {
+      while (!ended && out.length < DEPTH) {
+        const files = await gather();
+        if (files.length > 0) out.push(request(files));
+      }
+      const head = out.shift();
+      if (head === undefined) return;
+      yield await head;
+    }
+  } finally {
+    // No read of this search goes on after it returned.
+    await Promise.allSettled(out);
+    await runs.return(undefined);
+  }
+}
