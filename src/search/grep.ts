@@ -185,6 +185,8 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   return { path: rootPath, matches, truncated, filesSearched, skippedCounts: counts, skipped };
 }
 
+const NO_MATCH: Promise<FileScan> = Promise.resolve({ matches: [] });
+
 /** Reads up to `concurrency` files at once, taking their results in order, until a budget runs out. */
 async function scanAll(
   ctx: GrepContext,
@@ -228,8 +230,7 @@ async function scanAll(
         filesSearched++;
         const file = run[taken++]!;
         // Read ahead and found to be text without the pattern's literal: nothing to match.
-        if (file.given === null) continue;
-        window.push(settle(scanFile(ctx, file)));
+        window.push(file.given === null ? NO_MATCH : settle(scanFile(ctx, file)));
       }
       const head = window.shift();
       if (head === undefined) break;

@@ -1,0 +1,131 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLocalFs } from '../../src/backends/local/index.js';
+import { grep, type FsTarget } from '../../src/index.js';
+import { textProblem } from '../../src/seam/index.js';
+import { makeArea, type Area } from './helpers.js';
+
+// searchReads of the local provider: each answer is the file's bytes, null (text without the
+// literal), or undefined (read it the usual way); workers and the calling thread answer alike.
+
+let area: Area;
+beforeAll(async () => {
+  area = await makeArea('search-reads');
+});
+afterAll(async () => {
+  await area.cleanup();
+});
+
+const LITERAL = 'needle';
+const enc = (s: string) => Buffer.from(s, 'utf8');
+
+/** What a file of the tree holds: text with or without the literal, or bytes that are not text. */
+const content = fc.oneof(
+  fc.string({ maxLength: 40 }).map((s) => enc(s)),
+  fc.tuple(fc.string({ maxLength: 20 }), fc.string({ maxLength: 20 })).map(([a, b]) => enc(`${a}${LITERAL}${b}\n`)),
+  fc.uint8Array({ maxLength: 30 }).map((b) => Buffer.from(b)),
+  fc.constantFrom(enc(`${LITERAL}\0`), Buffer.from([0xff, 0xfe, 0x6e, 0x00]), Buffer.from([0x6e, 0x65, 0xc3]), enc(''), enc('x'.repeat(300))),
+);
+
+let round = 0;
+
+/** Writes `files` into a fresh directory of the root (two subdirectories), and resolves them in order. */
+async function planted(fs: ReturnType<typeof createLocalFs>, files: readonly Buffer[]): Promise<{ targets: FsTarget[]; dir: string }> {
+  const dir = join(area.root, `r${round++}`);
+  for (const sub of ['a', 'b']) mkdirSync(join(dir, sub), { recursive: true });
+  const targets: FsTarget[] = [];
+  for (let i = 0; i < files.length; i++) {
+    const path = join(dir, i % 3 === 0 ? 'a' : 'b', `f${i}.txt`);
+    writeFileSync(path, files[i]!);
+    targets.push(await fs.resolve(path));
+  }
+  return { targets, dir };
+}
+
+describe('local searchReads', () => {
+  it('answers bytes as read, null only for text without the literal, on workers and on the calling thread alike', async () => {
+    const onWorkers = createLocalFs({ root: area.root, searchThreads: 2 });
+    const here = createLocalFs({ root: area.root, searchThreads: 0 });
+    await fc.assert(
+      fc.asyncProperty(fc.array(content, { minLength: 64, maxLength: 140 }), fc.integer({ min: 0, max: 400 }), async (files, maxBytes) => {
+        const { targets } = await planted(onWorkers, files);
+        const query = { maxBytes, contains: enc(LITERAL) };
+        const plain = (answers: readonly (Uint8Array | null | undefined)[]) => answers.map((x) => (x instanceof Uint8Array ? Buffer.from(x) : x));
+        const a = await onWorkers.searchReads!(targets, query);
+        expect(plain(a)).toEqual(plain(await here.searchReads!(targets, query)));
+        files.forEach((bytes, i) => {
+          const answer = a[i];
+          if (bytes.byteLength > maxBytes) expect(answer).toBeUndefined();
+          // A small regular file is read here, not left to the usual read.
+          else if (textProblem(bytes) === undefined && !bytes.includes(enc(LITERAL))) expect(answer).toBeNull();
+          else expect(Buffer.from(answer!)).toEqual(bytes);
+        });
+        // Without a literal nothing is passed over.
+        const all = await onWorkers.searchReads!(targets, { maxBytes });
+        files.forEach((bytes, i) => (bytes.byteLength > maxBytes ? expect(all[i]).toBeUndefined() : expect(Buffer.from(all[i]!)).toEqual(bytes)));
+      }),
+      { numRuns: 15 },
+    );
+  });
+
+  it('leaves names swapped for a link, a FIFO or a directory, and removed ones, to the usual read (a FIFO is never opened)', async () => {
+    const fs = createLocalFs({ root: area.root, searchThreads: 2 });
+    const { targets, dir } = await planted(fs, Array.from({ length: 70 }, (_, i) => enc(`${LITERAL} ${i}\n`)));
+    // f0, f3, f6 and f9 are in a/: swapped after they were resolved.
+    const at = (i: number) => join(dir, 'a', `f${i}.txt`);
+    rmSync(at(0));
+    symlinkSync(at(12), at(0));
+    rmSync(at(3));
+    execFileSync('mkfifo', [at(3)]);
+    rmSync(at(6));
+    mkdirSync(at(6));
+    rmSync(at(9));
+    const answers = await fs.searchReads!(targets, { maxBytes: 1024 });
+    answers.forEach((a, i) => expect(a === undefined).toBe([0, 3, 6, 9].includes(i)));
+  });
+
+  it('reads nothing through a directory moved out of the root, or swapped for a link out of it (P2)', async () => {
+    for (const threads of [0, 2]) {
+      const fs = createLocalFs({ root: area.root, searchThreads: threads });
+      const { targets, dir } = await planted(fs, Array.from({ length: 90 }, () => enc('inside\n')));
+      const away = join(area.outside, `b${round++}`);
+      renameSync(join(dir, 'b'), away);
+      // Swapped for a link to where it went: opened by that path, it is not where its key says.
+      if (threads === 2) symlinkSync(away, join(dir, 'b'));
+      const answers = await fs.searchReads!(targets, { maxBytes: 1024 });
+      targets.forEach((t, i) => expect(answers[i] === undefined).toBe(t.targetKey.includes('/b/')));
+    }
+  });
+});
+
+describe('grep with reads on workers', () => {
+  it('finds what it finds reading each file by itself: matches, skips, counts and truncation', async () => {
+    const top = join(area.root, 'grep');
+    await fc.assert(
+      fc.asyncProperty(fc.array(content, { minLength: 100, maxLength: 700 }), fc.integer({ min: 1, max: 60 }), async (files, maxMatches) => {
+        const dir = join(top, `g${round++}`);
+        files.forEach((bytes, i) => {
+          const sub = join(dir, `d${i % 7}`, i % 2 === 0 ? '' : 'e');
+          mkdirSync(sub, { recursive: true });
+          writeFileSync(join(sub, `f${i}.txt`), bytes);
+        });
+        // Each file read by itself, as without searchReads.
+        const fsOf = (threads: number | 'none') => {
+          const fs = createLocalFs({ root: area.root, searchThreads: threads === 'none' ? 0 : threads });
+          return threads === 'none' ? Object.assign(Object.create(fs) as typeof fs, { searchReads: undefined }) : fs;
+        };
+        const strip = (r: Awaited<ReturnType<typeof grep>>) => ({ ...r, matches: r.matches.map(({ target: _, ...m }) => m) });
+        for (const pattern of [LITERAL, /n.e/i]) {
+          for (const options of [{}, { maxMatches }, { maxFileBytes: 40 }]) {
+            const alone = strip(await grep(fsOf('none'), pattern, { path: dir, ...options }));
+            for (const threads of [2, 0]) expect(strip(await grep(fsOf(threads), pattern, { path: dir, ...options }))).toEqual(alone);
+          }
+        }
+      }),
+      { numRuns: 8 },
+    );
+  });
+});
