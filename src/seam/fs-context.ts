@@ -31,6 +31,8 @@ export interface FsContext {
   readonly rootGuard: RootGuard;
   /** A target as resolve gives it; its key (a path, for a provider that reserves names) names nothing reserved. */
   checkTarget(target: unknown): asserts target is FsTarget;
+  /** checkTarget of each, with the directory shared by consecutive targets checked once. */
+  checkTargets(targets: readonly unknown[]): asserts targets is readonly FsTarget[];
 }
 
 /** Checks the options and builds the context (root and cwd canonicalised once, here). */
@@ -56,6 +58,19 @@ export function createFsContext(provider: FsProvider, options: CreateFsOptions):
     checkTarget(target: unknown): asserts target is FsTarget {
       checkTargetShape(target);
       reserved?.(target.targetKey, target.displayPath);
+    },
+    checkTargets(targets: readonly unknown[]): asserts targets is readonly FsTarget[] {
+      let dir: string | undefined;
+      for (const target of targets) {
+        checkTargetShape(target);
+        if (reserved === undefined) continue;
+        const key = target.targetKey;
+        const cut = key.lastIndexOf('/');
+        if (cut <= 0 || key.slice(0, cut) !== dir) {
+          reserved(key, target.displayPath);
+          dir = cut <= 0 ? undefined : key.slice(0, cut);
+        } else if (reserved.names.test(key.slice(cut + 1))) reserved(key, target.displayPath);
+      }
     },
   };
 }

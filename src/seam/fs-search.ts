@@ -39,7 +39,7 @@ export function createSearchReads(ctx: FsContext): FileSystem['searchReads'] {
   const { provider } = ctx;
   if (provider.searchReads === undefined) return undefined;
   return async (targets: readonly FsTarget[], query: FsSearchReadQuery, opts: FsOpOptions = {}) => {
-    for (const target of targets) ctx.checkTarget(target);
+    ctx.checkTargets(targets);
     if (!isCount(query.maxBytes) || (query.contains !== undefined && (!(query.contains instanceof Uint8Array) || query.contains.byteLength === 0))) {
       throw new FsError('FS_INVALID_ARGUMENT', 'cannot read for a search: maxBytes must be a non-negative integer, and contains non-empty bytes');
     }

@@ -1,8 +1,11 @@
 import { FsError } from './errors.js';
 import type { FsProvider } from './types.js';
 
-/** Refuses a path (or a target key read as one) that names, below the root, a name the provider reserves. */
-export type ReservedCheck = (path: string, shown: string) => void;
+/**
+ * Refuses a path (or a target key read as one) that names, below the root, a name the provider
+ * reserves. `names` tests one name.
+ */
+export type ReservedCheck = ((path: string, shown: string) => void) & { readonly names: RegExp };
 
 /**
  * The provider's reserved names as a check, or undefined when it declares none. A name is
@@ -19,7 +22,7 @@ export function reservedNameCheck(provider: FsProvider, root: string | undefined
   // A global or sticky RegExp carries lastIndex from one test to the next: use a copy without them.
   const pattern = new RegExp(declared.source, declared.flags.replace(/[gy]/g, ''));
   const base = root === undefined || root === '/' ? '/' : `${root}/`;
-  return (path, shown) => {
+  const check = (path: string, shown: string): void => {
     if (!path.startsWith(base)) return;
     for (const segment of path.slice(base.length).split('/')) {
       if (pattern.test(segment)) {
@@ -30,4 +33,5 @@ export function reservedNameCheck(provider: FsProvider, root: string | undefined
       }
     }
   };
+  return Object.assign(check, { names: pattern });
 }

@@ -12,16 +12,19 @@ export interface ReadItem extends FileItem {
   readonly given?: Uint8Array | null;
 }
 
-const REQUEST_FILES = 512;
+/** The first request is smaller, so that the reads start while the walk goes on. */
+const FIRST_REQUEST_FILES = 256;
+const REQUEST_FILES = 1024;
 const DEPTH = 2;
 
 export async function* readAhead(fs: FileSystem, runs: AsyncGenerator<FileItem[]>, query: FsSearchReadQuery, signal: AbortSignal): AsyncGenerator<ReadItem[]> {
   const reads = fs.searchReads!;
   const out: Promise<ReadItem[]>[] = [];
   let ended = false;
+  let wanted = FIRST_REQUEST_FILES;
   const gather = async (): Promise<FileItem[]> => {
     const files: FileItem[] = [];
-    while (files.length < REQUEST_FILES) {
+    while (files.length < wanted) {
       const next = await runs.next();
       if (next.done === true) {
         ended = true;
@@ -29,11 +32,12 @@ export async function* readAhead(fs: FileSystem, runs: AsyncGenerator<FileItem[]
       }
       for (const file of next.value) files.push(file);
     }
+    wanted = REQUEST_FILES;
     return files;
   };
   const request = (files: FileItem[]): Promise<ReadItem[]> =>
     reads(files.map((f) => f.target), query, { signal }).then(
-      (answers) => files.map((file, i) => (answers[i] === undefined ? file : { ...file, given: answers[i] })),
+      (answers) => files.map((file, i) => (answers[i] === undefined ? file : { path: file.path, target: file.target, size: file.size, given: answers[i] })),
       // Any failure of the bulk read: each file is read the usual way, which reports its own.
       () => files,
     );

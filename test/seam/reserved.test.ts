@@ -57,3 +57,28 @@ describe('reserved names are a seam rule', () => {
     );
   });
 });
+
+describe('checkTargets (a directory shared by consecutive targets checked once)', () => {
+  it('refuses exactly what checkTarget of each refuses, with the first refusal', async () => {
+    const { createFsContext } = await import('../../src/seam/fs-context.js');
+    const ctx = createFsContext(reserving(/^r$/, '/w'), { cwd: '/w' });
+    const segment = fc.constantFrom('a', 'b', 'r', 'w');
+    const key = fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => FsTargetKey(`/${s.join('/')}`));
+    fc.assert(
+      fc.property(fc.array(key, { maxLength: 12 }), (keys) => {
+        const targets = keys.map((k) => ({ targetKey: k, displayPath: k }));
+        const one = (fn: () => void) => {
+          try {
+            fn();
+            return 'ok';
+          } catch (err) {
+            return (err as Error).message;
+          }
+        };
+        const each = targets.map((t) => one(() => ctx.checkTarget(t))).find((r) => r !== 'ok') ?? 'ok';
+        expect(one(() => ctx.checkTargets(targets))).toBe(each);
+      }),
+      { numRuns: 500 },
+    );
+  });
+});

@@ -103,8 +103,8 @@ export function readDirFiles(
   }
   try {
     const self = `/proc/self/fd/${dirFd}`;
+    if (io.readlinkSync(self) !== dir) return out;
     for (let i = 0; i < names.length; i++) {
-      if (io.readlinkSync(self) !== dir) break;
       let found: PinnedRead;
       try {
         found = read(io, `${self}/${names[i]}`, maxBytes);
@@ -115,6 +115,7 @@ export function readDirFiles(
       const bytes = found.bytes;
       out[i] = contains !== undefined && bytes.indexOf(contains) === -1 && isText(bytes) ? null : bytes;
     }
+    if (io.readlinkSync(self) !== dir) out.fill(undefined);
   } finally {
     io.closeSync(dirFd);
   }
