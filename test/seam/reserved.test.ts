@@ -63,7 +63,9 @@ describe('checkTargets (a directory shared by consecutive targets checked once)'
     const { createFsContext } = await import('../../src/seam/fs-context.js');
     const ctx = createFsContext(reserving(/^r$/, '/w'), { cwd: '/w' });
     const segment = fc.constantFrom('a', 'b', 'r', 'w');
-    const key = fc.array(segment, { minLength: 1, maxLength: 4 }).map((s) => FsTargetKey(`/${s.join('/')}`));
+    // Few directories, so that consecutive targets often share one.
+    const dir = fc.constantFrom('/w', '/w/a', '/w/r', '/x', '/w/a/b');
+    const key = fc.tuple(dir, fc.array(segment, { minLength: 1, maxLength: 2 })).map(([d, s]) => FsTargetKey(`${d}/${s.join('/')}`));
     fc.assert(
       fc.property(fc.array(key, { maxLength: 12 }), (keys) => {
         const targets = keys.map((k) => ({ targetKey: k, displayPath: k }));
