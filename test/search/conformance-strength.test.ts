@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { RULES, runConformance, type ConformanceSubject } from '../../src/conformance/index.js';
-import type { FileSystem, FsTextStream } from '../../src/seam/index.js';
+import { textProblem, type FileSystem, type FsTextStream } from '../../src/seam/index.js';
 import { memorySubject } from '../conformance/memory-subject.js';
 
 /** S1 and S2 fail for providers that list, stat or stream wrongly: each mutant is caught. */
@@ -57,5 +57,39 @@ describe('S1 and S2 catch broken providers', () => {
       },
     }));
     expect(await statuses(lossy, ['S2'])).toEqual({ S2: 'fail' });
+  });
+});
+
+describe('S3 catches a searchReads that answers other than reads', () => {
+  /** searchReads by reading each file: right by construction, then broken one way at a time. */
+  const reading = (fs: FileSystem, wrong?: (answer: Uint8Array | null | undefined, bytes: Uint8Array | undefined) => Uint8Array | null | undefined) =>
+    ({
+      searchReads: async (targets, query) =>
+        Promise.all(
+          targets.map(async (t) => {
+            const bytes = await fs.readBytes(t, { maxBytes: 1 << 20, unversioned: true }).then((r) => r.bytes, () => undefined);
+            const text = bytes !== undefined && textProblem(bytes) === undefined;
+            const right =
+              bytes === undefined || bytes.byteLength > query.maxBytes
+                ? undefined
+                : query.contains !== undefined && text && !Buffer.from(bytes).includes(Buffer.from(query.contains))
+                  ? null
+                  : bytes;
+            return wrong ? wrong(right, bytes) : right;
+          }),
+        ),
+    }) satisfies Partial<FileSystem>;
+
+  it('passes a searchReads that reads, and is skipped without one', async () => {
+    expect(await statuses(mutant((fs) => reading(fs)), ['S3'])).toEqual({ S3: 'pass' });
+    expect(await statuses(mutant(() => ({})), ['S3'])).toEqual({ S3: 'skip' });
+  });
+
+  it('fails one that passes over files holding the bytes asked for', async () => {
+    expect(await statuses(mutant((fs) => reading(fs, (a) => (a === undefined ? a : null))), ['S3'])).toEqual({ S3: 'fail' });
+  });
+
+  it('fails one that answers a file over maxBytes with its first bytes', async () => {
+    expect(await statuses(mutant((fs) => reading(fs, (a, bytes) => a ?? bytes?.subarray(0, 1))), ['S3'])).toEqual({ S3: 'fail' });
   });
 });

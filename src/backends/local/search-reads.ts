@@ -52,15 +52,21 @@ export async function searchReads(
   const out: Answer[] = new Array<Answer>(targets.length).fill(undefined);
   if (!ctx.syncWalk || PINNED_IO === undefined) return out;
   const groups: Group[] = [];
-  targets.forEach((target, i) => {
-    const key = target.targetKey;
-    const dir = posix.dirname(key);
+  let last: Group | undefined;
+  for (let i = 0; i < targets.length; i++) {
+    const key: string = targets[i]!.targetKey;
+    const cut = key.lastIndexOf('/');
+    const dir = key.slice(0, cut);
+    const name = key.slice(cut + 1);
+    if (last !== undefined && last[0] === dir && last[2] + last[1].length === i) {
+      last[1].push(name);
+      continue;
+    }
+    last = undefined;
     // The root itself, or a key that is not a path below it, is read the usual way (which says why).
-    if (key === ctx.root || !isWithin(ctx.root, dir)) return;
-    const last = groups[groups.length - 1];
-    if (last !== undefined && last[0] === dir && last[2] + last[1].length === i) last[1].push(posix.basename(key));
-    else groups.push([dir, [posix.basename(key)], i]);
-  });
+    if (cut <= 0 || key === ctx.root || !isWithin(ctx.root, dir) || posix.normalize(key) !== key) continue;
+    groups.push((last = [dir, [name], i]));
+  }
   const maxBytes = Math.min(query.maxBytes, SYNC_READ_BYTES);
   const contains = query.contains === undefined ? undefined : Buffer.from(query.contains.buffer, query.contains.byteOffset, query.contains.byteLength);
   const count = groups.reduce((n, g) => n + g[1].length, 0);

@@ -11,6 +11,7 @@ import { createRaceRules, renameRules } from './races.js';
 import { rmdirRules } from './rmdir.js';
 import { rootRules } from './root.js';
 import { searchRules } from './search.js';
+import { searchReadRules } from './search-reads.js';
 import { textRules } from './text.js';
 import { unversionedRules } from './unversioned.js';
 import { streamRules } from './streams.js';
@@ -37,5 +38,6 @@ export const ALL_RULES: readonly Rule[] = [
   ...batchRules,
   ...layerRules,
   ...searchRules,
+  ...searchReadRules,
   ...modelRules,
 ];
