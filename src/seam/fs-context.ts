@@ -66,7 +66,7 @@ export function createFsContext(provider: FsProvider, options: CreateFsOptions):
         if (reserved === undefined) continue;
         const key = target.targetKey;
         const cut = key.lastIndexOf('/');
-        if (cut <= 0 || key.slice(0, cut) !== dir) {
+        if (cut <= 0 || dir === undefined || cut !== dir.length || !key.startsWith(dir)) {
           reserved(key, target.displayPath);
           dir = cut <= 0 ? undefined : key.slice(0, cut);
         } else if (reserved.names.test(key.slice(cut + 1))) reserved(key, target.displayPath);

@@ -56,13 +56,13 @@ export async function searchReads(
   for (let i = 0; i < targets.length; i++) {
     const key: string = targets[i]!.targetKey;
     const cut = key.lastIndexOf('/');
-    const dir = key.slice(0, cut);
     const name = key.slice(cut + 1);
-    if (last !== undefined && last[0] === dir && last[2] + last[1].length === i) {
+    if (last !== undefined && cut === last[0].length && key.startsWith(last[0]) && last[2] + last[1].length === i) {
       last[1].push(name);
       continue;
     }
     last = undefined;
+    const dir = key.slice(0, cut);
     // The root itself, or a key that is not a path below it, is read the usual way (which says why).
     if (cut <= 0 || key === ctx.root || !isWithin(ctx.root, dir) || posix.normalize(key) !== key) continue;
     groups.push((last = [dir, [name], i]));
