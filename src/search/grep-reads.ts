@@ -15,7 +15,8 @@ export interface ReadItem extends FileItem {
 /** The first request is smaller, so that the reads start while the walk goes on. */
 const FIRST_REQUEST_FILES = 256;
 const REQUEST_FILES = 1024;
-const DEPTH = 2;
+/** Requests out at once: one per read worker and one more, so none waits between two. */
+const DEPTH = 3;
 
 export async function* readAhead(fs: FileSystem, runs: AsyncGenerator<FileItem[]>, query: FsSearchReadQuery, signal: AbortSignal): AsyncGenerator<ReadItem[]> {
   const reads = fs.searchReads!;

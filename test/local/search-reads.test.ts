@@ -71,6 +71,14 @@ describe('local searchReads', () => {
     );
   });
 
+  it('shares a request of over 2,048 files among the workers, each answer in its place', async () => {
+    const fs = createLocalFs({ root: area.root, searchThreads: 2 });
+    const files = Array.from({ length: 2_100 }, (_, i) => enc(i % 5 === 0 ? `${LITERAL} ${i}\n` : `other ${i}\n`));
+    const { targets } = await planted(fs, files);
+    const answers = await fs.searchReads!(targets, { maxBytes: 1024, contains: enc(LITERAL) });
+    answers.forEach((a, i) => (i % 5 === 0 ? expect(Buffer.from(a!)).toEqual(files[i]) : expect(a).toBeNull()));
+  });
+
   it('leaves names swapped for a link, a FIFO or a directory, and removed ones, to the usual read (a FIFO is never opened)', async () => {
     const fs = createLocalFs({ root: area.root, searchThreads: 2 });
     const { targets, dir } = await planted(fs, Array.from({ length: 70 }, (_, i) => enc(`${LITERAL} ${i}\n`)));

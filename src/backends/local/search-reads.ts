@@ -21,8 +21,11 @@ import { pinnedRead, readDirFiles, type PinnedIo } from './pinned.js';
 
 /** Below this many files a request is read on the calling thread: a round trip to a worker costs more. */
 const MIN_WORKER_FILES = 64;
-/** Each worker is given at least this many files of a request. */
-const MIN_PER_WORKER = 32;
+/**
+ * A request is cut among workers only above this many files each: a search keeps several requests
+ * out (one per worker), and each message to a worker costs a wake-up of a thread on a busy core.
+ */
+const MIN_PER_WORKER = 1024;
 
 /** The default of LocalProviderOptions.searchThreads: two where there are two cores or more. */
 export function defaultSearchThreads(): number {
@@ -71,7 +74,7 @@ export async function searchReads(
   const contains = query.contains === undefined ? undefined : Buffer.from(query.contains.buffer, query.contains.byteOffset, query.contains.byteLength);
   const count = groups.reduce((n, g) => n + g[1].length, 0);
   const inThread = threads === 0 || count < MIN_WORKER_FILES;
-  const slices = inThread ? [groups] : split(groups, Math.min(threads, Math.floor(count / MIN_PER_WORKER)));
+  const slices = inThread ? [groups] : split(groups, Math.max(1, Math.min(threads, Math.floor(count / MIN_PER_WORKER))));
   const answers = inThread ? [here(PINNED_IO, groups, maxBytes, contains)] : await Promise.all(slices.map((slice) => pool(threads).read(slice, maxBytes, contains)));
   slices.forEach((slice, s) => {
     const answer = answers[s];
