@@ -137,3 +137,12 @@ describe('grep with reads on workers', () => {
     );
   });
 });
+
+describe('searchThreads', () => {
+  it('is an integer from 0 to 64, else FS_INVALID_ARGUMENT', () => {
+    for (const bad of [-1, 1.5, 65, Number.NaN, '2' as unknown as number]) {
+      expect(() => createLocalFs({ root: area.root, searchThreads: bad })).toThrow(expect.objectContaining({ code: 'FS_INVALID_ARGUMENT' }));
+    }
+    for (const good of [0, 1, 64]) expect(createLocalFs({ root: area.root, searchThreads: good }).searchReads).toBeTypeOf('function');
+  });
+});
