@@ -154,14 +154,19 @@ parentPort.on('message', ({ dirs, names, counts, maxBytes, contains }) => {
 /** The workers of one size of pool: at most `size` live, idle ones kept (unreferenced) for the next search. */
 class ReadPool {
   readonly #idle: Worker[] = [];
-  readonly #waiting: ((worker: Worker) => void)[] = [];
+  readonly #waiting: { resolve(worker: Worker): void; reject(err: unknown): void }[] = [];
   #live = 0;
 
   constructor(private readonly size: number) {}
 
-  /** A slice's answers, or undefined when its worker failed (the caller reads them the usual way). */
+  /** A slice's answers, or undefined when no worker read it (the caller reads them the usual way). */
   async read(groups: readonly Group[], maxBytes: number, contains: Buffer | undefined): Promise<Answer[] | undefined> {
-    const worker = await this.#take();
+    let worker: Worker;
+    try {
+      worker = await this.#take();
+    } catch {
+      return undefined;
+    }
     worker.ref();
     return new Promise((resolve) => {
       const settle = (answer: Answer[] | undefined, healthy: boolean) => {
@@ -181,23 +186,37 @@ class ReadPool {
       const dirs = groups.map(([dir]) => dir);
       const names = groups.map(([, list]) => list.join('/')).join('/');
       const counts = Int32Array.from(groups, ([, list]) => list.length);
-      worker.postMessage({ dirs, names, counts, maxBytes, contains });
+      try {
+        worker.postMessage({ dirs, names, counts, maxBytes, contains });
+      } catch {
+        settle(undefined, false);
+      }
     });
   }
 
   #take(): Promise<Worker> {
-    const idle = this.#idle.pop();
-    if (idle !== undefined) return Promise.resolve(idle);
-    if (this.#live < this.size) {
-      this.#live++;
-      return Promise.resolve(start());
+    for (let idle = this.#idle.pop(); idle !== undefined; idle = this.#idle.pop()) {
+      if (!broken.has(idle)) return Promise.resolve(idle);
+      this.#live--;
     }
-    return new Promise((resolve) => this.#waiting.push(resolve));
+    if (this.#live < this.size) return this.#start();
+    return new Promise((resolve, reject) => this.#waiting.push({ resolve, reject }));
+  }
+
+  #start(): Promise<Worker> {
+    this.#live++;
+    try {
+      return Promise.resolve(start());
+    } catch (err) {
+      // Not started (a machine that refuses threads): nothing is counted, nobody waits for it.
+      this.#live--;
+      return Promise.reject(err);
+    }
   }
 
   #give(worker: Worker): void {
     const next = this.#waiting.shift();
-    if (next !== undefined) return next(worker);
+    if (next !== undefined) return next.resolve(worker);
     // An idle worker never keeps the process alive.
     worker.unref();
     this.#idle.push(worker);
@@ -207,20 +226,24 @@ class ReadPool {
     this.#live--;
     void worker.terminate().catch(() => undefined);
     const next = this.#waiting.shift();
-    if (next !== undefined) {
-      this.#live++;
-      next(start());
-    }
+    if (next !== undefined) this.#start().then(next.resolve, next.reject);
   }
 }
 
+/** Workers that failed or ended while idle: not used again. */
+const broken = new WeakSet<Worker>();
+
 function start(): Worker {
   const io = PINNED_IO!;
-  return new Worker(WORKER_SOURCE, {
+  const worker = new Worker(WORKER_SOURCE, {
     eval: true,
     name: 'dsh-fs search reads',
     workerData: { O_PATH: io.O_PATH, O_NOFOLLOW: io.O_NOFOLLOW, O_DIRECTORY: io.O_DIRECTORY, readFlags: io.readFlags },
   });
+  // Listened to for its whole life, so that a failure while idle is no uncaught error.
+  worker.on('error', () => broken.add(worker));
+  worker.on('exit', () => broken.add(worker));
+  return worker;
 }
 
 function unpack(sizes: Int32Array, data: Uint8Array): Answer[] {

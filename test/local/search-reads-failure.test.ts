@@ -1,0 +1,47 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
+import { makeArea, type Area } from './helpers.js';
+
+// A machine that refuses threads: every worker fails to start. The bulk reads then answer
+// nothing (each file is read by itself), never hang, and grep finds what it finds without them.
+vi.mock('node:worker_threads', async (original) => {
+  const real = await original<typeof import('node:worker_threads')>();
+  class Refused extends real.Worker {
+    constructor(source: string | URL, options?: import('node:worker_threads').WorkerOptions) {
+      if (options?.name === 'dsh-fs search reads') throw Object.assign(new Error('thread creation refused'), { code: 'ERR_WORKER_INIT_FAILED' });
+      super(source, options);
+    }
+  }
+  return { ...real, Worker: Refused };
+});
+
+const { createLocalFs } = await import('../../src/backends/local/index.js');
+const { grep } = await import('../../src/index.js');
+
+let area: Area;
+beforeAll(async () => {
+  area = await makeArea('search-reads-failure');
+  for (let i = 0; i < 300; i++) {
+    mkdirSync(join(area.root, `d${i % 4}`), { recursive: true });
+    writeFileSync(join(area.root, `d${i % 4}`, `f${i}.txt`), i % 7 === 0 ? `needle ${i}\n` : `other ${i}\n`);
+  }
+});
+afterAll(async () => {
+  await area.cleanup();
+});
+
+it('answers nothing when no worker starts, request after request, and grep still finds every match', async () => {
+  const fs = createLocalFs({ root: area.root, searchThreads: 2 });
+  const targets = await Promise.all(Array.from({ length: 300 }, (_, i) => fs.resolve(join(area.root, `d${i % 4}`, `f${i}.txt`))));
+  // More requests than the pool has workers: none waits for a worker that never came.
+  for (let round = 0; round < 4; round++) {
+    const answers = await fs.searchReads!(targets, { maxBytes: 1024 });
+    expect(answers.every((a) => a === undefined)).toBe(true);
+  }
+  const found = await grep(fs, 'needle', { path: area.root });
+  expect(found.matches.length).toBe(Math.ceil(300 / 7));
+  // The calling thread's own reads (a request under 64 files) do not need a worker.
+  expect((await fs.searchReads!(targets.slice(0, 10), { maxBytes: 1024 })).every((a) => a instanceof Uint8Array)).toBe(true);
+  // A hang (a request waiting for a worker that never came) fails here rather than at the suite's limit.
+}, 20_000);
