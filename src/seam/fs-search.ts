@@ -40,17 +40,24 @@ export function createSearchReads(ctx: FsContext): FileSystem['searchReads'] {
   if (provider.searchReads === undefined) return undefined;
   return async (targets: readonly FsTarget[], query: FsSearchReadQuery, opts: FsOpOptions = {}) => {
     ctx.checkTargets(targets);
-    if (!isCount(query.maxBytes) || (query.contains !== undefined && (!(query.contains instanceof Uint8Array) || query.contains.byteLength === 0))) {
-      throw new FsError('FS_INVALID_ARGUMENT', 'cannot read for a search: maxBytes must be a non-negative integer, and contains non-empty bytes');
+    const { maxBytes, maxTotalBytes, contains } = query;
+    if (!isCount(maxBytes) || !isCount(maxTotalBytes) || (contains !== undefined && (!(contains instanceof Uint8Array) || contains.byteLength === 0))) {
+      throw new FsError(
+        'FS_INVALID_ARGUMENT',
+        'cannot read for a search: maxBytes and maxTotalBytes must be non-negative integers, and contains non-empty bytes',
+      );
     }
     if (targets.length === 0) return [];
     const found = await provider.searchReads!(targets, query, opts);
-    const limit = Math.min(query.maxBytes, ctx.maxTextBytes);
-    // Anything but the answers asked for is read the usual way.
+    const limit = Math.min(maxBytes, ctx.maxTextBytes);
+    let room = maxTotalBytes;
+    // Anything but the answers asked for, within the total, is read the usual way.
     return targets.map((_, i) => {
       const one = found[i];
-      if (one === null) return query.contains === undefined ? undefined : null;
-      return one instanceof Uint8Array && one.byteLength <= limit ? one : undefined;
+      if (one === null) return contains === undefined ? undefined : null;
+      if (!(one instanceof Uint8Array) || one.byteLength > limit || one.byteLength > room) return undefined;
+      room -= one.byteLength;
+      return one;
     });
   };
 }

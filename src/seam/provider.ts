@@ -151,6 +151,11 @@ export interface FsSearchReadQuery {
   /** Files larger than this are left to the usual read (answered undefined). */
   readonly maxBytes: number;
   /**
+   * The answers' bytes together: at most this many. A file that would go over is answered
+   * undefined, and so may every file after it, so that a search holds a bounded amount at once.
+   */
+  readonly maxTotalBytes: number;
+  /**
    * Optional: bytes every file the search can match contains (as FsSearchQuery.contains). A file
    * that is text (T1) and does not contain them may be answered null: the search need not read it.
    */
@@ -293,6 +298,8 @@ export interface FsProvider {
    * content, as `read` with `unversioned` would give it; null (only with `query.contains`) when
    * the file is text and lacks those bytes; or undefined, when the caller is to read it the usual
    * way (anything not a small regular file, changed while read, or not read for any reason).
+   * The bytes answered together stay within `query.maxTotalBytes`: a provider stops reading
+   * there rather than hold more (the seam drops what goes over).
    */
   searchReads?(targets: readonly FsTarget[], query: FsSearchReadQuery, options: FsOpOptions): Promise<readonly (Uint8Array | null | undefined)[]>;
   /** Optional bulk listing (D4); the seam walks with listDir when it is absent. */

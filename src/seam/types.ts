@@ -133,8 +133,9 @@ export interface FileSystem {
   searchCandidates?(root: FsTarget, query: FsSearchQuery, options?: FsOpOptions): Promise<FsSearchCandidates | undefined>;
   /**
    * Present when the provider reads many small files at once (see FsProvider.searchReads): per
-   * target, its bytes (never over `maxBytes` or the text limit), null (text without
-   * `query.contains`), or undefined (read it the usual way). `textStreamOf` turns bytes into
+   * target, its bytes (never over `maxBytes` or the text limit, and all of them together never
+   * over `maxTotalBytes`), null (text without `query.contains`), or undefined (read it the usual
+   * way). `textStreamOf` turns bytes into
    * what `streamText` would give.
    */
   searchReads?(targets: readonly FsTarget[], query: FsSearchReadQuery, options?: FsOpOptions): Promise<readonly (Uint8Array | null | undefined)[]>;

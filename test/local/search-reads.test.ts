@@ -33,12 +33,16 @@ const content = fc.oneof(
 let round = 0;
 
 /** Writes `files` into a fresh directory of the root (two subdirectories), and resolves them in order. */
-async function planted(fs: ReturnType<typeof createLocalFs>, files: readonly Buffer[]): Promise<{ targets: FsTarget[]; dir: string }> {
+async function planted(
+  fs: ReturnType<typeof createLocalFs>,
+  files: readonly Buffer[],
+  subOf = (i: number) => (i % 3 === 0 ? 'a' : 'b'),
+): Promise<{ targets: FsTarget[]; dir: string }> {
   const dir = join(area.root, `r${round++}`);
   for (const sub of ['a', 'b']) mkdirSync(join(dir, sub), { recursive: true });
   const targets: FsTarget[] = [];
   for (let i = 0; i < files.length; i++) {
-    const path = join(dir, i % 3 === 0 ? 'a' : 'b', `f${i}.txt`);
+    const path = join(dir, subOf(i), `f${i}.txt`);
     writeFileSync(path, files[i]!);
     targets.push(await fs.resolve(path));
   }
@@ -52,7 +56,7 @@ describe('local searchReads', () => {
     await fc.assert(
       fc.asyncProperty(fc.array(content, { minLength: 64, maxLength: 140 }), fc.integer({ min: 0, max: 400 }), async (files, maxBytes) => {
         const { targets } = await planted(onWorkers, files);
-        const query = { maxBytes, contains: enc(LITERAL) };
+        const query = { maxBytes, maxTotalBytes: 1 << 20, contains: enc(LITERAL) };
         const plain = (answers: readonly (Uint8Array | null | undefined)[]) => answers.map((x) => (x instanceof Uint8Array ? Buffer.from(x) : x));
         const a = await onWorkers.searchReads!(targets, query);
         expect(plain(a)).toEqual(plain(await here.searchReads!(targets, query)));
@@ -64,9 +68,41 @@ describe('local searchReads', () => {
           else expect(Buffer.from(answer!)).toEqual(bytes);
         });
         // Without a literal nothing is passed over.
-        const all = await onWorkers.searchReads!(targets, { maxBytes });
+        const all = await onWorkers.searchReads!(targets, { maxBytes, maxTotalBytes: 1 << 20 });
         files.forEach((bytes, i) => (bytes.byteLength > maxBytes ? expect(all[i]).toBeUndefined() : expect(Buffer.from(all[i]!)).toEqual(bytes)));
       }),
+      { numRuns: 15 },
+    );
+  });
+
+  it('stops reading at the first file over maxTotalBytes: it and every later file are left to the usual read', async () => {
+    const onWorkers = createLocalFs({ root: area.root, searchThreads: 2 });
+    const here = createLocalFs({ root: area.root, searchThreads: 0 });
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(content, { minLength: 64, maxLength: 120 }),
+        fc.integer({ min: 0, max: 400 }),
+        fc.integer({ min: 0, max: 3_000 }),
+        fc.boolean(),
+        fc.integer({ min: 1, max: 40 }),
+        async (files, maxBytes, maxTotalBytes, withLiteral, run) => {
+          // Runs of `run` files per directory: the total holds across a directory's files and from one to the next.
+          const { targets } = await planted(onWorkers, files, (i) => (Math.floor(i / run) % 2 === 0 ? 'a' : 'b'));
+          const query = { maxBytes, maxTotalBytes, ...(withLiteral ? { contains: enc(LITERAL) } : {}) };
+          // The model: in order, each small file held takes from what is left, until one does not fit.
+          let left = maxTotalBytes;
+          const expected = files.map((bytes) => {
+            if (left < 0 || bytes.byteLength > maxBytes) return undefined;
+            if (withLiteral && textProblem(bytes) === undefined && !bytes.includes(enc(LITERAL))) return null;
+            if (bytes.byteLength > left) return (left = -1), undefined;
+            left -= bytes.byteLength;
+            return bytes;
+          });
+          const plain = (answers: readonly (Uint8Array | null | undefined)[]) => answers.map((x) => (x instanceof Uint8Array ? Buffer.from(x) : x));
+          expect(plain(await onWorkers.searchReads!(targets, query))).toEqual(expected);
+          expect(plain(await here.searchReads!(targets, query))).toEqual(expected);
+        },
+      ),
       { numRuns: 15 },
     );
   });
@@ -75,7 +111,7 @@ describe('local searchReads', () => {
     const fs = createLocalFs({ root: area.root, searchThreads: 2 });
     const files = Array.from({ length: 2_100 }, (_, i) => enc(i % 5 === 0 ? `${LITERAL} ${i}\n` : `other ${i}\n`));
     const { targets } = await planted(fs, files);
-    const answers = await fs.searchReads!(targets, { maxBytes: 1024, contains: enc(LITERAL) });
+    const answers = await fs.searchReads!(targets, { maxBytes: 1024, maxTotalBytes: 1 << 20, contains: enc(LITERAL) });
     answers.forEach((a, i) => (i % 5 === 0 ? expect(Buffer.from(a!)).toEqual(files[i]) : expect(a).toBeNull()));
   });
 
@@ -91,7 +127,7 @@ describe('local searchReads', () => {
     rmSync(at(6));
     mkdirSync(at(6));
     rmSync(at(9));
-    const answers = await fs.searchReads!(targets, { maxBytes: 1024 });
+    const answers = await fs.searchReads!(targets, { maxBytes: 1024, maxTotalBytes: 1 << 20 });
     answers.forEach((a, i) => expect(a === undefined).toBe([0, 3, 6, 9].includes(i)));
   });
 
@@ -103,7 +139,7 @@ describe('local searchReads', () => {
       renameSync(join(dir, 'b'), away);
       // Swapped for a link to where it went: opened by that path, it is not where its key says.
       if (threads === 2) symlinkSync(away, join(dir, 'b'));
-      const answers = await fs.searchReads!(targets, { maxBytes: 1024 });
+      const answers = await fs.searchReads!(targets, { maxBytes: 1024, maxTotalBytes: 1 << 20 });
       targets.forEach((t, i) => expect(answers[i] === undefined).toBe(t.targetKey.includes('/b/')));
     }
   });
@@ -135,6 +171,27 @@ describe('grep with reads on workers', () => {
       }),
       { numRuns: 8 },
     );
+  });
+});
+
+describe('grep reading ahead', () => {
+  it('asks for little ahead of a search that stops at its first match, and for at most 4 MiB a request', async () => {
+    const dir = join(area.root, `early${round++}`);
+    mkdirSync(dir);
+    for (let i = 0; i < 3_000; i++) writeFileSync(join(dir, `f${String(i).padStart(4, '0')}.txt`), `${LITERAL} ${i}\n`);
+    const fs = createLocalFs({ root: area.root, searchThreads: 2 });
+    const asked: { files: number; maxTotalBytes: number }[] = [];
+    const counting = Object.assign(Object.create(fs) as typeof fs, {
+      searchReads: (targets: readonly FsTarget[], query: Parameters<NonNullable<typeof fs.searchReads>>[1]) => {
+        asked.push({ files: targets.length, maxTotalBytes: query.maxTotalBytes });
+        return fs.searchReads!(targets, query);
+      },
+    });
+    const found = await grep(counting, LITERAL, { path: dir, maxMatches: 1 });
+    expect(found.matches.map((m) => m.path)).toEqual([join(dir, 'f0000.txt')]);
+    // Three requests out before the first answer: 64, 256 and 1,024 files, not thousands.
+    expect(asked.reduce((n, a) => n + a.files, 0)).toBeLessThanOrEqual(64 + 256 + 1_024);
+    expect(asked.every((a) => a.maxTotalBytes <= 4 * 1024 * 1024)).toBe(true);
   });
 });
 

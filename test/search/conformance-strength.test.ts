@@ -62,22 +62,29 @@ describe('S1 and S2 catch broken providers', () => {
 
 describe('S3 catches a searchReads that answers other than reads', () => {
   /** searchReads by reading each file: right by construction, then broken one way at a time. */
-  const reading = (fs: FileSystem, wrong?: (answer: Uint8Array | null | undefined, bytes: Uint8Array | undefined) => Uint8Array | null | undefined) =>
+  const reading = (
+    fs: FileSystem,
+    wrong?: (answer: Uint8Array | null | undefined, bytes: Uint8Array | undefined) => Uint8Array | null | undefined,
+    total = true,
+  ) =>
     ({
-      searchReads: async (targets, query) =>
-        Promise.all(
-          targets.map(async (t) => {
-            const bytes = await fs.readBytes(t, { maxBytes: 1 << 20, unversioned: true }).then((r) => r.bytes, () => undefined);
-            const text = bytes !== undefined && textProblem(bytes) === undefined;
-            const right =
-              bytes === undefined || bytes.byteLength > query.maxBytes
-                ? undefined
-                : query.contains !== undefined && text && !Buffer.from(bytes).includes(Buffer.from(query.contains))
-                  ? null
-                  : bytes;
-            return wrong ? wrong(right, bytes) : right;
-          }),
-        ),
+      searchReads: async (targets, query) => {
+        let room = total ? query.maxTotalBytes : Infinity;
+        const answers = [];
+        for (const t of targets) {
+          const bytes = await fs.readBytes(t, { maxBytes: 1 << 20, unversioned: true }).then((r) => r.bytes, () => undefined);
+          const text = bytes !== undefined && textProblem(bytes) === undefined;
+          const right =
+            bytes === undefined || bytes.byteLength > query.maxBytes || bytes.byteLength > room
+              ? undefined
+              : query.contains !== undefined && text && !Buffer.from(bytes).includes(Buffer.from(query.contains))
+                ? null
+                : bytes;
+          if (right instanceof Uint8Array) room -= right.byteLength;
+          answers.push(wrong ? wrong(right, bytes) : right);
+        }
+        return answers;
+      },
     }) satisfies Partial<FileSystem>;
 
   it('passes a searchReads that reads, and is skipped without one', async () => {
@@ -91,5 +98,9 @@ describe('S3 catches a searchReads that answers other than reads', () => {
 
   it('fails one that answers a file over maxBytes with its first bytes', async () => {
     expect(await statuses(mutant((fs) => reading(fs, (a, bytes) => a ?? bytes?.subarray(0, 1))), ['S3'])).toEqual({ S3: 'fail' });
+  });
+
+  it('fails one that holds more than maxTotalBytes', async () => {
+    expect(await statuses(mutant((fs) => reading(fs, undefined, false)), ['S3'])).toEqual({ S3: 'fail' });
   });
 });

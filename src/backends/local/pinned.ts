@@ -83,7 +83,9 @@ export function pinnedRead(io: PinnedIo, path: string, maxBytes: number): Pinned
  * bytes; null when `contains` is given and the file is text (`isText`) without those bytes; or
  * undefined, for the caller to read the usual way: not a small regular file, changed while read,
  * failed, or the directory not (or no longer) at `dir`. The directory is held open, and its real
- * path read back from /proc before each file, as a held directory is checked on every use.
+ * path read back before its first file and after its last; if it moved, nothing read there counts.
+ * The bytes answered take from `budget.left`: the first file that does not fit sets it to -1 and
+ * ends the reads (it and the files after it are undefined).
  */
 export function readDirFiles(
   io: PinnedIo,
@@ -93,8 +95,10 @@ export function readDirFiles(
   maxBytes: number,
   contains: Buffer | undefined,
   isText: (bytes: Buffer) => boolean,
+  budget: { left: number },
 ): (Buffer | null | undefined)[] {
   const out: (Buffer | null | undefined)[] = new Array<undefined>(names.length).fill(undefined);
+  if (budget.left < 0) return out;
   let dirFd: number;
   try {
     dirFd = io.openSync(dir, io.O_DIRECTORY);
@@ -113,7 +117,15 @@ export function readDirFiles(
       }
       if (found.kind !== 'bytes') continue;
       const bytes = found.bytes;
-      out[i] = contains !== undefined && bytes.indexOf(contains) === -1 && isText(bytes) ? null : bytes;
+      if (contains !== undefined && bytes.indexOf(contains) === -1 && isText(bytes)) {
+        out[i] = null;
+      } else if (bytes.length <= budget.left) {
+        out[i] = bytes;
+        budget.left -= bytes.length;
+      } else {
+        budget.left = -1;
+        break;
+      }
     }
     if (io.readlinkSync(self) !== dir) out.fill(undefined);
   } finally {

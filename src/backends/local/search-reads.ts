@@ -75,7 +75,11 @@ export async function searchReads(
   const count = groups.reduce((n, g) => n + g[1].length, 0);
   const inThread = threads === 0 || count < MIN_WORKER_FILES;
   const slices = inThread ? [groups] : split(groups, Math.max(1, Math.min(threads, Math.floor(count / MIN_PER_WORKER))));
-  const answers = inThread ? [here(PINNED_IO, groups, maxBytes, contains)] : await Promise.all(slices.map((slice) => pool(threads).read(slice, maxBytes, contains)));
+  // Each slice holds its share of the total.
+  const room = Math.floor(query.maxTotalBytes / slices.length);
+  const answers = inThread
+    ? [here(PINNED_IO, groups, maxBytes, contains, room)]
+    : await Promise.all(slices.map((slice) => pool(threads).read(slice, maxBytes, contains, room)));
   slices.forEach((slice, s) => {
     const answer = answers[s];
     if (answer === undefined) return;
@@ -88,9 +92,10 @@ export async function searchReads(
 
 const isText = (bytes: Buffer): boolean => isTextBytes(bytes, isUtf8);
 
-function here(io: PinnedIo, groups: readonly Group[], maxBytes: number, contains: Buffer | undefined): Answer[] {
+function here(io: PinnedIo, groups: readonly Group[], maxBytes: number, contains: Buffer | undefined, room: number): Answer[] {
   const out: Answer[] = [];
-  for (const [dir, names] of groups) for (const one of readDirFiles(io, pinnedRead, dir, names, maxBytes, contains, isText)) out.push(one);
+  const budget = { left: room };
+  for (const [dir, names] of groups) for (const one of readDirFiles(io, pinnedRead, dir, names, maxBytes, contains, isText, budget)) out.push(one);
   return out;
 }
 
@@ -127,8 +132,9 @@ const readDirFiles = ${readDirFiles.toString()};
 const isTextBytes = ${isTextBytes.toString()};
 const io = { openSync: fs.openSync, fstatSync: fs.fstatSync, readSync: fs.readSync, closeSync: fs.closeSync, readlinkSync: fs.readlinkSync, ...workerData };
 const isText = (b) => isTextBytes(b, isUtf8);
-parentPort.on('message', ({ dirs, names, counts, maxBytes, contains }) => {
+parentPort.on('message', ({ dirs, names, counts, maxBytes, contains, room }) => {
   const needle = contains === undefined ? undefined : Buffer.from(contains);
+  const budget = { left: room };
   const all = names.split('/');
   const lengths = [];
   const parts = [];
@@ -137,7 +143,7 @@ parentPort.on('message', ({ dirs, names, counts, maxBytes, contains }) => {
   for (let d = 0; d < dirs.length; d++) {
     const mine = all.slice(from, from + counts[d]);
     from += counts[d];
-    for (const one of readDirFiles(io, pinnedRead, dirs[d], mine, maxBytes, needle, isText)) {
+    for (const one of readDirFiles(io, pinnedRead, dirs[d], mine, maxBytes, needle, isText, budget)) {
       if (one === undefined) lengths.push(-2);
       else if (one === null) lengths.push(-1);
       else { lengths.push(one.length); parts.push(one); total += one.length; }
@@ -160,7 +166,7 @@ class ReadPool {
   constructor(private readonly size: number) {}
 
   /** A slice's answers, or undefined when no worker read it (the caller reads them the usual way). */
-  async read(groups: readonly Group[], maxBytes: number, contains: Buffer | undefined): Promise<Answer[] | undefined> {
+  async read(groups: readonly Group[], maxBytes: number, contains: Buffer | undefined, room: number): Promise<Answer[] | undefined> {
     let worker: Worker;
     try {
       worker = await this.#take();
@@ -187,7 +193,7 @@ class ReadPool {
       const names = groups.map(([, list]) => list.join('/')).join('/');
       const counts = Int32Array.from(groups, ([, list]) => list.length);
       try {
-        worker.postMessage({ dirs, names, counts, maxBytes, contains });
+        worker.postMessage({ dirs, names, counts, maxBytes, contains, room });
       } catch {
         settle(undefined, false);
       }

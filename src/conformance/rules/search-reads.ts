@@ -6,7 +6,8 @@ import { plainDecode } from '../reference.js';
 /**
  * S3: a provider that reads many files at once for searches (`searchReads`) answers each as a
  * read would: the file's bytes, null only for a text file without the bytes asked for, and
- * nothing for what is not a small file (a directory, a missing name, a file over the bound).
+ * nothing for what is not a small file (a directory, a missing name, a file over the bound); the
+ * bytes answered together stay within the total asked.
  */
 
 const contentArb: fc.Arbitrary<Uint8Array> = fc.oneof(
@@ -32,9 +33,10 @@ export const searchReadRules: readonly Rule[] = [
         fc.asyncProperty(
           fc.array(fc.tuple(contentArb, fc.boolean()), { minLength: 1, maxLength: 12 }),
           fc.integer({ min: 0, max: 40 }),
+          fc.oneof(fc.integer({ min: 0, max: 120 }), fc.constant(1024)),
           fc.boolean(),
           fc.array(fc.integer(), { minLength: 14, maxLength: 14 }),
-          async (files, maxBytes, withContains, order) => {
+          async (files, maxBytes, maxTotalBytes, withContains, order) => {
             const dir = ctx.dir();
             const oob = ctx.subject.outOfBand;
             const written: { target: FsTarget; bytes: Uint8Array | undefined }[] = [];
@@ -51,9 +53,11 @@ export const searchReadRules: readonly Rule[] = [
             const contains = utf8('foo');
             const answers = await fs.searchReads!(
               shuffled.map((w) => w.target),
-              withContains ? { maxBytes, contains } : { maxBytes },
+              withContains ? { maxBytes, maxTotalBytes, contains } : { maxBytes, maxTotalBytes },
             );
             equal(answers.length, shuffled.length, 'one answer per target');
+            const total = answers.reduce((n, a) => n + (a instanceof Uint8Array ? a.byteLength : 0), 0);
+            ok(total <= maxTotalBytes, `the answers hold ${total} bytes together, over maxTotalBytes ${maxTotalBytes}`);
             for (const [i, { target, bytes }] of shuffled.entries()) {
               const answer = answers[i];
               if (answer === undefined) continue;
