@@ -157,99 +157,83 @@ parentPort.on('message', ({ dirs, names, counts, maxBytes, contains, room }) => 
 });
 `;
 
-/** The workers of one size of pool: at most `size` live, idle ones kept (unreferenced) for the next search. */
+/** A worker and the requests posted to it, answered in the order posted. */
+interface Slot {
+  readonly worker: Worker;
+  readonly pending: ((answers: Answer[] | undefined) => void)[];
+}
+
+/**
+ * The workers of one size of pool: at most `size`, kept (unreferenced while idle) for the next
+ * search. A request goes at once to the worker with the fewest out, so a worker that finishes one
+ * starts the next from its own queue without waiting for the calling thread, which may be busy
+ * walking. A worker that fails or ends leaves the pool, and its requests are answered with nothing.
+ */
 class ReadPool {
-  readonly #idle: Worker[] = [];
-  readonly #waiting: { resolve(worker: Worker): void; reject(err: unknown): void }[] = [];
-  #live = 0;
+  readonly #slots: Slot[] = [];
 
   constructor(private readonly size: number) {}
 
   /** A slice's answers, or undefined when no worker read it (the caller reads them the usual way). */
-  async read(groups: readonly Group[], maxBytes: number, contains: Buffer | undefined, room: number): Promise<Answer[] | undefined> {
-    let worker: Worker;
-    try {
-      worker = await this.#take();
-    } catch {
-      return undefined;
-    }
-    worker.ref();
+  read(groups: readonly Group[], maxBytes: number, contains: Buffer | undefined, room: number): Promise<Answer[] | undefined> {
+    const slot = this.#pick();
+    if (slot === undefined) return Promise.resolve(undefined);
     return new Promise((resolve) => {
-      const settle = (answer: Answer[] | undefined, healthy: boolean) => {
-        worker.off('message', onMessage);
-        worker.off('error', onFailure);
-        worker.off('exit', onFailure);
-        if (healthy) this.#give(worker);
-        else this.#drop(worker);
-        resolve(answer);
-      };
-      const onMessage = ({ sizes, data }: { sizes: Int32Array; data: Uint8Array }) => settle(unpack(sizes, data), true);
-      const onFailure = () => settle(undefined, false);
-      worker.on('message', onMessage);
-      worker.on('error', onFailure);
-      worker.on('exit', onFailure);
+      slot.pending.push(resolve);
+      slot.worker.ref();
       // A name never holds a slash: the names travel as one string, a copy rather than a clone per name.
       const dirs = groups.map(([dir]) => dir);
       const names = groups.map(([, list]) => list.join('/')).join('/');
       const counts = Int32Array.from(groups, ([, list]) => list.length);
       try {
-        worker.postMessage({ dirs, names, counts, maxBytes, contains, room });
+        slot.worker.postMessage({ dirs, names, counts, maxBytes, contains, room });
       } catch {
-        settle(undefined, false);
+        this.#drop(slot);
       }
     });
   }
 
-  #take(): Promise<Worker> {
-    for (let idle = this.#idle.pop(); idle !== undefined; idle = this.#idle.pop()) {
-      if (!broken.has(idle)) return Promise.resolve(idle);
-      this.#live--;
-    }
-    if (this.#live < this.size) return this.#start();
-    return new Promise((resolve, reject) => this.#waiting.push({ resolve, reject }));
-  }
-
-  #start(): Promise<Worker> {
-    this.#live++;
+  /** An idle worker, else a new one while there is room, else the one with the fewest requests out. */
+  #pick(): Slot | undefined {
+    let least: Slot | undefined;
+    for (const slot of this.#slots) if (least === undefined || slot.pending.length < least.pending.length) least = slot;
+    if (least?.pending.length === 0 || this.#slots.length >= this.size) return least;
     try {
-      return Promise.resolve(start());
-    } catch (err) {
-      // Not started (a machine that refuses threads): nothing is counted, nobody waits for it.
-      this.#live--;
-      return Promise.reject(err);
+      return this.#start();
+    } catch {
+      // Not started (a machine that refuses threads): nothing is counted, and the others go on.
+      return least;
     }
   }
 
-  #give(worker: Worker): void {
-    const next = this.#waiting.shift();
-    if (next !== undefined) return next.resolve(worker);
-    // An idle worker never keeps the process alive.
-    worker.unref();
-    this.#idle.push(worker);
+  #start(): Slot {
+    const io = PINNED_IO!;
+    const worker = new Worker(WORKER_SOURCE, {
+      eval: true,
+      name: 'dsh-fs search reads',
+      workerData: { O_PATH: io.O_PATH, O_NOFOLLOW: io.O_NOFOLLOW, O_DIRECTORY: io.O_DIRECTORY, readFlags: io.readFlags },
+    });
+    const slot: Slot = { worker, pending: [] };
+    worker.on('message', ({ sizes, data }: { sizes: Int32Array; data: Uint8Array }) => {
+      const resolve = slot.pending.shift();
+      // An idle worker never keeps the process alive.
+      if (slot.pending.length === 0) worker.unref();
+      resolve?.(unpack(sizes, data));
+    });
+    // Listened to for its whole life, so that a failure while idle is no uncaught error.
+    worker.on('error', () => this.#drop(slot));
+    worker.on('exit', () => this.#drop(slot));
+    this.#slots.push(slot);
+    return slot;
   }
 
-  #drop(worker: Worker): void {
-    this.#live--;
-    void worker.terminate().catch(() => undefined);
-    const next = this.#waiting.shift();
-    if (next !== undefined) this.#start().then(next.resolve, next.reject);
+  #drop(slot: Slot): void {
+    const at = this.#slots.indexOf(slot);
+    if (at === -1) return;
+    this.#slots.splice(at, 1);
+    void slot.worker.terminate().catch(() => undefined);
+    for (const resolve of slot.pending.splice(0)) resolve(undefined);
   }
-}
-
-/** Workers that failed or ended while idle: not used again. */
-const broken = new WeakSet<Worker>();
-
-function start(): Worker {
-  const io = PINNED_IO!;
-  const worker = new Worker(WORKER_SOURCE, {
-    eval: true,
-    name: 'dsh-fs search reads',
-    workerData: { O_PATH: io.O_PATH, O_NOFOLLOW: io.O_NOFOLLOW, O_DIRECTORY: io.O_DIRECTORY, readFlags: io.readFlags },
-  });
-  // Listened to for its whole life, so that a failure while idle is no uncaught error.
-  worker.on('error', () => broken.add(worker));
-  worker.on('exit', () => broken.add(worker));
-  return worker;
 }
 
 function unpack(sizes: Int32Array, data: Uint8Array): Answer[] {
