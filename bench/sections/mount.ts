@@ -8,12 +8,13 @@ import { loadFuse } from '../../src/mount/load.js';
 import { interleave, reps, row, tempDir, type BenchRow, type Timing } from '../lib.js';
 import { floorOps } from '../mount-floor.js';
 import { makeProject, readTree, sh } from '../mount-fixture.js';
+import { startNativeFloor } from '../mount-native.js';
 
 const SECTION = 'mount';
 const FILES = 2_000;
 const WRITES = 1_000;
 
-type Subject = 'plain' | 'floor' | 'memory' | 'overlay';
+type Subject = 'plain' | 'floor' | 'memory' | 'overlay' | 'native';
 
 interface Workload {
   readonly name: string;
@@ -61,14 +62,24 @@ export async function runMountBench(): Promise<BenchRow[]> {
   const mounts: Mount[] = [];
   let floorFuse: InstanceType<typeof Fuse> | undefined;
   let closeSandbox: (() => void) | undefined;
+  let stopNative: (() => Promise<void>) | undefined;
+  // BENCH_MOUNT_NATIVE: the native floor's binary (bench/native-floor/build.sh), served as one more subject.
+  const native = process.env.BENCH_MOUNT_NATIVE;
   try {
     const plain = join(dir, 'plain');
     const lower = join(dir, 'lower');
     await makeProject(plain, FILES);
     await cp(plain, lower, { recursive: true });
     const tree = await readTree(plain);
-    const at: Record<Subject, string> = { plain, floor: join(dir, 'm-floor'), memory: join(dir, 'm-memory'), overlay: join(dir, 'm-overlay') };
-    for (const s of ['floor', 'memory', 'overlay'] as const) await mkdir(at[s]);
+    const at: Record<Subject, string> = {
+      plain,
+      floor: join(dir, 'm-floor'),
+      memory: join(dir, 'm-memory'),
+      overlay: join(dir, 'm-overlay'),
+      native: join(dir, 'm-native'),
+    };
+    for (const s of ['floor', 'memory', 'overlay', 'native'] as const) await mkdir(at[s]);
+    if (native !== undefined) stopNative = await startNativeFloor(native, plain, at.native, options);
 
     floorFuse = new Fuse(at.floor, floorOps(tree), kernelOptions(options, 'floor'));
     await new Promise<void>((done, failed) => floorFuse!.mount((err) => (err ? failed(err) : done())));
@@ -89,21 +100,26 @@ export async function runMountBench(): Promise<BenchRow[]> {
         continue;
       }
       const t0 = performance.now();
-      const runs: Record<Subject, number> = { plain: 0, floor: 0, memory: 0, overlay: 0 };
+      const runs: Record<Subject, number> = { plain: 0, floor: 0, memory: 0, overlay: 0, native: 0 };
       const variant = (s: Subject) => () => sh(w.script(at[s], runs[s]++), w.okCodes);
-      const t = await interleave(
-        { plain: variant('plain'), floor: variant('floor'), memory: variant('memory'), overlay: variant('overlay') },
+      const subjects: Subject[] = ['plain', 'floor', 'memory', 'overlay', ...(stopNative === undefined ? [] : ['native' as const])];
+      const t: Partial<Record<Subject, Timing>> & Record<Exclude<Subject, 'native'>, Timing> = await interleave(
+        Object.fromEntries(subjects.map((s) => [s, variant(s)])) as Record<Subject, () => Promise<string>>,
         // Two rounds each: the overlay rows take tens of seconds, and the section keeps to ~4 minutes.
         { reps: reps(Number(process.env.BENCH_MOUNT_REPS ?? 2)), warmup: w.warmup ?? 0 },
       );
       rows.push(...rowsOf(w, t, options));
-      const ms = (k: Subject) => t[k].median.toFixed(0);
-      process.stdout.write(`[${w.name}: plain ${ms('plain')}, floor ${ms('floor')}, memory ${ms('memory')}, overlay ${ms('overlay')} ms; ${((performance.now() - t0) / 1000).toFixed(0)} s] `);
+      const ms = (k: Subject) => t[k]?.median.toFixed(0);
+      const nativeMs = stopNative === undefined ? '' : `, native floor ${ms('native')}`;
+      process.stdout.write(
+        `[${w.name}: plain ${ms('plain')}, floor ${ms('floor')}, memory ${ms('memory')}, overlay ${ms('overlay')}${nativeMs} ms; ${((performance.now() - t0) / 1000).toFixed(0)} s] `,
+      );
     }
     return rows;
   } finally {
     for (const m of mounts) await m.unmount().catch(() => {});
     closeSandbox?.();
+    await stopNative?.();
     if (floorFuse !== undefined) await new Promise<void>((done) => floorFuse!.unmount(() => done()));
     await cleanup();
   }
@@ -121,7 +137,7 @@ function mountOptions(): MountOptions {
   return { cacheSeconds: Number(process.env.BENCH_MOUNT_CACHE ?? 1) };
 }
 
-function rowsOf(w: Workload, t: Record<Subject, Timing>, options: MountOptions): BenchRow[] {
+function rowsOf(w: Workload, t: Partial<Record<Subject, Timing>> & Record<Exclude<Subject, 'native'>, Timing>, options: MountOptions): BenchRow[] {
   const c = `${FILES.toLocaleString('en')}-file git project: ${w.name}`;
   const note = `cache ${options.cacheSeconds ?? 0} s`;
   const plain = { name: 'plain directory', timing: t.plain };
@@ -134,5 +150,11 @@ function rowsOf(w: Workload, t: Record<Subject, Timing>, options: MountOptions):
     row(f('mount: memory'), t.memory, plain, plainGoal),
     row(f('mount: memory'), t.memory, floor, { text: '≤ 1.5× floor', maxRatio: 1.5 }),
     row(f('floor mount (do-nothing fuse-native)'), t.floor, plain),
+    ...(t.native === undefined
+      ? []
+      : [
+          row(f('native floor (do-nothing C, libfuse 2 high-level)'), t.native, floor),
+          row(f('native floor (do-nothing C, libfuse 2 high-level)'), t.native, plain),
+        ]),
   ];
 }
