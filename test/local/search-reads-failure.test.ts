@@ -40,8 +40,8 @@ afterAll(async () => {
   await area.cleanup();
 });
 
-it('answers nothing when no worker starts, request after request, and grep still finds every match', async () => {
-  const fs = createLocalFs({ root: area.root, searchThreads: 2 });
+/** Asks four times for all 300 files: every answer is nothing, and grep still finds every match. */
+async function answersNothing(fs: ReturnType<typeof createLocalFs>): Promise<Awaited<ReturnType<typeof fs.resolve>>[]> {
   const targets = await Promise.all(Array.from({ length: 300 }, (_, i) => fs.resolve(join(area.root, `d${i % 4}`, `f${i}.txt`))));
   // More requests than the pool has workers: none waits for a worker that never came.
   for (let round = 0; round < 4; round++) {
@@ -50,19 +50,18 @@ it('answers nothing when no worker starts, request after request, and grep still
   }
   const found = await grep(fs, 'needle', { path: area.root });
   expect(found.matches.length).toBe(Math.ceil(300 / 7));
+  return targets;
+}
+
+// A hang (a request waiting for a worker that never came) fails at each test's limit rather than at the suite's.
+it('answers nothing when no worker starts, request after request, and grep still finds every match', async () => {
+  const fs = createLocalFs({ root: area.root, searchThreads: 2 });
+  const targets = await answersNothing(fs);
   // The calling thread's own reads (a request under 64 files) do not need a worker.
   expect((await fs.searchReads!(targets.slice(0, 10), { maxBytes: 1024, maxTotalBytes: 1 << 20 })).every((a) => a instanceof Uint8Array)).toBe(true);
-  // A hang (a request waiting for a worker that never came) fails here rather than at the suite's limit.
 }, 20_000);
 
 it('answers nothing from workers that end while reading, and grep still finds every match', async () => {
   mode.workers = 'dying';
-  const fs = createLocalFs({ root: area.root, searchThreads: 2 });
-  const targets = await Promise.all(Array.from({ length: 300 }, (_, i) => fs.resolve(join(area.root, `d${i % 4}`, `f${i}.txt`))));
-  for (let round = 0; round < 4; round++) {
-    const answers = await fs.searchReads!(targets, { maxBytes: 1024, maxTotalBytes: 1 << 20 });
-    expect(answers.every((a) => a === undefined)).toBe(true);
-  }
-  const found = await grep(fs, 'needle', { path: area.root });
-  expect(found.matches.length).toBe(Math.ceil(300 / 7));
+  await answersNothing(createLocalFs({ root: area.root, searchThreads: 2 }));
 }, 20_000);
