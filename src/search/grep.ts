@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Candidates } from './grep-bytes.js';
 import { streamLines } from './grep-large.js';
 import { requiredLiteral } from './literal.js';
@@ -117,8 +118,10 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
   const rootInfo = await fs.stat(rootTarget, { versioned: false, ...(userSignal ? { signal: userSignal } : {}) });
   if (rootInfo === undefined) throw new FsError('FS_NOT_FOUND', `${what}: not found`);
 
-  // One signal for the user's abort and our own early stop.
+  // One signal for the user's abort and our own early stop. Every read in flight listens to it (a
+  // store adds a listener or two a call, removed when the call settles): that is no leak.
   const internal = new AbortController();
+  setMaxListeners(LISTENERS_PER_READ * (concurrency + 2), internal.signal);
   // The store's query has a signal of its own: the scan's early stop must not cut it short, since
   // its answer (or failure) counts even when the walk found no file.
   const query = new AbortController();
@@ -186,6 +189,9 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
 }
 
 const NO_MATCH: Promise<FileScan> = Promise.resolve({ matches: [] });
+
+/** The abort listeners one read may hold on grep's signal while it runs. */
+const LISTENERS_PER_READ = 8;
 
 /** Reads up to `concurrency` files at once, taking their results in order, until a budget runs out. */
 async function scanAll(

@@ -36,3 +36,38 @@ describe('grep returns only after every read it started has ended', () => {
     expect(endedWhenReturned, 'the read of b.txt ended before grep returned').toBe(true);
   });
 });
+
+describe('grep over a store that listens to the signal on every read', () => {
+  it('warns of no listener leak: each read in flight may listen to grep’s signal', async () => {
+    const files = Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`f${i}.txt`, `foo ${i}\n`]));
+    const memory = createMemoryFs({ cwd: '/p', files });
+    // As the PostgreSQL client does: listeners on the signal while the call runs, removed after.
+    const fs = new Proxy(memory, {
+      get(target, prop, receiver) {
+        if (prop !== 'streamText') return Reflect.get(target, prop, receiver) as unknown;
+        return async (...args: Parameters<FileSystem['streamText']>) => {
+          const signal = args[1]?.signal;
+          const listeners = [() => {}, () => {}, () => {}];
+          for (const l of listeners) signal?.addEventListener('abort', l);
+          try {
+            await new Promise((done) => setImmediate(done));
+            return await target.streamText(...args);
+          } finally {
+            for (const l of listeners) signal?.removeEventListener('abort', l);
+          }
+        };
+      },
+    });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    try {
+      const result = await grep(fs, 'foo', { concurrency: 16 });
+      expect(result.matches.length).toBe(40);
+      await new Promise((done) => setImmediate(done));
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).not.toContain('MaxListenersExceededWarning');
+  });
+});
