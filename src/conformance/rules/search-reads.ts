@@ -77,6 +77,17 @@ export const searchReadRules: readonly Rule[] = [
         ),
         0.5,
       );
+      // And every time, a total smaller than the files asked for together.
+      const dir = ctx.dir('total');
+      const targets: FsTarget[] = [];
+      for (const name of ['a', 'b', 'c']) {
+        const target = await fs.resolve(`${dir}/${name}.txt`);
+        await fs.writeBytes(target, utf8('0123456789\n'));
+        targets.push(target);
+      }
+      const answers = await fs.searchReads!(targets, { maxBytes: 1024, maxTotalBytes: 15 });
+      const total = answers.reduce((n, a) => n + (a instanceof Uint8Array ? a.byteLength : 0), 0);
+      ok(total <= 15, `three files of 11 bytes, maxTotalBytes 15: the answers hold ${total} bytes together`);
     },
   },
 ];
