@@ -96,9 +96,13 @@ export class Db {
       });
       let broken: unknown;
       // On abort the statement is cancelled on the server (best effort, through another connection
-      // of the pool); the caller is answered at once either way.
+      // of the pool); the caller is answered at once either way. A cancel names the backend, not the
+      // statement, and may arrive late: the connection is then not reused, or the cancel would end
+      // whatever statement it runs next.
       const cancel = () => {
-        if (conn.processID !== undefined) client.query('SELECT pg_cancel_backend($1)', [conn.processID]).catch(() => {});
+        if (conn.processID === undefined) return;
+        broken ??= new Error('a cancel request was sent for this connection');
+        client.query('SELECT pg_cancel_backend($1)', [conn.processID]).catch(() => {});
       };
       // A connection the server ends while it is checked out says so with an 'error' event, which
       // nobody else listens to then: it would be an uncaught exception.
