@@ -11,12 +11,12 @@ export interface PgQueryable {
 }
 
 /** A `pg` Pool: `connect()` hands out a dedicated client (with its backend's `processID`). */
-interface PoolLike extends PgQueryable {
+export interface PoolLike extends PgQueryable {
   connect(): Promise<PoolConnection>;
   readonly totalCount: number;
 }
 
-interface PoolConnection extends PgQueryable {
+export interface PoolConnection extends PgQueryable {
   release(destroy?: boolean | Error): void;
   processID?: number;
   on?(event: 'error', fn: (err: unknown) => void): unknown;
@@ -31,7 +31,7 @@ interface PGliteLike extends PgQueryable {
 /** Runs one statement; `Q` is what a provider operation sees. */
 export type Q = (text: string, values?: unknown[]) => Promise<any[]>;
 
-const isPool = (c: PgQueryable): c is PoolLike => typeof (c as PoolLike).connect === 'function' && 'totalCount' in c;
+export const isPool = (c: PgQueryable): c is PoolLike => typeof (c as PoolLike).connect === 'function' && 'totalCount' in c;
 const isPGlite = (c: PgQueryable): c is PGliteLike => typeof (c as PGliteLike).transaction === 'function';
 
 /** SQLSTATEs after which the whole step is tried again: serialization failures, deadlocks, and the constraint races of concurrent directory changes. */

@@ -3,19 +3,8 @@
  * Pool, so that one process writes a sandbox at a time.
  */
 import { FsError, throwIfAborted } from '../../seam/index.js';
-import { Db, pgError, type PgQueryable } from './client.js';
+import { Db, isPool, pgError, type PoolLike } from './client.js';
 import type { HeldLock, SandboxLockOptions, UpperContext } from './upper-context.js';
-
-interface PoolConnection extends PgQueryable {
-  release(destroy?: boolean | Error): void;
-  on?(event: 'error', fn: (err: unknown) => void): unknown;
-}
-
-interface PoolLike extends PgQueryable {
-  connect(): Promise<PoolConnection>;
-  readonly totalCount: number;
-}
-const isPool = (c: PgQueryable): c is PoolLike => typeof (c as PoolLike).connect === 'function' && 'totalCount' in c;
 
 /** Sandboxes held by this process, per client: a single connection (PGlite, a Client) re-enters its own advisory locks. */
 const heldHere = new WeakMap<object, Set<string>>();
@@ -102,6 +91,9 @@ async function tryOnPool(ctx: UpperContext, client: PoolLike, mine: Set<string>)
   if (!ok) return undefined;
   mine.add(sandbox);
   let released = false;
+  // Listened to while the lock is held only: the connection goes back to the pool, and serves
+  // other locks, after.
+  const onError = () => h.markLost();
   const h: HeldLock = {
     db: new Db(conn),
     lost: false,
@@ -110,6 +102,7 @@ async function tryOnPool(ctx: UpperContext, client: PoolLike, mine: Set<string>)
       if (released) return;
       released = true;
       mine.delete(sandbox);
+      conn.removeListener?.('error', onError);
       conn.release(true); // the lock went with the connection
     },
     async release() {
@@ -118,10 +111,11 @@ async function tryOnPool(ctx: UpperContext, client: PoolLike, mine: Set<string>)
       mine.delete(sandbox);
       // Closing the connection would free the lock too; unlocking keeps it for the pool.
       const unlocked = await conn.query('SELECT pg_advisory_unlock($1::bigint)', [key]).then(() => true, () => false);
+      conn.removeListener?.('error', onError);
       conn.release(unlocked ? undefined : true);
     },
   };
-  conn.on?.('error', () => h.markLost());
+  conn.on?.('error', onError);
   return h;
 }
 
