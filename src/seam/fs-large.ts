@@ -40,9 +40,15 @@ async function open(provider: Streaming, target: FsTarget, intent: FsWriteIntent
     throw err;
   }
   const version = stream.version;
-  if (version === undefined && !(atEnd && stream.versionRead)) throw new FsError('FS_IO_ERROR', `${what}: the provider's openRead gave no version`);
-  // The intent (the policy's answer) comes before anything about the content.
-  if (version !== undefined) checkWriteIntent(intent, { version }, what);
+  try {
+    if (version === undefined && !(atEnd && stream.versionRead)) throw new FsError('FS_IO_ERROR', `${what}: the provider's openRead gave no version`);
+    // The intent (the policy's answer) comes before anything about the content.
+    if (version !== undefined) checkWriteIntent(intent, { version }, what);
+  } catch (err) {
+    // Refused before a byte was read: the file opened is let go now, not at garbage collection.
+    await release(stream);
+    throw err;
+  }
   return { stream, version };
 }
 
