@@ -2,6 +2,7 @@ import { promises as fsp } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createLocalProvider } from '../../src/backends/local/provider.js';
+import { releasing } from '../../src/seam/releasing.js';
 import { contentVersion } from '../../src/seam/version.js';
 import { createFs } from '../../src/seam/fs.js';
 import type { FileSystem, FsProvider, FsVersion } from '../../src/seam/index.js';
@@ -46,7 +47,8 @@ function hooked(inner: FsProvider): FsProvider {
         afterRead = undefined;
         await run?.();
       }
-      return { ...s, versionRead: s.versionRead, chunks: chunks() };
+      // Let go of the inner stream even when the wrapper is returned before it started.
+      return { ...s, versionRead: s.versionRead, chunks: releasing(chunks(), () => s.chunks[Symbol.asyncIterator]().return?.(undefined)) };
     },
   });
   return p;
