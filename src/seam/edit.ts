@@ -1,6 +1,6 @@
 import { FsError } from './errors.js';
 import type { FsLineRange } from './types.js';
-import { UTF8_BOM, crlfToLf, decodeText, encodeText, lineNumberAt, lineNumbersAt, type Eol } from './text.js';
+import { UTF8_BOM, crlfToLf, decodeText, encodeText, atLines, lineNumberAt, lineNumbersAt, type Eol } from './text.js';
 
 export type EditResult =
   | { readonly ok: true; readonly text: string; readonly replacements: number; readonly lines: FsLineRange[] }
@@ -39,10 +39,9 @@ export function applyEdit(text: string, oldString: string, newString: string, re
   if (starts.length > 1 && !replaceAll) {
     const lines = lineNumbersAt(view.text, starts.slice(0, MAX_LISTED_LINES));
     const total = countAll(view.text, oldN);
-    const more = total > lines.length ? `, …` : '';
     return fail(
       'FS_AMBIGUOUS_EDIT',
-      `old_string matches ${total} times (at lines ${lines.join(', ')}${more}); ` +
+      `old_string matches ${total} times (${atLines(lines, total > lines.length)}); ` +
         'include more surrounding lines to make it unique, or set replace_all to true',
     );
   }

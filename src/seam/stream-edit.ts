@@ -4,7 +4,7 @@
 import { FsError } from './errors.js';
 import { normalisedView } from './edit.js';
 import { countLf } from './line-count.js';
-import { crlfToLf } from './text.js';
+import { atLines, crlfToLf } from './text.js';
 import { TextCheck } from './text-stream.js';
 import type { FsEditRequest, FsLineRange } from './types.js';
 
@@ -74,7 +74,7 @@ export async function* streamEdit(
       const line = inLine + counted;
       found.push(line);
       if (!edit.replaceAll && found.length > 1) {
-        throw new FsError('FS_AMBIGUOUS_EDIT', `${what}: old_string matches at least ${found.length} times (at lines ${found.join(', ')}); include more surrounding lines to make it unique, or set replace_all to true`);
+        throw new FsError('FS_AMBIGUOUS_EDIT', `${what}: old_string matches at least ${found.length} times (${atLines(found)}); include more surrounding lines to make it unique, or set replace_all to true`);
       }
       const kept = win.subarray(cursor, m.start);
       if (kept.length > 0) yield kept;

@@ -201,6 +201,12 @@ export function lineNumberAt(text: string, index: number): number {
 }
 
 /** lineNumberAt for each of `indices` (ascending), in one pass over the text. */
+/** Where matches start, for a message: `at line 4`, or `at lines 1, 3` (a line with several matches named once). */
+export function atLines(lines: readonly number[], more = false): string {
+  const unique = [...new Set(lines)];
+  return `at line${unique.length === 1 && !more ? '' : 's'} ${unique.join(', ')}${more ? ', …' : ''}`;
+}
+
 export function lineNumbersAt(text: string, indices: readonly number[]): number[] {
   const out: number[] = [];
   let line = 1;

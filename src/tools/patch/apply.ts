@@ -41,7 +41,8 @@ export function applyHunks(text: string, hunks: readonly PatchHunk[], what: stri
       const found = seek(index, [h], cursor);
       if (found === undefined) throw new FsError('FS_EDIT_NOT_FOUND', `${name}: the "@@ ${h}" line was not found${after(cursor)}`);
       cursor = found.at + 1;
-      level = loosest(level, found.level);
+      // The parser trims a header, so a header met only with its whitespace ignored loosened nothing.
+      level = loosest(level, found.level === 'unicode' ? 'unicode' : 'exact');
       header = { text: h, level: found.level, at: found.at };
     }
     const placed = place(index, hunk, cursor, header, name);
@@ -80,8 +81,12 @@ function place(
     body = body.slice(0, -1);
     if (old(body).length > 0) found = seek(index, old(body), cursor);
   }
-  // Models often repeat the `@@` line as the hunk's first context line.
-  if (found === undefined && header !== undefined) found = seek(index, old(body), header.at);
+  // Models often repeat the `@@` line as the hunk's first context line: a closer match from the
+  // header's own line wins over a looser one further down.
+  if (header !== undefined && found?.level !== 'exact') {
+    const again = seek(index, old(body), header.at);
+    if (again !== undefined && (found === undefined || MATCH_LEVELS.indexOf(again.level) < MATCH_LEVELS.indexOf(found.level))) found = again;
+  }
   if (found === undefined) {
     const first = old(body)[0] ?? '';
     throw new FsError('FS_EDIT_NOT_FOUND', `${name}: its context and removed lines (starting ${JSON.stringify(first.slice(0, 80))}) were not found${after(cursor)}`);

@@ -104,7 +104,7 @@ export async function planOne(call: ToolCall, op: PatchOperation, target: FsTarg
   if (current === undefined) throw new FsError('FS_NOT_FOUND', `cannot update "${target.displayPath}": not found`);
   checkFresh(target, guard?.version, current);
   const { text, bom } = decodeText(current.bytes, `cannot update "${target.displayPath}"`);
-  const applied = applyHunks(text, op.hunks, op.path);
+  const applied = applyHunks(text, op.hunks, target.displayPath);
   const bytes = encodeKeepingBom(applied.text, bom);
   if (destTarget === undefined) return { op, target, current, bytes, loosened: applied.loosened };
   const rename = await call.events.renameIntent(target, destTarget, call.owner);
@@ -127,7 +127,7 @@ export async function planPatch(call: ToolCall, ops: readonly PatchOperation[]):
     try {
       plan.push(await planOne(call, op, targets[i]!.target, targets[i]!.dest));
     } catch (err) {
-      const error = toFsError(err, `cannot apply the patch to "${op.path}"`);
+      const error = toFsError(err, `cannot apply the patch to "${targets[i]!.target.displayPath}"`);
       throw new FsError(error.code, `${error.message} (file ${i + 1} of ${ops.length}, patch line ${op.line}); nothing was changed`, { cause: error });
     }
   }
