@@ -5,6 +5,7 @@ import { createObservationPolicy } from '../policy/index.js';
 import type { FileSystem } from '../seam/index.js';
 import { fsTools, searchTools } from '../tools/index.js';
 import { createRewindTool, hasHistory, registerCheckpoints } from './history.js';
+import { keepDroppedArguments } from './raw-args.js';
 import { mcpTool, toCallToolResult } from './result.js';
 
 export interface CreateMcpServerOptions {
@@ -48,7 +49,7 @@ export interface CreateMcpServerOptions {
 export function createMcpServer(options: CreateMcpServerOptions): McpServer {
   // The SDK is an optional peer, loaded on first use (its CommonJS build, so this stays synchronous).
   const { McpServer } = requirePeer<typeof import('@modelcontextprotocol/sdk/server/mcp.js')>('@modelcontextprotocol/sdk', '@modelcontextprotocol/sdk/server/mcp.js', 'dsh-fs/mcp');
-  const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } = requirePeer<typeof import('@modelcontextprotocol/sdk/types.js')>(
+  const { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema } = requirePeer<typeof import('@modelcontextprotocol/sdk/types.js')>(
     '@modelcontextprotocol/sdk',
     '@modelcontextprotocol/sdk/types.js',
     'dsh-fs/mcp',
@@ -89,16 +90,24 @@ export function createMcpServer(options: CreateMcpServerOptions): McpServer {
         `Tool paths are absolute or relative to ${first.cwd}. Read a file (any part) before you overwrite or edit it; if it changed since, read it again.`,
     },
   );
+  const dropped = keepDroppedArguments();
+  const connect = server.connect.bind(server);
+  server.connect = (transport) => {
+    dropped.watch(transport);
+    return connect(transport);
+  };
   server.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools }));
   server.server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const { name } = request.params;
+    const args = dropped.take(extra.requestId) ?? request.params.arguments ?? {};
     if (!names.has(name)) {
-      throw new McpError(ErrorCode.InvalidParams, `unknown tool ${JSON.stringify(name)}; available tools: ${[...names].join(', ')}`);
+      // A plain error with the code: the client adds the "MCP error -32602:" prefix itself (McpError's own made it twice).
+      throw Object.assign(new Error(`unknown tool ${JSON.stringify(name)}; available tools: ${[...names].join(', ')}`), { code: ErrorCode.InvalidParams });
     }
     let result: ToolResult;
     // The change a call makes is labelled on its checkpoint: which tool, for which client.
     const label = { owner: server.server.getClientVersion()?.name ?? 'mcp', source: `tool:${name}` };
-    const execute = (fs: FileSystem) => harnessFor(fs).tools.execute(name, request.params.arguments ?? {}, { owner, signal: extra.signal });
+    const execute = (fs: FileSystem) => harnessFor(fs).tools.execute(name, args, { owner, signal: extra.signal });
     try {
       result = await run((fs) => (hasHistory(fs) ? fs.label(label, () => execute(fs)) : execute(fs)), extra.signal);
     } catch (err) {
