@@ -2,6 +2,7 @@ import { realpathSync } from 'node:fs';
 import { isAbsolute, posix, resolve } from 'node:path';
 import type { OverlayChange, OverlayChangeKind, OverlayCommitProgress, OverlayFileSystem } from '../backends/overlay/index.js';
 import { UsageError, type Command, type Parsed, EXIT_FAILURE, EXIT_OK, oneOf, optionalString, requireString } from './args.js';
+import { commandLine, locationArgs } from './advice.js';
 import { colorDiff, colorsFor, type ColorMode } from './color.js';
 import { deadHolder, withStateLock, type StateLockOptions } from './lock.js';
 import type { Io } from './io.js';
@@ -31,7 +32,7 @@ export async function locate(command: Command, parsed: Parsed, io: Io): Promise<
   }
   const given = requireString(parsed, 'root', command);
   const root = await resolveRoot(given);
-  const stateDir = await resolveStateDir(root, optionalString(parsed, 'state'), io.env);
+  const stateDir = await resolveStateDir(root, optionalString(parsed, 'state'), io.env, { command });
   const paths = parsed.positionals.length === 0 ? undefined : parsed.positionals.map((p) => rootRelative(p, given, root, io.cwd, command));
   return { root, stateDir, paths, label: root };
 }
@@ -232,7 +233,13 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
             'left untouched there and kept in the sandbox:\n',
         );
         for (const p of result.conflicts) io.stdout.write(`${line(kinds.get(p.path), p.path)}      ${p.message}\n`);
-        io.stdout.write('Review with "dsh-fs diff PATH"; then "dsh-fs commit --force PATH" keeps the sandbox\'s version, "dsh-fs discard PATH" the directory\'s.\n');
+        const where = locationArgs(parsed, located);
+        const paths = result.conflicts.map((p) => p.path);
+        io.stdout.write(
+          `Review ${n === 1 ? 'it' : 'them'} with:\n  ${commandLine('diff', where, [], paths)}\n` +
+            `then keep the sandbox's version with:\n  ${commandLine('commit', where, ['--force'], paths)}\n` +
+            `or the directory's with:\n  ${commandLine('discard', where, [], paths)}\n`,
+        );
       }
       if (result.failed.length > 0) {
         const n = result.failed.length;
@@ -294,7 +301,7 @@ export function checkpointArg(value: string, name: string, command: Command): nu
 export async function fork(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('fork', parsed, io);
   const root = located.root;
-  const into = await resolveStateDir(root, requireString(parsed, 'into', 'fork'), io.env);
+  const into = await resolveStateDir(root, requireString(parsed, 'into', 'fork'), io.env, { flag: '--into', command: 'fork' });
   if (into === located.stateDir) throw new UsageError('--into must be a new state directory, not the sandbox\'s own', 'fork');
   if (await hasSandboxState(into)) throw new UsageError(`--into "${into}" already holds a sandbox; a fork needs a new state directory`, 'fork');
   await mkdirState(located.stateDir);

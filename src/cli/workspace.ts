@@ -6,7 +6,7 @@ import { createLocalFs, type LocalFileSystem } from '../backends/local/index.js'
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
 import { KeyedMutex, toFsError, type FileSystem } from '../seam/index.js';
 import { lockWanted, withStateLock, type StateLockOptions } from './lock.js';
-import { UsageError } from './args.js';
+import { UsageError, type Command } from './args.js';
 import { relativeInside } from '../seam/path.js';
 
 export type Mode = 'sandbox' | 'direct';
@@ -44,12 +44,19 @@ export function defaultStateDir(root: string, env: NodeJS.ProcessEnv = process.e
  * outside, a link from elsewhere into the root is inside. The real path is what is used from then
  * on, so a link changed later cannot move the state into the root.
  */
-export async function resolveStateDir(root: string, given: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<string> {
+export async function resolveStateDir(
+  root: string,
+  given: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  option: { readonly flag?: '--state' | '--into'; readonly command?: Command } = {},
+): Promise<string> {
   const dir = given === undefined ? defaultStateDir(root, env) : resolve(given);
   const real = await realpathOfNearest(dir);
   if (relativeInside(root, real) !== undefined) {
     // The agent could otherwise read and rewrite the sandbox's own bookkeeping through the tools.
-    throw new UsageError(`--state "${given ?? dir}" lies inside --root "${root}"; keep the sandbox state outside the directory it protects`);
+    const flag = option.flag ?? '--state';
+    const whose = flag === '--into' ? "the fork's state" : 'the sandbox state';
+    throw new UsageError(`${flag} "${given ?? dir}" lies inside --root "${root}"; keep ${whose} outside the directory it protects`, option.command);
   }
   return real;
 }

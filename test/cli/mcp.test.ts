@@ -242,7 +242,7 @@ describe('dsh-fs commit conflicts', () => {
     expect(await readFile(join(root, 'notes.txt'), 'utf8')).toBe('someone else\n');
     expect(await readFile(join(root, 'added.txt'), 'utf8')).toBe('new\n');
     expect((await runCli(['status', '--root', root, '--state', state])).stdout).toBe('M notes.txt\n');
-    expect(commit.stdout).toContain('"dsh-fs commit --force PATH" keeps the sandbox\'s version');
+    expect(commit.stdout).toContain(`then keep the sandbox's version with:\n  dsh-fs commit --root ${root} --state ${state} --force ${join(root, 'notes.txt')}\n`);
 
     // After review, --force keeps the sandbox's version and says what it replaced.
     const forced = await runCli(['commit', '--root', root, '--state', state, '--force', 'notes.txt']);
