@@ -4,6 +4,7 @@
 export {
   applyEdit,
   type BytesEdit,
+  canonicalPath,
   checkRename,
   checkRmdir,
   checkWriteIntent,
@@ -14,6 +15,7 @@ export {
   inWalkOrder,
   createFs,
   type CreateFsOptions,
+  DEFAULT_MAX_TEXT_BYTES,
   type DecodedText,
   decodeText,
   depthFirst,
@@ -79,7 +81,9 @@ export {
   type FsWriteIntent,
   type FsWriteOptions,
   type FsWriteOutcome,
+  isFsError,
   isRealSubdirectory,
+  isWithin,
   KeyedMutex,
   reportChanges,
   type LinkReader,
@@ -93,6 +97,7 @@ export {
   splitLines,
   textForWrite,
   textStreamOf,
+  throwIfAborted,
   toFsError,
   UNVERSIONED,
 } from './seam/index.js';

@@ -213,8 +213,12 @@ declare module '../harness/tools.js' {
   }
 }
 export {
+  createGlobSchema,
   createGlobTool,
+  createGrepSchema,
   createGrepTool,
+  globSchema,
+  grepSchema,
   renderGlob,
   renderGrep,
   searchToolDefinitions,
