@@ -180,3 +180,4 @@ export {
   walkFrom,
   type WalkItem,
 } from './search/index.js';
+export { createSandbox, type CreateSandboxOptions, type Sandbox, type SandboxExtraTool } from './sandbox/index.js';

@@ -1,13 +1,15 @@
 import { hash } from 'node:crypto';
-import { mkdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
-import { homedir } from 'node:os';
-import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
+import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
 import { createLocalFs, type LocalFileSystem } from '../backends/local/index.js';
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
 import { KeyedMutex, toFsError, type FileSystem } from '../seam/index.js';
 import { lockWanted, withStateLock, type StateLockOptions } from './lock.js';
 import { UsageError, type Command } from './args.js';
 import { relativeInside } from '../seam/path.js';
+import { defaultStateDir, realpathOfNearest } from '../sandbox/state.js';
+
+export { defaultStateDir };
 
 export type Mode = 'sandbox' | 'direct';
 
@@ -25,17 +27,6 @@ export async function resolveRoot(dir: string): Promise<string> {
   }
   if (!(await stat(real)).isDirectory()) throw new UsageError(`--root "${dir}": not a directory`);
   return real;
-}
-
-/**
- * Where a sandbox over `root` keeps its upper layer by default: outside the root, in the user's
- * state directory, one directory per root (its real path, hashed).
- */
-export function defaultStateDir(root: string, env: NodeJS.ProcessEnv = process.env): string {
-  const xdg = env.XDG_STATE_HOME;
-  // The XDG spec says to ignore a relative value.
-  const base = xdg !== undefined && isAbsolute(xdg) ? xdg : join(homedir(), '.local', 'state');
-  return join(base, 'dsh-fs', hash('sha256', root, 'hex').slice(0, 16));
 }
 
 /**
@@ -59,27 +50,6 @@ export async function resolveStateDir(
     throw new UsageError(`${flag} "${given ?? dir}" lies inside --root "${root}"; keep ${whose} outside the directory it protects`, option.command);
   }
   return real;
-}
-
-/**
- * realpath of the deepest existing ancestor, with the rest appended (the directory may not exist
- * yet). A dangling link on the way is followed through its text, as mkdir would follow it.
- */
-async function realpathOfNearest(path: string, hops = 0): Promise<string> {
-  const rest: string[] = [];
-  let p = path;
-  for (;;) {
-    try {
-      return join(await realpath(p), ...rest.reverse());
-    } catch {
-      const text = hops < 40 ? await readlink(p).catch(() => undefined) : undefined;
-      if (text !== undefined) return realpathOfNearest(join(resolve(dirname(p), text), ...rest.reverse()), hops + 1);
-      const parent = dirname(p);
-      if (parent === p) return path;
-      rest.push(basename(p));
-      p = parent;
-    }
-  }
 }
 
 /** Whether a sandbox state document exists (without creating the directory). */
