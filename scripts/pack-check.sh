@@ -17,6 +17,16 @@ echo "pack-check: packing"
 tarball="$(npm pack --silent --pack-destination "$work" | tail -n 1)"
 tarball="$work/$tarball"
 
+# What ships, measured with npm pack --dry-run on 0.1.0 (unreleased changes included): 1.36 MB
+# packed, 5.6 MB unpacked, 1,264 files. dist with its source maps; src, the maps' sources (and the
+# dsh-fs-source condition's files), 0.39 MB packed; docs; examples and bench/RESULTS.md, which the
+# docs link to (the rest of bench/ needs the repository's dev dependencies: 0.05 MB more, left
+# out). Without src the maps would name files that are not there; without src and the maps the
+# tarball would be 0.74 MB. A tarball past 1.6 MB has taken in something new: look before raising it.
+size="$(stat -c %s "$tarball")"
+echo "pack-check: the tarball is $size bytes"
+[ "$size" -lt 1600000 ] || { echo "pack-check: the tarball is $size bytes, past 1.6 MB (1.36 MB measured); see what it took in"; exit 1; }
+
 # The tarball: no install-time scripts, and the files the README and the exports point at.
 tar -xzf "$tarball" -C "$work"
 node --input-type=module - "$work/package" <<'JS'
@@ -33,6 +43,11 @@ for (const page of pages) {
   for (const [, link] of text.matchAll(/\]\(((?!https?:|#)[^)#]+)/g)) {
     if (!existsSync(join(dir, dirname(page), link))) fail(`${page} links to ${link}, which is not in the tarball`);
   }
+}
+// Every source map names sources that ship with it.
+for (const file of readdirSync(join(dir, 'dist'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.map'))) {
+  const map = JSON.parse(readFileSync(join(dir, 'dist', file), 'utf8'));
+  for (const source of map.sources) if (!existsSync(join(dir, 'dist', dirname(file), source))) fail(`dist/${file} names ${source}, which is not in the tarball`);
 }
 for (const [sub, target] of Object.entries(pkg.exports)) {
   const files = typeof target === 'string' ? [target] : Object.entries(target).filter(([c]) => c !== 'dsh-fs-source').map(([, f]) => f);
