@@ -20,7 +20,8 @@ import {
 import { demo } from './demo.js';
 import { mountCommand, runCommand } from './mount.js';
 import type { Io } from './io.js';
-import { commit, diff, discard, fork, status } from './review.js';
+import { commit, diff, discard, status } from './review.js';
+import { fork } from './sandbox.js';
 import { checkpoints, rewind } from './history.js';
 import { log as auditLogCommand, serveAuditLog } from './audit.js';
 import { auditPlugin } from '../harness/audit.js';
