@@ -1,0 +1,103 @@
+import { request } from 'node:http';
+import { PassThrough } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { reviewWeb } from '../../src/cli/review-web.js';
+import { startReviewServer, type ReviewServer } from '../../src/review/web/server.js';
+import { COOKIE_NAME } from '../../src/review/web/security.js';
+import { isFsError } from '../../src/seam/errors.js';
+import { FakeReview, sampleFiles } from './web-fake.js';
+import { call, tokenOf } from './web-request.js';
+
+const servers: ReviewServer[] = [];
+afterEach(async () => {
+  await Promise.all(servers.splice(0).map((s) => s.close()));
+});
+
+async function start(review: FakeReview, port?: number): Promise<ReviewServer> {
+  const server = await startReviewServer(review, { port });
+  servers.push(server);
+  return server;
+}
+
+/** Opens the event stream and resolves with the first `change` event's text. */
+function firstChange(server: ReviewServer): { opened: Promise<void>; change: Promise<string>; close: () => void } {
+  let close = () => {};
+  let opened!: () => void;
+  const openedP = new Promise<void>((r) => (opened = r));
+  const change = new Promise<string>((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port: server.port, path: '/api/events', headers: { Host: `127.0.0.1:${server.port}`, Cookie: `${COOKIE_NAME}=${tokenOf(server.url)}` } }, (res) => {
+      expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
+      let text = '';
+      res.on('data', (chunk: Buffer) => {
+        text += chunk.toString('utf8');
+        if (text.includes('retry:')) opened();
+        if (text.includes('event: change')) resolve(text);
+      });
+    });
+    req.on('error', reject);
+    req.end();
+    close = () => req.destroy();
+  });
+  return { opened: openedP, change, close };
+}
+
+describe('review page: the change feed', () => {
+  it('sends a change event when the sandbox changes, and lets go of the watch when the page goes', async () => {
+    const review = new FakeReview(sampleFiles());
+    const server = await start(review);
+    const events = firstChange(server);
+    await events.opened;
+    expect(review.listenerCount).toBe(1);
+    review.replace(sampleFiles().slice(1));
+    expect(await events.change).toContain('event: change');
+    events.close();
+    await expect.poll(() => review.listenerCount).toBe(0);
+  });
+});
+
+describe('review page: the files', () => {
+  it('serves the review model\'s files unchanged', async () => {
+    const review = new FakeReview(sampleFiles());
+    const server = await start(review);
+    const answer = await call(server.port, '/api/files', { headers: { Cookie: `${COOKIE_NAME}=${tokenOf(server.url)}` } });
+    expect(JSON.parse(answer.body)).toEqual({ files: sampleFiles() });
+  });
+
+  it('a port in use is an FsError, not a raw Node error', async () => {
+    const first = await start(new FakeReview([]));
+    const err = await startReviewServer(new FakeReview([]), { port: first.port }).catch((e: unknown) => e);
+    expect(isFsError(err, 'FS_ALREADY_EXISTS')).toBe(true);
+    const bad = await startReviewServer(new FakeReview([]), { port: 70000 }).catch((e: unknown) => e);
+    expect(isFsError(bad, 'FS_INVALID_ARGUMENT')).toBe(true);
+  });
+});
+
+describe('reviewWeb', () => {
+  it('prints exactly one line with the address and token, serves until stopped, then closes and exits 0', async () => {
+    const stdout = new PassThrough(), stderr = new PassThrough();
+    let out = '';
+    stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    const stop = new AbortController();
+    const done = reviewWeb(new FakeReview(sampleFiles()), { io: { stdout, stderr, env: {}, cwd: process.cwd() }, signal: stop.signal });
+    await expect.poll(() => out).toMatch(/\n$/);
+    expect(out).toMatch(/^review page: http:\/\/127\.0\.0\.1:\d+\/\?token=[A-Za-z0-9_-]{43}\n$/);
+    const url = out.slice('review page: '.length).trim();
+    const port = Number(new URL(url).port);
+    expect((await call(port, new URL(url).pathname + new URL(url).search)).status).toBe(303);
+    stop.abort();
+    expect(await done).toBe(0);
+    await expect(call(port, '/')).rejects.toThrow();
+  });
+
+  it('stops on SIGTERM', async () => {
+    const stdout = new PassThrough(), stderr = new PassThrough();
+    let out = '';
+    stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    const before = process.listenerCount('SIGTERM');
+    const done = reviewWeb(new FakeReview([]), { io: { stdout, stderr, env: {}, cwd: process.cwd() } });
+    await expect.poll(() => out).toMatch(/\n$/);
+    process.emit('SIGTERM');
+    expect(await done).toBe(0);
+    expect(process.listenerCount('SIGTERM')).toBe(before);
+  });
+});
