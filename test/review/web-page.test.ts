@@ -99,7 +99,7 @@ describe.skipIf(noBrowser !== undefined)(`the review page in chromium${noBrowser
     const target = process.env.DSH_FS_REVIEW_SCREENSHOT;
     if (target === undefined) return;
     const { page, done } = await open(new FakeReview(sampleFiles()));
-    await page.setViewportSize({ width: 1100, height: 620 });
+    await page.setViewportSize({ width: 1100, height: 650 });
     await page.keyboard.press('j');
     await page.keyboard.press('r');
     await page.keyboard.type('keep the old API');
