@@ -22,6 +22,8 @@ import { mountCommand, runCommand } from './mount.js';
 import type { Io } from './io.js';
 import { commit, diff, discard, status } from './review.js';
 import { fork } from './sandbox.js';
+import { commitHunks, hunkIds, reject, review } from './review-hunks.js';
+import { dirFeedback, reviewNotes } from '../review/index.js';
 import { checkpoints, rewind } from './history.js';
 import { log as auditLogCommand, serveAuditLog } from './audit.js';
 import { auditPlugin } from '../harness/audit.js';
@@ -70,8 +72,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await status(parsed, io);
       case 'diff':
         return await diff(parsed, io);
-      case 'commit':
-        return await commit(parsed, io);
+      case 'commit': {
+        const ids = hunkIds(parsed);
+        return await (ids === undefined ? commit(parsed, io) : commitHunks(parsed, io, ids));
+      }
       case 'discard':
         return await discard(parsed, io);
       case 'checkpoints':
@@ -91,6 +95,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       case 'import':
       case 'export':
         return await transfer(first, parsed, io);
+      case 'review':
+        return await review(parsed, io);
+      case 'reject':
+        return await reject(parsed, io);
     }
   } catch (err) {
     if (err instanceof UsageError) {
@@ -169,6 +177,8 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
     ...(moveDelete ? [moveDeleteTools()] : []),
     ...(extra.includes('patch') ? [patchTools()] : []),
     ...(extra.includes('text-editor') ? [textEditorTool()] : []),
+    // Reasons a reviewer gave for rejected hunks reach the agent on its next tool result.
+    ...(stateDir === undefined ? [] : [reviewNotes(dirFeedback(stateDir))]),
   ];
   const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools, moveDelete, rewindTool });
 
@@ -214,7 +224,7 @@ function isMainModule(): boolean {
 
 if (isMainModule()) {
   quietOnClosedPipe(process.stdout, process.stderr);
-  const io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  const io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), stdin: process.stdin };
   const code = await main(process.argv.slice(2), io);
   // Exit naturally, so piped output is flushed; a stream left open (a server's stdin) ends it after a moment.
   process.exitCode = code;
