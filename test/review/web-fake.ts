@@ -61,10 +61,10 @@ export class FakeReview implements Review {
     return () => this.listeners.delete(listener);
   }
 
-  /** The agent changed the sandbox: the new list, then the watchers hear it. */
-  replace(list: ReviewFile[]): void {
+  /** The agent changed the sandbox: the new list, then the watchers hear it (unless `quiet`, as for another process's change). */
+  replace(list: ReviewFile[], quiet = false): void {
     this.list = list;
-    this.changed();
+    if (!quiet) this.changed();
   }
 
   private remove(id: string): void {

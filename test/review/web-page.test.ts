@@ -95,6 +95,27 @@ describe.skipIf(noBrowser !== undefined)(`the review page in chromium${noBrowser
     await done();
   });
 
+  it('shows markup in a path or a line as text, never as markup', async () => {
+    const evil = '<img src=x onerror="document.title=1">';
+    const review = new FakeReview([{ path: `${evil}.txt`, status: 'added', kind: 'text', id: 'f-evil', hunks: [hunk('h-evil', 0, [`+${evil}`])] }]);
+    const { page, done } = await open(review);
+    expect(await hunkOf(page, 'h-evil').locator('td.code').innerText()).toBe(evil);
+    expect(await page.locator('.file .path').innerText()).toBe(`${evil}.txt`);
+    expect(await page.locator('img').count()).toBe(0);
+    expect(await page.title()).toBe('dsh-fs review');
+    await done();
+  });
+
+  it('reloads the changes on request (a sandbox changed by another process is not in the feed)', async () => {
+    const review = new FakeReview(sampleFiles());
+    const { page, done } = await open(review);
+    review.replace(sampleFiles().slice(2), true);
+    await page.click('#reload');
+    await page.locator('.hunk').first().waitFor({ state: 'detached' });
+    expect(await page.locator('#file-list li').count()).toBe(1);
+    await done();
+  });
+
   it('writes its screenshot for the docs when DSH_FS_REVIEW_SCREENSHOT names a file', async () => {
     const target = process.env.DSH_FS_REVIEW_SCREENSHOT;
     if (target === undefined) return;

@@ -19,6 +19,7 @@ export const PAGE_HTML = `<!doctype html>
       <option value="split">side by side</option>
     </select>
   </label>
+  <button id="reload" type="button" title="Read the sandbox's changes again">Reload</button>
   <button id="commit" type="button" disabled>Apply decisions</button>
 </header>
 <div id="status" role="status" hidden></div>

@@ -203,6 +203,7 @@ async function commit() {
 }
 
 commitButton.addEventListener('click', commit);
+document.getElementById('reload').addEventListener('click', load);
 viewSelect.addEventListener('change', render);
 new EventSource('/api/events').addEventListener('change', function () {
   clearTimeout(state.reload);
