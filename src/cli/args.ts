@@ -114,7 +114,7 @@ export function oneOf<T extends string>(value: string | undefined, allowed: read
 }
 
 /** The extra tool sets \`dsh-fs serve --tools\` accepts. */
-export const EXTRA_TOOLS = ['patch', 'text-editor'] as const;
+export const EXTRA_TOOLS = ['patch', 'text-editor', 'review'] as const;
 export type ExtraTool = (typeof EXTRA_TOOLS)[number];
 
 /** \`--tools patch,text-editor\`: each name once, every name known. */

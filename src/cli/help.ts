@@ -99,6 +99,9 @@ ${STATE_HELP}
                   text-editor  str_replace_based_edit_tool (Anthropic's text editor commands)
                 under the same read-before-write rule; patch can delete and move files, so in
                 direct mode it needs --allow-delete
+                  review       review_list and review_decide (sandbox mode only): for a
+                               supervising client, never for the agent under review, which
+                               could approve its own changes (see docs/review.md)
   --rewind-tool also serve rewind (sandbox mode only): the model may take the sandbox, or some
                 paths of it, back to a checkpoint (off by default)
 ${POSTGRES_HELP}

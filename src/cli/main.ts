@@ -24,6 +24,7 @@ import { commit, diff, discard, status } from './review.js';
 import { fork } from './sandbox.js';
 import { commitHunks, hunkIds, reject, review } from './review-hunks.js';
 import { dirFeedback, reviewNotes } from '../review/index.js';
+import { reviewTools } from '../mcp/review-tools.js';
 import { checkpoints, rewind } from './history.js';
 import { log as auditLogCommand, serveAuditLog } from './audit.js';
 import { auditPlugin } from '../harness/audit.js';
@@ -146,6 +147,7 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   const extra = parseToolList(optionalString(parsed, 'tools'), 'serve');
   // A patch can delete and move files, so it follows the same rule as move and delete.
   if (extra.includes('patch') && !moveDelete) throw new UsageError('--tools patch can delete and move files: in --mode direct, add --allow-delete', 'serve');
+  if (extra.includes('review') && mode === 'direct') throw new UsageError('--tools review applies to --mode sandbox only', 'serve');
   const rewindTool = parsed.values['rewind-tool'] === true;
   if (rewindTool && mode === 'direct') throw new UsageError('--rewind-tool applies to --mode sandbox only', 'serve');
 
@@ -178,7 +180,9 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
     ...(extra.includes('patch') ? [patchTools()] : []),
     ...(extra.includes('text-editor') ? [textEditorTool()] : []),
     // Reasons a reviewer gave for rejected hunks reach the agent on its next tool result.
-    ...(stateDir === undefined ? [] : [reviewNotes(dirFeedback(stateDir))]),
+    // Not to a supervisor serving the review: the reasons are the agent's to hear.
+    ...(stateDir === undefined || extra.includes('review') ? [] : [reviewNotes(dirFeedback(stateDir))]),
+    ...(extra.includes('review') ? [reviewTools(stateDir === undefined ? {} : { feedback: dirFeedback(stateDir) })] : []),
   ];
   const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools, moveDelete, rewindTool });
 

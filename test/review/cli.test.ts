@@ -102,3 +102,33 @@ describe('dsh-fs review, commit --hunk, reject', () => {
     expect((await runCli(['status', ...at])).stdout).toBe('M a.txt\n');
   });
 });
+
+describe('dsh-fs serve --tools review', () => {
+  it('a supervising client lists and decides; the agent served without it hears the reason and has no such tools', { timeout: 120_000 }, async () => {
+    const { root, state } = await project({ 'a.txt': numbered(30), 'b.txt': 'one\ntwo\n' });
+    await agentSession(root, state);
+    const at = ['--root', root, '--state', state];
+    const supervisor = await serve([...at, '--tools', 'review']);
+    let ids: string[];
+    try {
+      const listed = await supervisor.call('review_list', {});
+      const files = (listed.structuredContent as unknown as Listed).files;
+      ids = files.flatMap((f) => f.hunks.map((h) => h.id));
+      expect(ids).toHaveLength(3);
+      const decided = await supervisor.call('review_decide', { decisions: [{ id: ids[2], decision: 'reject', reason: 'two stays lower case' }] });
+      expect(decided.isError).toBeFalsy();
+      expect(decided.structuredContent).toEqual({ accepted: [], rejected: [ids[2]], conflicts: [] });
+    } finally {
+      await supervisor.close();
+    }
+    expect((await runCli(['status', ...at])).stdout).toBe('M a.txt\n');
+    const agent = await serve(at);
+    try {
+      const names = (await agent.client.listTools()).tools.map((t) => t.name);
+      expect(names).not.toContain('review_decide');
+      expect(textOf(await agent.call('list', { path: '.' }))).toContain('Note: a reviewer rejected your change to b.txt (lines 2) and reverted it in the sandbox: two stays lower case');
+    } finally {
+      await agent.close();
+    }
+  });
+});
