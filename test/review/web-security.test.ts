@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startReviewServer, type ReviewServer } from '../../src/review/web/server.js';
-import { COOKIE_NAME, pathInside } from '../../src/review/web/security.js';
+import { cookieName, pathInside } from '../../src/review/web/security.js';
 import { FakeReview, sampleFiles } from './web-fake.js';
 import { call, tokenOf } from './web-request.js';
 
@@ -15,7 +15,7 @@ let origin: string;
 beforeEach(async () => {
   review = new FakeReview(sampleFiles());
   server = await startReviewServer(review);
-  cookie = `${COOKIE_NAME}=${tokenOf(server.url)}`;
+  cookie = `${cookieName(server.port)}=${tokenOf(server.url)}`;
   origin = `http://127.0.0.1:${server.port}`;
 });
 afterEach(() => server.close());
@@ -42,7 +42,9 @@ describe('review page: the token', () => {
       expect((await call(server.port, path)).status, path).toBe(403);
     }
     expect((await call(server.port, '/?token=wrong')).status).toBe(403);
-    expect((await call(server.port, '/', { headers: { Cookie: `${COOKIE_NAME}=${tokenOf(server.url).slice(0, -1)}x` } })).status).toBe(403);
+    // 127.0.0.1's cookies reach every port: only the cookie named by this server's port counts.
+    expect((await call(server.port, '/', { headers: { Cookie: `${cookieName(server.port + 1)}=${tokenOf(server.url)}` } })).status).toBe(403);
+    expect((await call(server.port, '/', { headers: { Cookie: `${cookieName(server.port)}=${tokenOf(server.url).slice(0, -1)}x` } })).status).toBe(403);
   });
 
   it('exchanges the token in the address for an HttpOnly, SameSite=Strict cookie and drops it from the address', async () => {
@@ -50,7 +52,7 @@ describe('review page: the token', () => {
     expect(answer.status).toBe(303);
     expect(answer.headers.location).toBe('/');
     const set = String(answer.headers['set-cookie']);
-    expect(set).toContain(`${COOKIE_NAME}=${tokenOf(server.url)}`);
+    expect(set).toContain(`${cookieName(server.port)}=${tokenOf(server.url)}`);
     expect(set).toMatch(/HttpOnly/);
     expect(set).toMatch(/SameSite=Strict/);
     const page = await call(server.port, '/', { headers: { Cookie: cookie } });
@@ -76,7 +78,7 @@ describe('review page: Host and Origin', () => {
     expect((await post({ Cookie: cookie, Origin: `http://127.0.0.1:${server.port + 1}` })).status).toBe(403);
     expect((await post({ Cookie: cookie, Origin: 'null' })).status).toBe(403);
     expect((await post({ Origin: origin })).status).toBe(403);
-    expect((await post({ Origin: origin, Cookie: `${COOKIE_NAME}=nope` })).status).toBe(403);
+    expect((await post({ Origin: origin, Cookie: `${cookieName(server.port)}=nope` })).status).toBe(403);
     expect((await post({ Cookie: cookie, Origin: origin, Host: `evil.example:${server.port}` })).status).toBe(403);
     expect(review.calls).toEqual([]);
     const ok = await post({ Cookie: cookie, Origin: origin });

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { reviewWeb } from '../../src/cli/review-web.js';
 import { startReviewServer, type ReviewServer } from '../../src/review/web/server.js';
-import { COOKIE_NAME } from '../../src/review/web/security.js';
+import { cookieName } from '../../src/review/web/security.js';
 import { isFsError } from '../../src/seam/errors.js';
 import { FakeReview, sampleFiles } from './web-fake.js';
 import { call, tokenOf } from './web-request.js';
@@ -25,7 +25,7 @@ function firstChange(server: ReviewServer): { opened: Promise<void>; change: Pro
   let opened!: () => void;
   const openedP = new Promise<void>((r) => (opened = r));
   const change = new Promise<string>((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port: server.port, path: '/api/events', headers: { Host: `127.0.0.1:${server.port}`, Cookie: `${COOKIE_NAME}=${tokenOf(server.url)}` } }, (res) => {
+    const req = request({ host: '127.0.0.1', port: server.port, path: '/api/events', headers: { Host: `127.0.0.1:${server.port}`, Cookie: `${cookieName(server.port)}=${tokenOf(server.url)}` } }, (res) => {
       expect(res.headers['content-type']).toMatch(/^text\/event-stream/);
       let text = '';
       res.on('data', (chunk: Buffer) => {
@@ -59,7 +59,7 @@ describe('review page: the files', () => {
   it('serves the review model\'s files unchanged', async () => {
     const review = new FakeReview(sampleFiles());
     const server = await start(review);
-    const answer = await call(server.port, '/api/files', { headers: { Cookie: `${COOKIE_NAME}=${tokenOf(server.url)}` } });
+    const answer = await call(server.port, '/api/files', { headers: { Cookie: `${cookieName(server.port)}=${tokenOf(server.url)}` } });
     expect(JSON.parse(answer.body)).toEqual({ files: sampleFiles() });
   });
 

@@ -37,9 +37,9 @@ export function reviewHandler(options: HandlerOptions) {
     if (req.method === 'GET' && url.pathname === '/' && given !== null) {
       if (!sameToken(given, options.token)) return sendError(res, 403, 'FS_PERMISSION_DENIED', 'the token is wrong');
       // The token leaves the address bar (and history) for the cookie.
-      return send(res, 303, 'text/plain; charset=utf-8', 'see /\n', { Location: '/', 'Set-Cookie': tokenCookie(options.token) });
+      return send(res, 303, 'text/plain; charset=utf-8', 'see /\n', { Location: '/', 'Set-Cookie': tokenCookie(port, options.token) });
     }
-    if (!sameToken(cookieToken(req), options.token)) {
+    if (!sameToken(cookieToken(req, port), options.token)) {
       return sendError(res, 403, 'FS_PERMISSION_DENIED', 'open the page with the address dsh-fs printed (it carries the token)');
     }
     await route(options.review, req, res, url, port);

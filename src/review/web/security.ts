@@ -1,8 +1,11 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
-/** The cookie the page's token is exchanged for. */
-export const COOKIE_NAME = 'dsh_review';
+/**
+ * The cookie the page's token is exchanged for. Browsers share 127.0.0.1's cookies among all its
+ * ports: the port in the name keeps two review pages from overwriting each other's.
+ */
+export const cookieName = (port: number) => `dsh_review_${port}`;
 
 /** A fresh token: 32 random bytes (256 bits), URL-safe. */
 export function newToken(): string {
@@ -18,17 +21,17 @@ export function sameToken(given: string | undefined, token: string): boolean {
 }
 
 /** The Set-Cookie value that carries the token: unreadable to scripts, never sent cross-site. */
-export function tokenCookie(token: string): string {
-  return `${COOKIE_NAME}=${token}; HttpOnly; SameSite=Strict; Path=/`;
+export function tokenCookie(port: number, token: string): string {
+  return `${cookieName(port)}=${token}; HttpOnly; SameSite=Strict; Path=/`;
 }
 
 /** The token in the request's cookie, if any. */
-export function cookieToken(req: IncomingMessage): string | undefined {
+export function cookieToken(req: IncomingMessage, port: number): string | undefined {
   const header = req.headers.cookie;
   if (header === undefined) return undefined;
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === COOKIE_NAME) return part.slice(eq + 1).trim();
+    if (eq > 0 && part.slice(0, eq).trim() === cookieName(port)) return part.slice(eq + 1).trim();
   }
   return undefined;
 }
