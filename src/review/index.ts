@@ -1,7 +1,7 @@
 import type { OverlayFileSystem } from '../backends/overlay/index.js';
 import { FsError } from '../seam/index.js';
 import { decide } from './decide.js';
-import { sandboxFeedback, type FeedbackStore } from './feedback.js';
+import { sandboxFeedback } from './feedback.js';
 import { coreOf, collect } from './files.js';
 import type { OpenReviewOptions, Review, ReviewFile } from './types.js';
 
@@ -22,7 +22,7 @@ export { reviewNotes } from './notes.js';
  * Opens the review of a sandbox: its changes as files and hunks, and the decisions on them (see
  * docs/review.md). Feedback waits in `feedback` (default: kept with the sandbox object, in memory).
  */
-export function openReview(sandbox: OverlayFileSystem, options: OpenReviewOptions & { readonly feedback?: FeedbackStore } = {}): Review {
+export function openReview(sandbox: OverlayFileSystem, options: OpenReviewOptions = {}): Review {
   coreOf(sandbox);
   if (options.againstParent === true) throw new FsError('FS_UNSUPPORTED', 'a review against the parent (a fork) is not supported yet: review against the folder');
   const feedback = options.feedback ?? sandboxFeedback(sandbox);

@@ -1,3 +1,5 @@
+import type { FeedbackStore } from './feedback.js';
+
 /**
  * The review model: a sandbox's changes as files and hunks, each with a stable id, and the
  * decisions a reviewer takes on them. The CLI, MCP and the review page only present it.
@@ -70,6 +72,8 @@ export interface Review {
 }
 
 export interface OpenReviewOptions {
-  /** Review a fork against its parent (accepted hunks go to the parent) instead of the lower. */
+  /** Review a fork against its parent (accepted hunks go to the parent) instead of the lower. Not supported yet: FS_UNSUPPORTED. */
   readonly againstParent?: boolean;
+  /** Where the reasons of rejected hunks wait for the agent (default: `sandboxFeedback(sandbox)`, in memory). */
+  readonly feedback?: FeedbackStore;
 }
