@@ -3,7 +3,9 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
 import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
 import { applyHunks, textHunks } from '../../src/review/hunks.js';
-import { openReview } from '../../src/review/index.js';
+import { openReview, reviewNotes, sandboxFeedback } from '../../src/review/index.js';
+import { createHarness } from '../../src/harness/index.js';
+import { fsTools } from '../../src/tools/index.js';
 import { isFsError } from '../../src/seam/index.js';
 
 const enc = new TextEncoder();
@@ -72,6 +74,18 @@ describe('review model', () => {
     const cps = sandbox.checkpoints();
     await sandbox.rewind(cps.at(-2)!.id);
     expect(await get(sandbox, '/a.txt')).toBe(numbered(30, { 3: 'changed 3', 25: 'changed 25' }));
+  });
+
+  it("the agent's next tool result carries the reason, once", async () => {
+    const { sandbox, review } = await scene();
+    const harness = createHarness({ fs: sandbox, plugins: [fsTools(), reviewNotes(sandboxFeedback(sandbox))] });
+    const [, b] = await review.files();
+    await review.reject([b!.id], 'two stays\nlower case');
+    const first = await harness.tools.execute('read', { file_path: '/a.txt' }, { owner: 'agent' });
+    expect(first.text).toContain('Note: a reviewer rejected your change to b.txt and reverted it in the sandbox: two stays lower case\nRead that file again before editing it.');
+    const second = await harness.tools.execute('read', { file_path: '/a.txt' }, { owner: 'agent' });
+    expect(second.text).not.toContain('reviewer');
+    expect(await review.pendingFeedback()).toEqual([]);
   });
 
   it('refuses unknown and stale ids with FS_STALE_VERSION and applies nothing', async () => {
