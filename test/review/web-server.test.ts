@@ -4,6 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { reviewWeb } from '../../src/cli/review-web.js';
 import { startReviewServer, type ReviewServer } from '../../src/review/web/server.js';
 import { cookieName } from '../../src/review/web/security.js';
+import { PAGE_HTML } from '../../src/review/web/page-html.js';
+import { PAGE_SCRIPT } from '../../src/review/web/page-script.js';
 import { isFsError } from '../../src/seam/errors.js';
 import { FakeReview, sampleFiles } from './web-fake.js';
 import { call, tokenOf } from './web-request.js';
@@ -40,6 +42,19 @@ function firstChange(server: ReviewServer): { opened: Promise<void>; change: Pro
   });
   return { opened: openedP, change, close };
 }
+
+describe('review page: what is served', () => {
+  it('the script parses as JavaScript (where no browser runs the page tests, this still fails on a broken script)', () => {
+    expect(() => new Function(PAGE_SCRIPT)).not.toThrow();
+    expect(() => new Function(PAGE_SCRIPT.replace('function el(', 'function el(('))).toThrow(SyntaxError);
+  });
+
+  it('the page loads only its own script and style, no inline code', () => {
+    expect(PAGE_HTML).toContain('<script src="/app.js" defer></script>');
+    expect(PAGE_HTML).toContain('<link rel="stylesheet" href="/app.css">');
+    expect(PAGE_HTML).not.toMatch(/<script>|<style>|\son[a-z]+=/i);
+  });
+});
 
 describe('review page: the change feed', () => {
   it('sends a change event when the sandbox changes, and lets go of the watch when the page goes', async () => {
