@@ -95,6 +95,20 @@ describe.skipIf(noBrowser !== undefined)(`the review page in chromium${noBrowser
     await done();
   });
 
+  it('applies nothing when a decided hunk went stale, and says so', async () => {
+    const review = new FakeReview(sampleFiles());
+    const { page, done } = await open(review);
+    await hunkOf(page, 'h-top').getByRole('button', { name: 'Accept' }).click();
+    await hunkOf(page, 'h-notes').getByRole('button', { name: 'Reject' }).click();
+    // Changed by another process: the page has not heard of it.
+    review.replace(sampleFiles().slice(1), true);
+    await page.click('#commit');
+    await page.locator('#status.error').filter({ hasText: 'Nothing applied: unknown or stale ids: h-top' }).waitFor();
+    expect(review.calls).toEqual([]);
+    await hunkOf(page, 'h-top').waitFor({ state: 'detached' });
+    await done();
+  });
+
   it('shows markup in a path or a line as text, never as markup', async () => {
     const evil = '<img src=x onerror="document.title=1">';
     const review = new FakeReview([{ path: `${evil}.txt`, status: 'added', kind: 'text', id: 'f-evil', hunks: [hunk('h-evil', 0, [`+${evil}`])] }]);
