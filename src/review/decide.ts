@@ -1,5 +1,5 @@
-import type { OverlayFileSystem } from '../backends/overlay/index.js';
-import { rebaseFiles, type RebaseItem } from '../backends/overlay/rebase.js';
+import type { OverlayCommitProblem, OverlayFileSystem } from '../backends/overlay/index.js';
+import { rebaseFiles, settleLinks, type RebaseItem } from '../backends/overlay/rebase.js';
 import { FsError } from '../seam/index.js';
 import type { FeedbackStore } from './feedback.js';
 import { collect, type Collected } from './files.js';
@@ -24,8 +24,13 @@ export async function decide(sandbox: OverlayFileSystem, feedback: FeedbackStore
   const items: { item: RebaseItem; plan: Plan }[] = [];
   const commits: Plan[] = [];
   const discards: Plan[] = [];
+  const links: Plan[] = [];
   for (const plan of plans) {
     const { c, accept, reject } = plan;
+    if (c.file.kind === 'symlink') {
+      links.push(plan);
+      continue;
+    }
     const wholeAccept = accept.has(c.file.id) || (c.file.hunks.length > 0 && c.file.hunks.every((h) => accept.has(h.id)));
     const wholeReject = reject.has(c.file.id) || (c.file.hunks.length > 0 && c.file.hunks.every((h) => reject.has(h.id)));
     if (!c.text || (c.text.modeChanged && (wholeAccept || wholeReject))) {
@@ -44,35 +49,29 @@ export async function decide(sandbox: OverlayFileSystem, feedback: FeedbackStore
   const both = commits.filter((p) => discards.some((q) => q.c.key === p.c.key));
   if (both.length > 0) throw new FsError('FS_INVALID_ARGUMENT', `the two halves of a move are decided together: "${both[0]!.c.file.path}" is accepted and its other half rejected`);
   await sandbox.label({ owner: 'reviewer', source: 'review' }, async () => {
-    if (items.length > 0) {
-      const done = await rebaseFiles(
-        sandbox,
-        items.map((i) => i.item),
-      );
-      const failed = new Map(done.conflicts.map((p) => [p.path, p] as const));
-      for (const { plan } of items) {
-        const problem = failed.get(plan.c.key);
-        if (problem) result.conflicts.push({ path: plan.c.file.path, code: problem.code, message: problem.message });
-        else settle(plan, result, heard);
-      }
-    }
+    if (items.length > 0) record(items.map((i) => i.plan), (await rebaseFiles(sandbox, items.map((i) => i.item))).conflicts, result, heard);
+    if (links.length > 0) record(links, (await settleLinks(sandbox, links.map((p) => ({ key: p.c.key, accept: p.accept.size > 0 })))).conflicts, result, heard);
     if (commits.length > 0) {
-      const keys = [...new Set(commits.map((p) => p.c.key))];
-      const done = await sandbox.commit(keys);
-      const problems = new Map([...done.conflicts, ...done.failed].map((p) => [p.path, p] as const));
-      for (const plan of commits) {
-        const problem = problems.get(plan.c.key);
-        if (problem) result.conflicts.push({ path: plan.c.file.path, code: problem.code, message: problem.message });
-        else settle(plan, result, heard);
-      }
+      const done = await sandbox.commit([...new Set(commits.map((p) => p.c.key))]);
+      record(commits, [...done.conflicts, ...done.failed], result, heard);
     }
     if (discards.length > 0) {
       await sandbox.discard([...new Set(discards.map((p) => p.c.key))]);
-      for (const plan of discards) settle(plan, result, heard);
+      record(discards, [], result, heard);
     }
   });
   if (heard.length > 0) feedback.add(heard);
   return result;
+}
+
+/** Records each plan's decisions as taken, or its file's problem as a conflict. */
+function record(plans: readonly Plan[], problems: readonly OverlayCommitProblem[], result: { accepted: string[]; rejected: string[]; conflicts: ReviewConflict[] }, heard: ReviewFeedback[]): void {
+  const failed = new Map(problems.map((p) => [p.path, p] as const));
+  for (const plan of plans) {
+    const problem = failed.get(plan.c.key);
+    if (problem) result.conflicts.push({ path: plan.c.file.path, code: problem.code, message: problem.message });
+    else settle(plan, result, heard);
+  }
 }
 
 /** Records a file's decisions as taken, and what the agent is to hear of its rejections. */

@@ -138,6 +138,37 @@ describe('review model', () => {
     expect(await review.files()).toEqual([]);
     expect((await review.pendingFeedback()).map((f) => [f.path, f.reason])).toEqual([['gone.txt', 'still used']]);
   });
+
+  it('shows a move as a removal and an addition, decided together; a mode change and a link as wholes', async () => {
+    const lower = createMemoryFs();
+    await put(lower, '/old.txt', 'moved\n');
+    await put(lower, '/run.sh', 'echo\n');
+    const sandbox = await createOverlayFs({ lower });
+    await sandbox.rename!(await sandbox.resolve('/old.txt'), await sandbox.resolve('/new.txt'));
+    await sandbox.setExecutable!(await sandbox.resolve('/run.sh'), true);
+    await sandbox.symlink!(await sandbox.resolve('/link'), 'run.sh');
+    const review = openReview(sandbox);
+    const files = await review.files();
+    expect(files.map((f) => [f.path, f.status, f.kind])).toEqual([
+      ['link', 'added', 'symlink'],
+      ['new.txt', 'added', 'text'],
+      ['old.txt', 'deleted', 'text'],
+      ['run.sh', 'modified', 'mode'],
+    ]);
+    const [link, added, removed, mode] = files;
+    await expect(review.decide([{ id: added!.id, decision: 'accept' }, { id: removed!.id, decision: 'reject' }])).rejects.toMatchObject({ code: 'FS_INVALID_ARGUMENT' });
+    const result = await review.decide([
+      { id: removed!.hunks[0]!.id, decision: 'accept' },
+      { id: mode!.id, decision: 'accept' },
+      { id: link!.id, decision: 'reject', reason: 'no links' },
+    ]);
+    expect(result.conflicts).toEqual([]);
+    expect(await get(lower, '/new.txt')).toBe('moved\n');
+    expect(await get(lower, '/old.txt')).toBeUndefined();
+    expect((await lower.stat(await lower.resolve('/run.sh')))?.executable).toBe(true);
+    expect(await review.files()).toEqual([]);
+    expect((await review.pendingFeedback()).map((f) => [f.path, f.lines, f.reason])).toEqual([['link', '', 'no links']]);
+  });
 });
 
 /** A base of short lines and an edit script over it (replace, insert, delete at random places). */

@@ -1,6 +1,7 @@
 import { FsError, contentVersion, isFsError, type FsVersion } from '../../seam/index.js';
 import { bytesEqual, lowerIfSame, lowerStat, pathTarget } from './core.js';
 import { overlayCore } from './compose.js';
+import { commitLink } from './link-review.js';
 import { conflict, type OverlayCommitProblem } from './problems.js';
 import type { UpperEntry, UpperFile } from './state.js';
 import type { OverlayFileSystem } from './types.js';
@@ -65,5 +66,32 @@ export async function rebaseFiles(overlay: OverlayFileSystem, items: readonly Re
     await state.apply({ entries });
     core.changed();
   }
+  return result;
+}
+
+/**
+ * Links made, replaced or removed in the overlay, each published (`accept`) or dropped from the
+ * upper, by their own keys: unlike `commit` and `discard` paths, a link's key never selects what
+ * it points to. The drops are one change.
+ */
+export async function settleLinks(overlay: OverlayFileSystem, items: readonly { readonly key: string; readonly accept: boolean }[], signal?: AbortSignal): Promise<RebaseResult> {
+  const core = overlayCore(overlay);
+  if (!core) throw new FsError('FS_INVALID_ARGUMENT', 'settleLinks takes an overlay made by createOverlayFs');
+  const result: RebaseResult = { done: [], conflicts: [] };
+  const drops: [string, undefined][] = [];
+  for (const { key, accept } of items) {
+    const entry = core.state.entries.get(key);
+    if (!entry) continue;
+    if (!accept) {
+      drops.push([key, undefined]);
+      result.done.push(key);
+      continue;
+    }
+    const outcome = await core.lock.run(key, () => commitLink(core, key, entry, `cannot commit "${key}"`, signal, false));
+    if (typeof outcome === 'string') result.done.push(key);
+    else result.conflicts.push(outcome);
+  }
+  if (drops.length > 0) await core.state.apply({ entries: drops });
+  if (result.done.length > 0) core.changed();
   return result;
 }
