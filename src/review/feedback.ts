@@ -48,10 +48,10 @@ const FORMAT = 'dsh-fs-review-feedback';
  */
 export function dirFeedback(dir: string): FeedbackStore {
   const file = join(dir, FEEDBACK_FILE);
-  const read = (): ReviewFeedback[] => {
+  const read = (from = file): ReviewFeedback[] => {
     let text: string;
     try {
-      text = readFileSync(file, 'utf8');
+      text = readFileSync(from, 'utf8');
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw toFsError(err, `cannot read the review feedback in "${file}"`);
@@ -81,9 +81,19 @@ export function dirFeedback(dir: string): FeedbackStore {
     add: (more) => write([...read(), ...more]),
     pending: read,
     take: () => {
-      const items = read();
-      if (items.length > 0) write([]);
-      return items;
+      // Renamed away first: a reason added meanwhile by another process lands in a new file.
+      const taken = `${file}.${randomBytes(6).toString('hex')}.taken`;
+      try {
+        renameSync(file, taken);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+        throw toFsError(err, `cannot take the review feedback in "${file}"`);
+      }
+      try {
+        return read(taken);
+      } finally {
+        rmSync(taken, { force: true });
+      }
     },
   };
 }
