@@ -132,3 +132,30 @@ describe('dsh-fs serve --tools review', () => {
     }
   });
 });
+
+describe('review by hunk over a SQLite sandbox', () => {
+  it('review --json, commit --hunk and reject --hunk work the same with --sqlite', { timeout: 120_000 }, async () => {
+    const { createSqliteFs } = await import('../../src/backends/sqlite/index.js');
+    const { tempDir } = await import('../cli/helpers.js');
+    const file = join(await tempDir(), 'ws.db');
+    const ws = createSqliteFs({ path: file, workspace: 'app' });
+    await ws.writeText(await ws.resolve('/a.txt'), numbered(30));
+    const args = ['--sqlite', file, '--workspace', 'app'];
+    const agent = await serve(args);
+    try {
+      await agent.call('read', { file_path: '/a.txt' });
+      await agent.call('edit', { file_path: '/a.txt', old_string: 'line 3\n', new_string: 'changed 3\n' });
+      await agent.call('edit', { file_path: '/a.txt', old_string: 'line 25\n', new_string: 'changed 25\n' });
+    } finally {
+      await agent.close();
+    }
+    const listed = await runCli(['review', ...args, '--json']);
+    expect(listed.code, listed.stderr).toBe(0);
+    const [a] = (JSON.parse(listed.stdout) as Listed).files;
+    expect(a!.hunks).toHaveLength(2);
+    expect((await runCli(['commit', ...args, '--hunk', a!.hunks[0]!.id])).code).toBe(0);
+    expect((await ws.readText(await ws.resolve('/a.txt'))).text).toBe(numbered(30, { 3: 'changed 3' }));
+    expect((await runCli(['reject', ...args, '--hunk', a!.hunks[1]!.id, '--reason', 'no'])).code).toBe(0);
+    expect((await runCli(['status', ...args])).stdout).toBe('No changes.\n');
+  });
+});
