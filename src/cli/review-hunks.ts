@@ -5,7 +5,7 @@ import { UsageError, type Command, type Parsed, EXIT_FAILURE, EXIT_OK, optionalS
 import { colorsFor } from './color.js';
 import type { Io } from './io.js';
 import { exclusive, hasState, locate, openExisting, waiting, type Located } from './sandbox.js';
-import { reviewWeb } from './review-web.js';
+import { reopeningReview, reviewWeb } from './review-web.js';
 import { walk } from './review-walk.js';
 
 // The review by hunk on the command line: review (--json, --web, the terminal walk), commit --hunk, reject.
@@ -31,7 +31,9 @@ export async function review(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('review', parsed, io);
   if (parsed.values.web === true) {
     const port = portOf(optionalString(parsed, 'port'));
-    const opened = (await reviewOf(located, parsed, 'review')) ?? emptyResultReview();
+    // Read afresh and decided under the lock at each request, as commit --hunk and reject are: an agent served meanwhile keeps changing the sandbox.
+    await reviewOf(located, parsed, 'review'); // a usage mistake fails here, not in the page
+    const opened = reopeningReview(async () => (await reviewOf(located, parsed, 'review')) ?? emptyResultReview(), async (fn) => ((await hasState(located)) ? exclusive(located, fn, { onWait: (pid) => waiting(io, pid) }) : fn()));
     return reviewWeb(opened, { io, ...(port === undefined ? {} : { port }) });
   }
   if (optionalString(parsed, 'port') !== undefined) throw new UsageError('--port goes with --web', 'review');

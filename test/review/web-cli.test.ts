@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cookieName } from '../../src/review/web/security.js';
-import { MAIN_JS, ensureBuilt, project, removeTemps, serve, textOf } from '../cli/helpers.js';
+import { MAIN_JS, ensureBuilt, project, removeTemps, runCli, serve, textOf } from '../cli/helpers.js';
 import { call, tokenOf } from './web-request.js';
 
 // Runs the real CLI: `dsh-fs serve` for the agent and `dsh-fs review --web` in processes of their own.
@@ -72,5 +72,35 @@ describe('dsh-fs review --web', () => {
     } finally {
       await next.close();
     }
+  });
+
+  it('while an agent is served: the page sees its later changes, and a decision keeps them', { timeout: 120_000 }, async () => {
+    const { root, state } = await project({ 'a.txt': numbered(30), 'b.txt': 'one\ntwo\n' });
+    const agent = await serve(['--root', root, '--state', state]);
+    const web = startWeb(['--root', root, '--state', state]);
+    try {
+      await agent.call('read', { file_path: 'a.txt' });
+      await agent.call('edit', { file_path: 'a.txt', old_string: 'line 3\n', new_string: 'changed 3\n' });
+      const url = new URL((await web.firstLine).slice('review page: '.length));
+      const port = Number(url.port);
+      const cookie = `${cookieName(port)}=${tokenOf(url.href)}`;
+      const listed = async () => (JSON.parse((await call(port, '/api/files', { headers: { Cookie: cookie } })).body) as { files: { path: string; hunks: { id: string }[] }[] }).files;
+      expect((await listed()).map((f) => f.path)).toEqual(['a.txt']);
+
+      await agent.call('read', { file_path: 'b.txt' });
+      await agent.call('edit', { file_path: 'b.txt', old_string: 'two', new_string: 'TWO' });
+      const files = await listed();
+      expect(files.map((f) => f.path)).toEqual(['a.txt', 'b.txt']);
+      const headers = { Cookie: cookie, Origin: `http://127.0.0.1:${port}`, 'Content-Type': 'application/json' };
+      const decided = await call(port, '/api/decide', { method: 'POST', headers, body: JSON.stringify({ decisions: [{ id: files[0]!.hunks[0]!.id, decision: 'accept' }] }) });
+      expect(decided.status, decided.body).toBe(200);
+      expect((await listed()).map((f) => f.path)).toEqual(['b.txt']);
+    } finally {
+      await agent.close();
+      web.child.kill('SIGTERM');
+    }
+    expect(await web.exited).toBe(0);
+    expect(await readFile(join(root, 'a.txt'), 'utf8')).toBe(numbered(30, { 3: 'changed 3' }));
+    expect((await runCli(['status', '--root', root, '--state', state])).stdout).toBe('M b.txt\n');
   });
 });

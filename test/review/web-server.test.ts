@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { reviewWeb } from '../../src/cli/review-web.js';
+import { reopeningReview, reviewWeb } from '../../src/cli/review-web.js';
 import { startReviewServer, type ReviewServer } from '../../src/review/web/server.js';
 import { cookieName } from '../../src/review/web/security.js';
 import { PAGE_HTML } from '../../src/review/web/page-html.js';
@@ -114,5 +114,41 @@ describe('reviewWeb', () => {
     process.emit('SIGTERM');
     expect(await done).toBe(0);
     expect(process.listenerCount('SIGTERM')).toBe(before);
+  });
+});
+
+describe('reopeningReview', () => {
+  it('opens afresh for every call, decides inside the lock, and its watch hears a change made elsewhere', async () => {
+    let current = new FakeReview(sampleFiles());
+    let opens = 0;
+    const events: string[] = [];
+    const review = reopeningReview(async () => (opens++, current), async (fn) => {
+      events.push('lock');
+      try {
+        return await fn();
+      } finally {
+        events.push('unlock');
+      }
+    }, 5);
+    expect((await review.files()).map((f) => f.path)).toEqual(['src/api.ts', 'notes.md', 'logo.png']);
+    current = new FakeReview(sampleFiles().slice(1));
+    expect((await review.files()).map((f) => f.path)).toEqual(['notes.md', 'logo.png']);
+    expect(opens).toBe(2);
+    await review.reject(['h-notes'], 'no');
+    expect(events).toEqual(['lock', 'unlock']);
+    expect(current.calls).toEqual([[{ id: 'h-notes', decision: 'reject', reason: 'no' }]]);
+
+    let heard = 0;
+    const stop = review.watch(() => heard++);
+    await expect.poll(() => opens).toBeGreaterThan(4);
+    expect(heard).toBe(0);
+    current = new FakeReview(sampleFiles());
+    await expect.poll(() => heard).toBe(1);
+    stop();
+    const after = opens;
+    current = new FakeReview([]);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(opens).toBeLessThanOrEqual(after + 1);
+    expect(heard).toBe(1);
   });
 });
