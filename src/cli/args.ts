@@ -37,7 +37,7 @@ const OPTIONS: Record<Command, Options> = {
   serve: options([...SANDBOX, 'mode', 'tools', 'max-request-bytes', 'audit-file'], ['allow-delete', 'no-audit', 'rewind-tool']),
   status: options(SANDBOX, ['against-parent', 'json']),
   diff: options([...SANDBOX, 'color', 'from', 'to'], ['against-parent', 'json']),
-  commit: options(SANDBOX, ['force', 'json']),
+  commit: { ...options(SANDBOX, ['force', 'json']), hunk: { type: 'string', multiple: true } },
   discard: options(SANDBOX, ['json']),
   checkpoints: options(SANDBOX, ['json']),
   rewind: options([...SANDBOX, 'to'], ['json']),
@@ -48,6 +48,8 @@ const OPTIONS: Record<Command, Options> = {
   demo: options(['keep']),
   import: TRANSFER,
   export: TRANSFER,
+  review: options([...SANDBOX, 'port'], ['against-parent', 'json', 'web']),
+  reject: { ...options([...SANDBOX, 'reason'], ['json']), hunk: { type: 'string', multiple: true } },
 };
 
 const TAKES_PATHS: Record<Command, boolean> = {
@@ -66,6 +68,8 @@ const TAKES_PATHS: Record<Command, boolean> = {
   demo: false,
   import: false,
   export: false,
+  review: true,
+  reject: true,
 };
 
 export interface Parsed {
@@ -110,7 +114,7 @@ export function oneOf<T extends string>(value: string | undefined, allowed: read
 }
 
 /** The extra tool sets \`dsh-fs serve --tools\` accepts. */
-export const EXTRA_TOOLS = ['patch', 'text-editor'] as const;
+export const EXTRA_TOOLS = ['patch', 'text-editor', 'review'] as const;
 export type ExtraTool = (typeof EXTRA_TOOLS)[number];
 
 /** \`--tools patch,text-editor\`: each name once, every name known. */

@@ -10,7 +10,7 @@ import { createSqliteAuditLog } from '../backends/sqlite/audit.js';
 import { EXIT_OK, UsageError, optionalString, requireString, type Parsed } from './args.js';
 import type { Io } from './io.js';
 import { poolFor, postgresTarget, type PostgresTarget } from './postgres.js';
-import { display, rootRelative } from './review.js';
+import { display, rootRelative } from './sandbox.js';
 import { sqliteTarget, type SqliteTarget } from './sqlite.js';
 import { resolveRoot, resolveStateDir } from './workspace.js';
 

@@ -1,5 +1,6 @@
 import type { Command } from './commands.js';
 import { historyHelp } from './help-history.js';
+import { reviewHelp } from './help-review.js';
 
 // The options `mount` and `run` share after --state.
 const MOUNT_HELP = `  --read-only   refuse every change (EROFS)
@@ -30,6 +31,9 @@ Usage:
   dsh-fs status  --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
   dsh-fs diff    --root DIR [--state DIR] [--against-parent | --from ID [--to ID]] [--color auto|always|never] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
+  dsh-fs commit  --root DIR [--state DIR] --hunk ID [--hunk ID...] [--json]
+  dsh-fs review  --root DIR [--state DIR] [--json | --web [--port N]] [PATH...]
+  dsh-fs reject  --root DIR [--state DIR] (--hunk ID... [--reason TEXT] | PATH...) [--json]
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs checkpoints --root DIR [--state DIR] [--json]
   dsh-fs rewind  --root DIR [--state DIR] --to ID [--json] [PATH...]
@@ -50,6 +54,8 @@ Commands:
   diff      show those changes as a unified diff
   commit    write the sandbox's changes to the directory, refusing any that conflict
   discard   drop the sandbox's changes
+  review    review the sandbox's changes hunk by hunk (terminal, --json or --web)
+  reject    revert hunks or files in the sandbox, with a reason the agent is told
   checkpoints  list the sandbox's checkpoints (one per change)
   rewind    make the sandbox what it was at a checkpoint
   log       list the tool calls served: who changed what, when, with what outcome
@@ -93,6 +99,9 @@ ${STATE_HELP}
                   text-editor  str_replace_based_edit_tool (Anthropic's text editor commands)
                 under the same read-before-write rule; patch can delete and move files, so in
                 direct mode it needs --allow-delete
+                  review       review_list and review_decide (sandbox mode only): for a
+                               supervising client, never for the agent under review, which
+                               could approve its own changes (see docs/review.md)
   --rewind-tool also serve rewind (sandbox mode only): the model may take the sandbox, or some
                 paths of it, back to a checkpoint (off by default)
 ${POSTGRES_HELP}
@@ -162,6 +171,8 @@ ${STATE_HELP}
 ${POSTGRES_HELP}
   --force       commit conflicting files too, replacing what DIR holds now (a path that now
                 leads elsewhere through a symlink is still refused)
+  --hunk ID     commit only this hunk (an id from "dsh-fs review --json"); may be given several
+                times; not with PATH or --force
   --json        print the report as JSON: { "committed": [{ "path", "kind", "forced"? }],
                 "conflicts": [{ "path", "kind", "code", "message" }], "failed": [...] }
 ${PATHS_HELP}
@@ -288,4 +299,5 @@ Options:
   -h, --help    show this help
 `,
   ...historyHelp(STATE_HELP, POSTGRES_HELP, PATHS_HELP),
+  ...reviewHelp(STATE_HELP, POSTGRES_HELP, PATHS_HELP),
 };

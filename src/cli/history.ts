@@ -1,7 +1,7 @@
 import { FsError } from '../seam/index.js';
 import { EXIT_OK, requireString, type Parsed } from './args.js';
 import type { Io } from './io.js';
-import { checkpointArg, display, exclusive, hasState, locate, openExisting, waiting } from './review.js';
+import { checkpointArg, display, exclusive, hasState, locate, openExisting, waiting } from './sandbox.js';
 
 /** checkpoints: the sandbox's checkpoints, oldest first (one line each, or --json). */
 export async function checkpoints(parsed: Parsed, io: Io): Promise<number> {

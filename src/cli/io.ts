@@ -4,4 +4,6 @@ export interface Io {
   readonly stderr: NodeJS.WritableStream & { readonly isTTY?: boolean };
   readonly env: NodeJS.ProcessEnv;
   readonly cwd: string;
+  /** Answers of an interactive command (`dsh-fs review`); default: the process's stdin. */
+  readonly stdin?: NodeJS.ReadableStream;
 }

@@ -20,7 +20,11 @@ import {
 import { demo } from './demo.js';
 import { mountCommand, runCommand } from './mount.js';
 import type { Io } from './io.js';
-import { commit, diff, discard, fork, status } from './review.js';
+import { commit, diff, discard, status } from './review.js';
+import { fork } from './sandbox.js';
+import { commitHunks, hunkIds, reject, review } from './review-hunks.js';
+import { dirFeedback, reviewNotes } from '../review/index.js';
+import { reviewTools } from '../mcp/review-tools.js';
 import { checkpoints, rewind } from './history.js';
 import { log as auditLogCommand, serveAuditLog } from './audit.js';
 import { auditPlugin } from '../harness/audit.js';
@@ -69,8 +73,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await status(parsed, io);
       case 'diff':
         return await diff(parsed, io);
-      case 'commit':
-        return await commit(parsed, io);
+      case 'commit': {
+        const ids = hunkIds(parsed);
+        return await (ids === undefined ? commit(parsed, io) : commitHunks(parsed, io, ids));
+      }
       case 'discard':
         return await discard(parsed, io);
       case 'checkpoints':
@@ -90,6 +96,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
       case 'import':
       case 'export':
         return await transfer(first, parsed, io);
+      case 'review':
+        return await review(parsed, io);
+      case 'reject':
+        return await reject(parsed, io);
     }
   } catch (err) {
     if (err instanceof UsageError) {
@@ -137,6 +147,7 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   const extra = parseToolList(optionalString(parsed, 'tools'), 'serve');
   // A patch can delete and move files, so it follows the same rule as move and delete.
   if (extra.includes('patch') && !moveDelete) throw new UsageError('--tools patch can delete and move files: in --mode direct, add --allow-delete', 'serve');
+  if (extra.includes('review') && mode === 'direct') throw new UsageError('--tools review applies to --mode sandbox only', 'serve');
   const rewindTool = parsed.values['rewind-tool'] === true;
   if (rewindTool && mode === 'direct') throw new UsageError('--rewind-tool applies to --mode sandbox only', 'serve');
 
@@ -168,6 +179,10 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
     ...(moveDelete ? [moveDeleteTools()] : []),
     ...(extra.includes('patch') ? [patchTools()] : []),
     ...(extra.includes('text-editor') ? [textEditorTool()] : []),
+    // Reasons a reviewer gave for rejected hunks reach the agent on its next tool result.
+    // Not to a supervisor serving the review: the reasons are the agent's to hear.
+    ...(stateDir === undefined || extra.includes('review') ? [] : [reviewNotes(dirFeedback(stateDir))]),
+    ...(extra.includes('review') ? [reviewTools(stateDir === undefined ? {} : { feedback: dirFeedback(stateDir) })] : []),
   ];
   const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools, moveDelete, rewindTool });
 
@@ -213,7 +228,7 @@ function isMainModule(): boolean {
 
 if (isMainModule()) {
   quietOnClosedPipe(process.stdout, process.stderr);
-  const io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd() };
+  const io: Io = { stdout: process.stdout, stderr: process.stderr, env: process.env, cwd: process.cwd(), stdin: process.stdin };
   const code = await main(process.argv.slice(2), io);
   // Exit naturally, so piped output is flushed; a stream left open (a server's stdin) ends it after a moment.
   process.exitCode = code;

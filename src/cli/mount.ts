@@ -10,7 +10,7 @@ import { EXIT_FAILURE, EXIT_OK, UsageError, oneOf, optionalString, requireString
 import { Writable } from 'node:stream';
 import { leasedFs, type ChangeLabel } from './lease.js';
 import type { Io } from './io.js';
-import { fork } from './review.js';
+import { fork } from './sandbox.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode, type Workspace } from './workspace.js';
 import { openPostgresWorkspace, postgresTarget } from './postgres.js';
 import { openSqliteWorkspace, sqliteTarget } from './sqlite.js';

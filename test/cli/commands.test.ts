@@ -11,7 +11,7 @@ import { colorsFor } from '../../src/cli/color.js';
 import { LOCK_FILE, withStateLock } from '../../src/cli/lock.js';
 import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/io.js';
-import { rootRelative } from '../../src/cli/review.js';
+import { rootRelative } from '../../src/cli/sandbox.js';
 import { defaultStateDir, resolveStateDir } from '../../src/cli/workspace.js';
 import { isFsError } from '../../src/seam/index.js';
 import { REPO, ensureBuilt, project, removeTemps, runCli, tempDir } from './helpers.js';

@@ -17,7 +17,7 @@ describe('dsh-fs serve --tools', () => {
     expect(parseToolList(undefined, 'serve')).toEqual([]);
     expect(parseToolList('patch', 'serve')).toEqual(['patch']);
     expect(parseToolList('text-editor, patch,patch', 'serve')).toEqual(['text-editor', 'patch']);
-    expect(() => parseToolList('patch,vim', 'serve')).toThrow(new UsageError('--tools: unknown tool set "vim"; known: patch, text-editor', 'serve'));
+    expect(() => parseToolList('patch,vim', 'serve')).toThrow(new UsageError('--tools: unknown tool set "vim"; known: patch, text-editor, review', 'serve'));
     expect(() => parseToolList('patch,', 'serve')).toThrow(/empty name/);
     expect(parseCommand('serve', ['--root', '.', '--tools', 'patch']).values.tools).toBe('patch');
     expect(HELP.serve).toContain('--tools LIST');
@@ -28,7 +28,7 @@ describe('dsh-fs serve --tools', () => {
     const run = await runCli(['serve', '--root', root, '--state', state, '--tools', 'patch,emacs']);
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
-    expect(run.stderr).toContain('unknown tool set "emacs"; known: patch, text-editor');
+    expect(run.stderr).toContain('unknown tool set "emacs"; known: patch, text-editor, review');
     const direct = await runCli(['serve', '--root', root, '--mode', 'direct', '--tools', 'patch']);
     expect(direct.code).toBe(2);
     expect(direct.stderr).toContain('add --allow-delete');

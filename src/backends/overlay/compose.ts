@@ -5,6 +5,7 @@ import type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions, Overl
 import { createOverlayProvider } from './provider.js';
 import { createReview } from './review.js';
 import { UpperState, type UpperTuning } from './state.js';
+import type { OverlayCore } from './core.js';
 import type { UpperStore } from './store.js';
 
 /**
@@ -30,6 +31,13 @@ export async function composeOverlay(
 
 /** The upper state of each overlay this module made (for adopt). */
 const states = new WeakMap<OverlayFileSystem, UpperState>();
+/** The storage of each overlay this module made (for rebase.ts). */
+const cores = new WeakMap<OverlayFileSystem, OverlayCore & { readonly changed: () => void }>();
+
+/** An overlay's storage and a way to tell its watchers that many paths changed; undefined for any other filesystem. */
+export function overlayCore(overlay: OverlayFileSystem): (OverlayCore & { readonly changed: () => void }) | undefined {
+  return cores.get(overlay);
+}
 
 function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, rootKey: string, state: UpperState): OverlayFileSystem {
   const { lower } = options;
@@ -77,6 +85,7 @@ function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, roo
     },
   });
   states.set(overlay, state);
+  cores.set(overlay, { ...core, changed: () => hub.emit({ kind: 'overflow', path: '/' }) });
   return overlay;
 }
 
