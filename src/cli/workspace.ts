@@ -4,7 +4,7 @@ import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { createLocalFs, type LocalFileSystem } from '../backends/local/index.js';
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
-import { KeyedMutex, toFsError, type FileSystem } from '../seam/index.js';
+import { KeyedMutex, toFsError, type FileSystem, type FsQuota } from '../seam/index.js';
 import { lockWanted, withStateLock, type StateLockOptions } from './lock.js';
 import { UsageError } from './args.js';
 import { relativeInside } from '../seam/path.js';
@@ -80,12 +80,12 @@ export async function hasSandboxState(stateDir: string): Promise<boolean> {
   return (await stat(join(stateDir, STATE_DOCUMENT)).catch(() => undefined))?.isFile() === true;
 }
 
-export function openLower(root: string): LocalFileSystem {
-  return createLocalFs({ root });
+export function openLower(root: string, quota: FsQuota = {}): LocalFileSystem {
+  return createLocalFs({ root, ...quota });
 }
 
-export function openSandbox(lower: FileSystem, stateDir: string): Promise<OverlayFileSystem> {
-  return createOverlayFs({ lower, stateDir });
+export function openSandbox(lower: FileSystem, stateDir: string, quota: FsQuota = {}): Promise<OverlayFileSystem> {
+  return createOverlayFs({ lower, stateDir, ...quota });
 }
 
 /** What the server works on: the real directory, or a sandbox over it kept in a state directory. */
@@ -105,9 +105,10 @@ export interface Workspace {
   contended?(): Promise<boolean>;
 }
 
-export async function openWorkspace(options: { root: string; mode: Mode; stateDir?: string }): Promise<Workspace> {
-  const { root, mode } = options;
-  const lower = openLower(root);
+export async function openWorkspace(options: { root: string; mode: Mode; stateDir?: string; quota?: FsQuota }): Promise<Workspace> {
+  const { root, mode, quota = {} } = options;
+  // The quota holds what this process writes: into the directory in direct mode, else into the sandbox.
+  const lower = openLower(root, mode === 'direct' ? quota : {});
   if (mode === 'direct') {
     return { mode, root, stateDir: undefined, use: (fn) => fn(lower) };
   }
@@ -142,7 +143,7 @@ export async function openWorkspace(options: { root: string; mode: Mode; stateDi
           // Another process may have committed or discarded since: reload the upper layer then.
           const before = await stampNow();
           if (overlay === undefined || before !== stamp) {
-            overlay = await openSandbox(lower, stateDir);
+            overlay = await openSandbox(lower, stateDir, quota);
           }
           try {
             return await fn(overlay);
