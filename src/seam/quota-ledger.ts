@@ -110,8 +110,7 @@ export class QuotaLedger {
 
   /** What is in use now, as this filesystem knows it (for messages and tests). */
   used(mark: Mark): FsUsage {
-    const base = mark.used === undefined ? (this.#tracked ?? NOTHING) : plus(mark.used, minus(this.#settled, mark.settled));
-    return base;
+    return mark.used === undefined ? (this.#tracked ?? NOTHING) : plus(mark.used, minus(this.#settled, mark.settled));
   }
 
   #check(mark: Mark, extra: FsUsage, what: string): void {

@@ -18,10 +18,8 @@ export interface QuotaGuard {
  */
 export function withQuota(provider: FsProvider, limits: FsQuota): { provider: FsProvider; guard: QuotaGuard } {
   const ledger = new QuotaLedger(provider, limits);
-  const storeCounts = ledger.storeCounts;
   const counted = (t: FsTarget, signal: AbortSignal | undefined) => countedFigures(provider, t, signal);
-
-  async function guarded<R>(what: string, signal: AbortSignal | undefined, delta: () => Promise<FsUsage>, op: (claim: Claim) => Promise<R>, applied: (r: R) => boolean): Promise<R> {
+  const guarded: Guarded = async (what, signal, delta, op, applied) => {
     const mark = await ledger.begin(signal);
     const claim = ledger.claim(mark, await delta(), what);
     let ok = false;
@@ -32,25 +30,45 @@ export function withQuota(provider: FsProvider, limits: FsQuota): { provider: Fs
     } finally {
       ledger.end(claim, ok);
     }
-  }
-  const swapped = (r: { readonly ok: boolean }) => r?.ok === true;
-  const done = () => true;
+  };
+  const q: Quoted = { provider, ledger, storeCounts: ledger.storeCounts, counted, guarded };
+  const guard: QuotaGuard = {
+    async wholeChanges(changes, options, fn) {
+      const delta = async () => {
+        let sum = NOTHING;
+        for (const c of changes) {
+          const after = c.kind === 'remove' ? NOTHING : oneFile(c.bytes.byteLength);
+          const before = c.kind === 'move' ? plus(await counted(c.from, options.signal), await counted(c.to, options.signal)) : await counted(c.target, options.signal);
+          sum = plus(sum, minus(after, before));
+        }
+        return sum;
+      };
+      // The parts count themselves as they are made; the whole only holds the room meanwhile.
+      return guarded('cannot apply the changes', options.signal, delta, () => ledger.whole(fn), () => false);
+    },
+  };
+  return { provider: delegate(provider, { ...fileOverrides(q), ...treeOverrides(q) }), guard };
+}
 
-  /** A link, or what the view shows at `target`: a link's own name holds one file. */
-  async function entryAt(target: FsTarget, signal: AbortSignal | undefined): Promise<FsUsage> {
-    if (provider.readlink) {
-      try {
-        await provider.readlink(target, { signal });
-        return oneFile(0);
-      } catch (err) {
-        if (isFsError(err, 'FS_NOT_FOUND')) return NOTHING;
-        if (!isFsError(err, 'FS_INVALID_ARGUMENT')) throw err;
-      }
-    }
-    return counted(target, signal);
-  }
+/** Runs `op` with `delta` (computed first) claimed; `applied` tells whether its result made the change. */
+type Guarded = <R>(what: string, signal: AbortSignal | undefined, delta: () => Promise<FsUsage>, op: (claim: Claim) => Promise<R>, applied: (r: R) => boolean) => Promise<R>;
 
-  const overrides: Partial<FsProvider> = {
+/** What the checked members share. */
+interface Quoted {
+  readonly provider: FsProvider;
+  readonly ledger: QuotaLedger;
+  /** The store gives its own figures (`usage`); otherwise the view is what is counted. */
+  readonly storeCounts: boolean;
+  counted(target: FsTarget, signal: AbortSignal | undefined): Promise<FsUsage>;
+  readonly guarded: Guarded;
+}
+
+const swapped = (r: { readonly ok: boolean }) => r?.ok === true;
+const done = () => true;
+
+/** The members that publish a file's bytes: each claims the new size less what the store held there. */
+function fileOverrides({ provider, ledger, counted, guarded }: Quoted): Partial<FsProvider> {
+  return {
     swap(target, request) {
       const what = request.bytes === null ? `cannot remove "${target.displayPath}"` : `cannot write "${target.displayPath}"`;
       const after = request.bytes === null ? NOTHING : oneFile(request.bytes.byteLength);
@@ -70,92 +88,87 @@ export function withQuota(provider: FsProvider, limits: FsQuota): { provider: Fs
       const what = `cannot write "${target.displayPath}"`;
       let before = NOTHING;
       const delta = async () => minus(oneFile(0), (before = await counted(target, request.signal)));
-      return guarded(what, request.signal, delta, (claim) => provider.swapFrom!(target, { ...request, source: metered(request.source, (n) => ledger.grow(claim, minus(oneFile(n), before), what)) }), swapped);
+      const source = (claim: Claim) => metered(request.source, (n) => ledger.grow(claim, minus(oneFile(n), before), what));
+      return guarded(what, request.signal, delta, (claim) => provider.swapFrom!(target, { ...request, source: source(claim) }), swapped);
     },
 
     modify(target, request, change) {
       const what = `cannot write "${target.displayPath}"`;
       let before = NOTHING;
       const delta = async () => minus(oneFile(0), (before = await counted(target, request.signal)));
-      return guarded(
-        what,
-        request.signal,
-        delta,
-        (claim) =>
-          provider.modify!(target, request, (current) => {
-            const bytes = change(current);
-            ledger.grow(claim, minus(oneFile(bytes.byteLength), before), what);
-            return bytes;
-          }),
-        swapped,
-      );
+      const checked = (claim: Claim) => (current: Parameters<typeof change>[0]) => {
+        const bytes = change(current);
+        ledger.grow(claim, minus(oneFile(bytes.byteLength), before), what);
+        return bytes;
+      };
+      return guarded(what, request.signal, delta, (claim) => provider.modify!(target, request, checked(claim)), swapped);
     },
+  };
+}
 
+/**
+ * Moves, removals of trees, links and modes. A store that counts for itself may take in what only
+ * showed through (an overlay copies a lower file up): such a change adds what the view shows less
+ * what the store held.
+ */
+function treeOverrides({ provider, storeCounts, counted, guarded }: Quoted): Partial<FsProvider> {
+  const out: Partial<FsProvider> = {
     rename(from, to, options) {
-      const what = `cannot move "${from.displayPath}" to "${to.displayPath}"`;
       const { signal } = options;
-      // A store that counts for itself may take in what only showed through (an overlay's lower).
       const delta = async () => {
         const replaced = await counted(to, signal);
         if (!storeCounts) return minus(NOTHING, replaced);
         return minus(minus(await viewFigures(provider, from, signal), await counted(from, signal)), replaced);
       };
-      return guarded(what, signal, delta, () => provider.rename(from, to, options), done);
+      return guarded(`cannot move "${from.displayPath}" to "${to.displayPath}"`, signal, delta, () => provider.rename(from, to, options), done);
     },
 
     rmdir(target, options) {
-      const what = `cannot remove directory "${target.displayPath}"`;
       if (storeCounts) return provider.rmdir(target, options);
       const delta = async () => (options.recursive ? minus(NOTHING, await counted(target, options.signal)) : NOTHING);
-      return guarded(what, options.signal, delta, () => provider.rmdir(target, options), done);
+      return guarded(`cannot remove directory "${target.displayPath}"`, options.signal, delta, () => provider.rmdir(target, options), done);
     },
   };
-
-  if (provider.setExecutable && storeCounts) {
-    const setExecutable = provider.setExecutable.bind(provider);
-    overrides.setExecutable = (target, executable, options) => {
+  const { setExecutable, symlink, removeLink, renameLink } = provider;
+  if (setExecutable && storeCounts) {
+    out.setExecutable = (target, executable, options) => {
       const delta = async () => minus(await viewFigures(provider, target, options.signal), await counted(target, options.signal));
-      return guarded(`cannot change the mode of "${target.displayPath}"`, options.signal, delta, () => setExecutable(target, executable, options), done);
+      return guarded(`cannot change the mode of "${target.displayPath}"`, options.signal, delta, () => setExecutable.call(provider, target, executable, options), done);
     };
   }
-  if (provider.symlink) {
-    const symlink = provider.symlink.bind(provider);
-    overrides.symlink = (target, text, options) =>
-      guarded(`cannot create the link "${target.displayPath}"`, options.signal, async () => oneFile(0), () => symlink(target, text, options), done);
+  if (symlink) {
+    out.symlink = (target, text, options) =>
+      guarded(`cannot create the link "${target.displayPath}"`, options.signal, async () => oneFile(0), () => symlink.call(provider, target, text, options), done);
   }
-  if (provider.removeLink && !storeCounts) {
-    const removeLink = provider.removeLink.bind(provider);
-    overrides.removeLink = (target, options) =>
-      guarded(`cannot remove the link "${target.displayPath}"`, options.signal, async () => minus(NOTHING, oneFile(0)), () => removeLink(target, options), done);
+  if (removeLink && !storeCounts) {
+    out.removeLink = (target, options) =>
+      guarded(`cannot remove the link "${target.displayPath}"`, options.signal, async () => minus(NOTHING, oneFile(0)), () => removeLink.call(provider, target, options), done);
   }
-  if (provider.renameLink) {
-    const renameLink = provider.renameLink.bind(provider);
-    overrides.renameLink = (from, to, options) => {
+  if (renameLink) {
+    out.renameLink = (from, to, options) => {
       const delta = async () => {
-        const replaced = options.replace ? await entryAt(to, options.signal) : NOTHING;
+        const replaced = options.replace ? await entryAt(provider, counted, to, options.signal) : NOTHING;
         if (!storeCounts) return minus(NOTHING, replaced);
         return minus(minus(oneFile(0), await counted(from, options.signal)), replaced);
       };
-      return guarded(`cannot move the link "${from.displayPath}" to "${to.displayPath}"`, options.signal, delta, () => renameLink(from, to, options), done);
+      return guarded(`cannot move the link "${from.displayPath}" to "${to.displayPath}"`, options.signal, delta, () => renameLink.call(provider, from, to, options), done);
     };
   }
+  return out;
+}
 
-  const guard: QuotaGuard = {
-    async wholeChanges(changes, options, fn) {
-      const delta = async () => {
-        let sum = NOTHING;
-        for (const c of changes) {
-          const after = c.kind === 'remove' ? NOTHING : oneFile(c.bytes.byteLength);
-          const before = c.kind === 'move' ? plus(await counted(c.from, options.signal), await counted(c.to, options.signal)) : await counted(c.target, options.signal);
-          sum = plus(sum, minus(after, before));
-        }
-        return sum;
-      };
-      // The parts count themselves as they are made; the whole only holds the room meanwhile.
-      return guarded('cannot apply the changes', options.signal, delta, () => ledger.whole(fn), () => false);
-    },
-  };
-  return { provider: delegate(provider, overrides), guard };
+/** A link, or what the store holds at `target`: a link's own name holds one file. */
+async function entryAt(provider: FsProvider, counted: Quoted['counted'], target: FsTarget, signal: AbortSignal | undefined): Promise<FsUsage> {
+  if (provider.readlink) {
+    try {
+      await provider.readlink(target, { signal });
+      return oneFile(0);
+    } catch (err) {
+      if (isFsError(err, 'FS_NOT_FOUND')) return NOTHING;
+      if (!isFsError(err, 'FS_INVALID_ARGUMENT')) throw err;
+    }
+  }
+  return counted(target, signal);
 }
 
 /** `source`, telling `seen` the bytes read so far before handing each chunk on. */

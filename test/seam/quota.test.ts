@@ -125,6 +125,25 @@ for (const [name, make] of makers) {
   });
 }
 
+describe('quota on a local directory', () => {
+  it('Q1: a link counts as a file; removing or replacing one gives its room back', async () => {
+    const fs = await localFs({ maxFiles: 2 });
+    const at = (p: string) => fs.resolve(p, { noFollow: true });
+    await fs.writeText(await at('a.txt'), 'a');
+    await fs.symlink!(await at('l'), 'a.txt');
+    await expect(fs.writeText(await at('b.txt'), 'b')).rejects.toMatchObject({ code: 'FS_QUOTA_EXCEEDED' });
+    await fs.removeLink!(await at('l'));
+    await fs.writeText(await at('b.txt'), 'b');
+    await expect(fs.symlink!(await at('m'), 'b.txt')).rejects.toMatchObject({ code: 'FS_QUOTA_EXCEEDED' });
+    // A link moved onto a file takes its place: one file fewer.
+    await fs.remove(await at('b.txt'));
+    await fs.symlink!(await at('m'), 'b.txt');
+    await fs.renameLink!(await at('m'), await at('a.txt'), { replace: true });
+    await fs.writeText(await at('c.txt'), 'c');
+    await expect(fs.writeText(await at('d.txt'), 'd')).rejects.toMatchObject({ code: 'FS_QUOTA_EXCEEDED' });
+  });
+});
+
 describe('quota on an overlay', () => {
   it('Q1: counts what the upper holds, not the lower; a lower file replaced counts whole', async () => {
     const fs = await createOverlayFs({ lower: createMemoryFs({ files: { '/big.txt': 'b'.repeat(500) } }), maxBytes: 100 });
