@@ -155,6 +155,9 @@ describe('quota on an overlay', () => {
     expect(await exists(fs, 'big.txt')).toBe(true);
     // Removing a lower file costs nothing.
     await fs.remove(await fs.resolve('big.txt'));
+    // A fork has the same limit, and holds what it shares with its parent.
+    const fork = await fs.fork();
+    await expect(fork.writeText(await fork.resolve('fork.txt'), 'f'.repeat(20))).rejects.toMatchObject({ code: 'FS_QUOTA_EXCEEDED' });
     // Committing empties the upper: the room comes back.
     await fs.commit();
     await fs.writeText(await fs.resolve('more.txt'), 'm'.repeat(90));
