@@ -1,10 +1,11 @@
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { UsageError, parseCommand } from '../../src/cli/args.js';
 import { quotaOptions } from '../../src/cli/quota.js';
 import { openLower, openSandbox, openWorkspace } from '../../src/cli/workspace.js';
+import { codeOf, ensureBuilt, project, removeTemps, serve, textOf, type Served } from './helpers.js';
 
 const dirs: string[] = [];
 const temp = (label: string) => {
@@ -53,4 +54,28 @@ describe('--max-bytes and --max-files', () => {
     await write('new.bin', 100);
     expect(readdirSync(root).sort()).toEqual(['new.bin', 'old.bin']);
   });
+});
+
+describe('dsh-fs serve --max-bytes', () => {
+  const open: Served[] = [];
+  afterEach(async () => {
+    for (const s of open.splice(0)) await s.close();
+  });
+  afterAll(removeTemps);
+
+  it('Q1: a tool call past the sandbox quota is FS_QUOTA_EXCEEDED over MCP, and the sandbox keeps nothing', async () => {
+    await ensureBuilt();
+    const { root, state } = await project({ 'a.txt': 'a\n' });
+    const s = await serve(['--root', root, '--state', state, '--max-bytes', '100', '--no-audit']);
+    open.push(s);
+    const big = await s.call('write', { file_path: 'big.txt', content: 'b'.repeat(200) });
+    expect(big.isError).toBe(true);
+    expect(codeOf(big)).toBe('FS_QUOTA_EXCEEDED');
+    expect(textOf(big)).toContain('quota of 100 bytes');
+    const small = await s.call('write', { file_path: 'small.txt', content: 's'.repeat(50) });
+    expect(small.isError, textOf(small)).toBeFalsy();
+    expect(s.stderr()).toContain('quota 100 bytes');
+    const sandbox = await openSandbox(openLower(root), state);
+    expect((await sandbox.changes()).map((c) => c.path)).toEqual([join(root, 'small.txt')]);
+  }, 600_000);
 });
