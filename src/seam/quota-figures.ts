@@ -35,8 +35,8 @@ export async function treeFigures(provider: FsProvider, dir: FsTarget, signal: A
     try {
       entries = await provider.listDir(next, { signal, stats: true });
     } catch (err) {
-      // Gone meanwhile: nothing there to count.
-      if (next !== dir && (isFsError(err, 'FS_NOT_FOUND') || isFsError(err, 'FS_NOT_DIRECTORY'))) continue;
+      // Gone meanwhile, or unreadable: nothing there this filesystem could have written.
+      if (next !== dir && (isFsError(err, 'FS_NOT_FOUND') || isFsError(err, 'FS_NOT_DIRECTORY') || isFsError(err, 'FS_PERMISSION_DENIED'))) continue;
       throw err;
     }
     for (const entry of entries) {
