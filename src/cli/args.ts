@@ -31,10 +31,12 @@ function options(strings: readonly string[], flags: readonly string[] = []): Opt
 
 /** Where a sandbox is: over a directory (with its state), in PostgreSQL, or in a SQLite file. */
 const SANDBOX = ['root', 'state', 'postgres', 'sqlite', 'workspace', 'sandbox'];
+/** Limits on what a command that writes may add (see src/cli/quota.ts). */
+const QUOTA = ['max-bytes', 'max-files'];
 const TRANSFER = options(['root', 'postgres', 'workspace'], ['overwrite', 'json']);
 
 const OPTIONS: Record<Command, Options> = {
-  serve: options([...SANDBOX, 'mode', 'tools', 'max-request-bytes', 'audit-file'], ['allow-delete', 'no-audit', 'rewind-tool']),
+  serve: options([...SANDBOX, 'mode', 'tools', 'max-request-bytes', 'audit-file', ...QUOTA], ['allow-delete', 'no-audit', 'rewind-tool']),
   status: options(SANDBOX, ['against-parent', 'json']),
   diff: options([...SANDBOX, 'color', 'from', 'to'], ['against-parent', 'json']),
   commit: { ...options(SANDBOX, ['force', 'json']), hunk: { type: 'string', multiple: true } },
@@ -43,8 +45,8 @@ const OPTIONS: Record<Command, Options> = {
   rewind: options([...SANDBOX, 'to'], ['json']),
   log: options([...SANDBOX, 'audit-file', 'path', 'owner', 'tool', 'since', 'until', 'limit'], ['json']),
   fork: options(['root', 'state', 'into'], ['json']),
-  mount: options([...SANDBOX, 'mode', 'cache'], ['read-only']),
-  run: options([...SANDBOX, 'mode', 'fork', 'cache'], ['read-only', 'jail', 'no-network']),
+  mount: options([...SANDBOX, 'mode', 'cache', ...QUOTA], ['read-only']),
+  run: options([...SANDBOX, 'mode', 'fork', 'cache', ...QUOTA], ['read-only', 'jail', 'no-network']),
   demo: options(['keep']),
   import: TRANSFER,
   export: TRANSFER,

@@ -2,11 +2,19 @@ import type { Command } from './commands.js';
 import { historyHelp } from './help-history.js';
 import { reviewHelp } from './help-review.js';
 
+// The quota, for the commands that write (serve, mount, run).
+const QUOTA_HELP = `  --max-bytes N  refuse (FS_QUOTA_EXCEEDED; EDQUOT through a mount) any change that would make
+                the sandbox hold more than N bytes of files (500M, 2GiB: units of 1000 or 1024);
+                in --mode direct, the directory or workspace as a whole. Not kept with the
+                sandbox: give it to every command that writes. See docs/quota.md
+  --max-files N  the same for the number of files (links count; directories do not)`;
+
 // The options `mount` and `run` share after --state.
 const MOUNT_HELP = `  --read-only   refuse every change (EROFS)
   --cache SECONDS  let the kernel answer lookups and stats from its cache for up to SECONDS
                 (default 0): faster, but a change made by another writer (an agent through
-                "dsh-fs serve", a commit) may go unseen by programs for that long`;
+                "dsh-fs serve", a commit) may go unseen by programs for that long
+${QUOTA_HELP}`;
 
 const STATE_HELP = `  --state DIR   where the sandbox keeps its changes (default: $XDG_STATE_HOME/dsh-fs/<hash of DIR>,
                 or ~/.local/state/dsh-fs/<hash of DIR>); must lie outside --root`;
@@ -76,6 +84,7 @@ Exit status: 0 success, 1 failure or commit conflict, 2 usage error.
 export const HELP: Record<Command, string> = {
   serve: `Usage: dsh-fs serve --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete]
                     [--tools patch,text-editor] [--rewind-tool] [--max-request-bytes N]
+                    [--max-bytes N] [--max-files N]
                     [--no-audit | --audit-file FILE]
        dsh-fs serve --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [...]
        dsh-fs serve --sqlite FILE [--workspace NAME] [--sandbox NAME] [--mode sandbox|direct] [...]
@@ -108,6 +117,7 @@ ${POSTGRES_HELP}
   --max-request-bytes N
                 the largest MCP message accepted, in bytes (default 67108864, 64 MiB); a larger
                 request is answered with an error (FS_TOO_LARGE) and the server goes on
+${QUOTA_HELP}
   --no-audit    do not record tool calls (by default each is appended to the audit log next to
                 the data: STATE/audit.jsonl, or the database's dsh_fs_audit table; see "dsh-fs log";
                 --mode direct over DIR records only with --audit-file)

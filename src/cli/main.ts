@@ -34,6 +34,7 @@ import { fsTools, moveDeleteTools, patchTools, searchTools, textEditorTool } fro
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode } from './workspace.js';
 import { closePools, openPostgresWorkspace, postgresTarget, transfer } from './postgres.js';
 import { openSqliteWorkspace, sqliteTarget } from './sqlite.js';
+import { describeQuota, quotaOptions } from './quota.js';
 
 export function packageVersion(): string {
   // src/cli and dist/cli both sit two levels below package.json.
@@ -149,6 +150,7 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   if (extra.includes('patch') && !moveDelete) throw new UsageError('--tools patch can delete and move files: in --mode direct, add --allow-delete', 'serve');
   if (extra.includes('review') && mode === 'direct') throw new UsageError('--tools review applies to --mode sandbox only', 'serve');
   const rewindTool = parsed.values['rewind-tool'] === true;
+  const quota = quotaOptions(parsed, 'serve');
   if (rewindTool && mode === 'direct') throw new UsageError('--rewind-tool applies to --mode sandbox only', 'serve');
 
   // The MCP SDK is an optional peer: checked before anything is opened, loaded only to serve.
@@ -165,10 +167,10 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
   const workspace =
     pgTarget !== undefined
-      ? await openPostgresWorkspace(pgTarget, mode)
+      ? await openPostgresWorkspace(pgTarget, mode, quota)
       : fileTarget !== undefined
-        ? await openSqliteWorkspace(fileTarget, mode)
-        : await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
+        ? await openSqliteWorkspace(fileTarget, mode, quota)
+        : await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }), quota });
   const version = packageVersion();
   const audit = await serveAuditLog({ ...(pgTarget ? { pg: pgTarget } : {}), ...(fileTarget ? { file: fileTarget } : {}), root, ...(stateDir ? { stateDir } : {}), mode }, parsed, io);
   const auditing = audit === undefined ? [] : [auditPlugin({ log: audit, onError: (err, info) => log(`the audit log could not record a ${info.tool} call: ${String(err)}`) })];
@@ -205,7 +207,7 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
           : `; sandbox state in ${stateDir}`
     }; ` +
       `move and delete ${moveDelete ? 'on' : 'off, --allow-delete serves them'}` +
-      `${extra.length > 0 ? `; also ${extra.join(', ')}` : ''}; audit log ${audit !== undefined ? 'on' : parsed.values['no-audit'] === true ? 'off' : 'off, --audit-file FILE records it'})`,
+      `${extra.length > 0 ? `; also ${extra.join(', ')}` : ''}${describeQuota(quota)}; audit log ${audit !== undefined ? 'on' : parsed.values['no-audit'] === true ? 'off' : 'off, --audit-file FILE records it'})`,
   );
   const why = await stopped;
   // Let calls that started finish, so a mutation is never cut between the write and its record.

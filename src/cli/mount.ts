@@ -14,6 +14,7 @@ import { fork } from './sandbox.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode, type Workspace } from './workspace.js';
 import { openPostgresWorkspace, postgresTarget } from './postgres.js';
 import { openSqliteWorkspace, sqliteTarget } from './sqlite.js';
+import { describeQuota, quotaOptions } from './quota.js';
 
 interface Served {
   readonly workspace: Workspace;
@@ -29,26 +30,28 @@ interface Served {
  */
 async function openServed(command: Command, parsed: Parsed, io: Io, label: ChangeLabel): Promise<Served> {
   const mode = oneOf<Mode>(optionalString(parsed, 'mode'), ['sandbox', 'direct'], 'mode', command) ?? 'sandbox';
+  const quota = quotaOptions(parsed, command);
+  const limit = describeQuota(quota);
   const pgTarget = postgresTarget(parsed, command);
   if (pgTarget !== undefined) {
     if (mode === 'direct' && parsed.values.sandbox !== undefined) throw new UsageError('--sandbox applies to --mode sandbox only', command);
-    const workspace = await openPostgresWorkspace(pgTarget, mode);
+    const workspace = await openPostgresWorkspace(pgTarget, mode, quota);
     const where = `PostgreSQL workspace "${pgTarget.workspace}"`;
-    return served(workspace, label, mode === 'sandbox' ? `${where} (sandbox "${pgTarget.sandbox}" in the database)` : `${where} (direct: writes go to the workspace)`);
+    return served(workspace, label, mode === 'sandbox' ? `${where} (sandbox "${pgTarget.sandbox}" in the database${limit})` : `${where} (direct: writes go to the workspace${limit})`);
   }
   const fileTarget = sqliteTarget(parsed, command);
   if (fileTarget !== undefined) {
     if (mode === 'direct' && parsed.values.sandbox !== undefined) throw new UsageError('--sandbox applies to --mode sandbox only', command);
-    const workspace = await openSqliteWorkspace(fileTarget, mode);
+    const workspace = await openSqliteWorkspace(fileTarget, mode, quota);
     const where = `workspace "${fileTarget.workspace}" in ${fileTarget.file}`;
-    return served(workspace, label, mode === 'sandbox' ? `${where} (sandbox "${fileTarget.sandbox}" in the file)` : `${where} (direct: writes go to the workspace)`);
+    return served(workspace, label, mode === 'sandbox' ? `${where} (sandbox "${fileTarget.sandbox}" in the file${limit})` : `${where} (direct: writes go to the workspace${limit})`);
   }
   const root = await resolveRoot(requireString(parsed, 'root', command));
   const stateOption = optionalString(parsed, 'state');
   if (mode === 'direct' && stateOption !== undefined) throw new UsageError('--state applies to --mode sandbox only', command);
   const stateDir = mode === 'sandbox' ? await resolveStateDir(root, stateOption, io.env) : undefined;
-  const workspace = await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
-  return served(workspace, label, stateDir === undefined ? `${root} (direct: writes go to the directory)` : `${root} (sandbox; state in ${stateDir})`);
+  const workspace = await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }), quota });
+  return served(workspace, label, stateDir === undefined ? `${root} (direct: writes go to the directory${limit})` : `${root} (sandbox; state in ${stateDir}${limit})`);
 }
 
 async function served(workspace: Workspace, label: ChangeLabel, describe: string): Promise<Served> {

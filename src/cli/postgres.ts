@@ -7,7 +7,7 @@ import type pg from 'pg';
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
 import { createPostgresFs, createPostgresUpperStore, exportTree, importTree, type PostgresUpperStore, type TransferReport } from '../backends/postgres/index.js';
 import { requirePeer } from '../peers.js';
-import { KeyedMutex, type FileSystem } from '../seam/index.js';
+import { KeyedMutex, type FileSystem, type FsQuota } from '../seam/index.js';
 import { EXIT_OK, UsageError, optionalString, requireString, type Command, type Parsed } from './args.js';
 import type { StateLockOptions } from './lock.js';
 import type { Io } from './io.js';
@@ -103,9 +103,9 @@ function lockOptions(options: StateLockOptions) {
 }
 
 /** What `serve --postgres` works on: the workspace, or a sandbox over it kept in the database. */
-export async function openPostgresWorkspace(target: PostgresTarget, mode: Mode): Promise<Workspace> {
+export async function openPostgresWorkspace(target: PostgresTarget, mode: Mode, quota: FsQuota = {}): Promise<Workspace> {
   const pool = poolFor(target.url);
-  const lower = createPostgresFs({ client: pool, workspace: target.workspace });
+  const lower = createPostgresFs({ client: pool, workspace: target.workspace, ...(mode === 'direct' ? quota : {}) });
   await lower.provider.ready();
   if (mode === 'direct') return { mode, root: lower.root, stateDir: undefined, use: (fn) => fn(lower) };
   const store = createPostgresUpperStore({ client: pool, sandbox: target.sandbox });
@@ -117,7 +117,7 @@ export async function openPostgresWorkspace(target: PostgresTarget, mode: Mode):
       store.withLock(async () => {
         // Another process (a commit or discard on any machine) may have changed the sandbox since.
         const now = await store.revision();
-        if (overlay === undefined || now !== seen) overlay = await createOverlayFs({ lower, store });
+        if (overlay === undefined || now !== seen) overlay = await createOverlayFs({ lower, store, ...quota });
         try {
           return await fn(overlay);
         } finally {

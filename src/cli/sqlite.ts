@@ -6,7 +6,7 @@
 import { resolve } from 'node:path';
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
 import { createSqliteFs, createSqliteUpperStore } from '../backends/sqlite/index.js';
-import { KeyedMutex, type FileSystem } from '../seam/index.js';
+import { KeyedMutex, type FileSystem, type FsQuota } from '../seam/index.js';
 import { UsageError, optionalString, type Command, type Parsed } from './args.js';
 import type { StateLockOptions } from './lock.js';
 import type { PostgresSandbox } from './postgres.js';
@@ -56,8 +56,8 @@ export function sqliteSandbox(target: SqliteTarget): SqliteSandbox {
 }
 
 /** What `serve --sqlite` (and mount, run) works on: the workspace, or a sandbox over it kept in the file. */
-export async function openSqliteWorkspace(target: SqliteTarget, mode: Mode): Promise<Workspace> {
-  const lower = createSqliteFs({ path: target.file, workspace: target.workspace });
+export async function openSqliteWorkspace(target: SqliteTarget, mode: Mode, quota: FsQuota = {}): Promise<Workspace> {
+  const lower = createSqliteFs({ path: target.file, workspace: target.workspace, ...(mode === 'direct' ? quota : {}) });
   if (mode === 'direct') return { mode, root: '/', stateDir: undefined, use: (fn) => fn(lower) };
   const store = createSqliteUpperStore({ path: target.file, sandbox: target.sandbox });
   const serial = new KeyedMutex();
@@ -68,7 +68,7 @@ export async function openSqliteWorkspace(target: SqliteTarget, mode: Mode): Pro
       store.withLock(async () => {
         // Another process (a commit or discard) may have changed the sandbox since.
         const now = await store.revision();
-        if (overlay === undefined || now !== seen) overlay = await createOverlayFs({ lower, store });
+        if (overlay === undefined || now !== seen) overlay = await createOverlayFs({ lower, store, ...quota });
         try {
           return await fn(overlay);
         } finally {

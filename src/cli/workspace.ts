@@ -3,7 +3,7 @@ import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createLocalFs, type LocalFileSystem } from '../backends/local/index.js';
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
-import { KeyedMutex, toFsError, type FileSystem } from '../seam/index.js';
+import { KeyedMutex, toFsError, type FileSystem, type FsQuota } from '../seam/index.js';
 import { lockWanted, withStateLock, type StateLockOptions } from './lock.js';
 import { UsageError, type Command } from './args.js';
 import { relativeInside } from '../seam/path.js';
@@ -57,12 +57,12 @@ export async function hasSandboxState(stateDir: string): Promise<boolean> {
   return (await stat(join(stateDir, STATE_DOCUMENT)).catch(() => undefined))?.isFile() === true;
 }
 
-export function openLower(root: string): LocalFileSystem {
-  return createLocalFs({ root });
+export function openLower(root: string, quota: FsQuota = {}): LocalFileSystem {
+  return createLocalFs({ root, ...quota });
 }
 
-export function openSandbox(lower: FileSystem, stateDir: string): Promise<OverlayFileSystem> {
-  return createOverlayFs({ lower, stateDir });
+export function openSandbox(lower: FileSystem, stateDir: string, quota: FsQuota = {}): Promise<OverlayFileSystem> {
+  return createOverlayFs({ lower, stateDir, ...quota });
 }
 
 /** What the server works on: the real directory, or a sandbox over it kept in a state directory. */
@@ -82,9 +82,10 @@ export interface Workspace {
   contended?(): Promise<boolean>;
 }
 
-export async function openWorkspace(options: { root: string; mode: Mode; stateDir?: string }): Promise<Workspace> {
-  const { root, mode } = options;
-  const lower = openLower(root);
+export async function openWorkspace(options: { root: string; mode: Mode; stateDir?: string; quota?: FsQuota }): Promise<Workspace> {
+  const { root, mode, quota = {} } = options;
+  // The quota holds what this process writes: into the directory in direct mode, else into the sandbox.
+  const lower = openLower(root, mode === 'direct' ? quota : {});
   if (mode === 'direct') {
     return { mode, root, stateDir: undefined, use: (fn) => fn(lower) };
   }
@@ -119,7 +120,7 @@ export async function openWorkspace(options: { root: string; mode: Mode; stateDi
           // Another process may have committed or discarded since: reload the upper layer then.
           const before = await stampNow();
           if (overlay === undefined || before !== stamp) {
-            overlay = await openSandbox(lower, stateDir);
+            overlay = await openSandbox(lower, stateDir, quota);
           }
           try {
             return await fn(overlay);

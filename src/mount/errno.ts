@@ -26,6 +26,7 @@ export const ERRNO_OF_CODE: Record<FsErrorCode, number> = {
   FS_ALREADY_EXISTS: E.EEXIST,
   FS_TIMEOUT: E.ETIMEDOUT,
   FS_UNSUPPORTED: E.ENOTSUP,
+  FS_QUOTA_EXCEEDED: E.EDQUOT,
 };
 
 /** The negative errno FUSE expects for anything thrown by the contract (EIO when it is no FsError). */

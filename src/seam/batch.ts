@@ -2,6 +2,7 @@ import { FsError, throwIfAborted, toFsError } from './errors.js';
 import type { KeyedMutex } from './lock.js';
 import { describeType } from './path.js';
 import { checkWriteIntent } from './resolve.js';
+import type { QuotaGuard } from './quota.js';
 import type { RootGuard } from './root.js';
 import type {
   FileSystem,
@@ -27,6 +28,8 @@ export interface BatchDeps {
   readonly provider: FsProvider;
   readonly locks: KeyedMutex;
   readonly rootGuard: RootGuard;
+  /** Under a quota: the changes made one by one are checked as a whole first. */
+  readonly quota?: QuotaGuard | undefined;
   readonly checkTarget: (target: unknown) => void;
   /** The filesystem the fallback writes through. */
   readonly fs: () => FileSystem;
@@ -46,7 +49,15 @@ export function createApplyChanges(deps: BatchDeps): (changes: readonly FsChange
       throw toFsError(err, what);
     }
     const native = deps.provider.applyBatch?.bind(deps.provider);
-    if (native === undefined) return applyWithRollback(deps.fs(), changes, options);
+    if (native === undefined) {
+      const quota = deps.quota;
+      if (quota === undefined) return applyWithRollback(deps.fs(), changes, options);
+      try {
+        return await quota.wholeChanges(changes, options ?? {}, () => applyWithRollback(deps.fs(), changes, options));
+      } catch (err) {
+        throw toFsError(err, what);
+      }
+    }
     try {
       return await lockAll(deps.locks, [...keys].sort(), async () => {
         const { swaps, owners } = toSwaps(changes);

@@ -20,6 +20,7 @@ export const FS_ERROR_CODES = [
   'FS_ALREADY_EXISTS',
   'FS_TIMEOUT',
   'FS_UNSUPPORTED',
+  'FS_QUOTA_EXCEEDED',
 ] as const;
 
 export type FsErrorCode = (typeof FS_ERROR_CODES)[number];

@@ -4,9 +4,10 @@ import { createMutate, type Mutate } from './mutate.js';
 import { RootGuard } from './root.js';
 import { canonicalPath, describeType, isWithin } from './path.js';
 import { reservedNameCheck, type ReservedCheck } from './reserved.js';
+import { quotaOf, withQuota, type FsQuota, type QuotaGuard } from './quota.js';
 import type { FsProvider, FsTarget } from './types.js';
 
-export interface CreateFsOptions {
+export interface CreateFsOptions extends FsQuota {
   /** Default directory for relative paths (default: the provider's cwd, else its root, else `/`). */
   readonly cwd?: string;
   /** Largest file readText/streamText/editText will load, in bytes (default 256 MiB). */
@@ -29,6 +30,8 @@ export interface FsContext {
   readonly locks: KeyedMutex;
   readonly mutate: Mutate;
   readonly rootGuard: RootGuard;
+  /** Present under a quota (`maxBytes`, `maxFiles`); `provider` then checks every change against it. */
+  readonly quota: QuotaGuard | undefined;
   /** A target as resolve gives it; its key (a path, for a provider that reserves names) names nothing reserved. */
   checkTarget(target: unknown): asserts target is FsTarget;
   /** checkTarget of each, with the directory shared by consecutive targets checked once. */
@@ -36,7 +39,9 @@ export interface FsContext {
 }
 
 /** Checks the options and builds the context (root and cwd canonicalised once, here). */
-export function createFsContext(provider: FsProvider, options: CreateFsOptions): FsContext {
+export function createFsContext(given: FsProvider, options: CreateFsOptions): FsContext {
+  const limits = quotaOf(options);
+  const { provider, guard: quota } = limits === undefined ? { provider: given, guard: undefined } : withQuota(given, limits);
   const root = provider.root === undefined ? undefined : canonicalPath(provider.root, '/');
   const cwd = canonicalPath(options.cwd ?? provider.cwd ?? root ?? '/', '/');
   if (root !== undefined && !isWithin(root, cwd)) {
@@ -55,6 +60,7 @@ export function createFsContext(provider: FsProvider, options: CreateFsOptions):
     locks,
     mutate: createMutate(provider, locks, maxTextBytes),
     rootGuard: new RootGuard(provider, root ?? '/'),
+    quota,
     checkTarget(target: unknown): asserts target is FsTarget {
       checkTargetShape(target);
       reserved?.(target.targetKey, target.displayPath);

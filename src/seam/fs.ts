@@ -32,7 +32,7 @@ export function createFs(provider: FsProvider, options: CreateFsOptions = {}): F
   const searchCandidates = createSearchCandidates(ctx);
   const searchReads = createSearchReads(ctx);
   const watch = createWatch(ctx);
-  const applyChanges = createApplyChanges({ provider, locks: ctx.locks, rootGuard: ctx.rootGuard, checkTarget: (t) => ctx.checkTarget(t), fs: () => fs });
+  const applyChanges = createApplyChanges({ provider: ctx.provider, locks: ctx.locks, rootGuard: ctx.rootGuard, quota: ctx.quota, checkTarget: (t) => ctx.checkTarget(t), fs: () => fs });
 
   // Members keep the order they always had: a caller can see it (Object.keys, a spread).
   const fs: FileSystem = {

@@ -29,3 +29,4 @@ export { inListingOrder, inWalkOrder } from './listing.js';
 export { resolveLinks, checkWriteIntent, compareNames, MAX_SYMLINK_HOPS, type LinkReader, type NodeKind } from './resolve.js';
 export { expectHolds, observe, checkRename, checkRmdir, checkNotRoot, type RenameSide } from './swap.js';
 export { withExecutable, isExecutableMode } from './modes.js';
+export type { FsQuota } from './quota.js';

@@ -191,6 +191,12 @@ export type FsBatchResult =
   /** The swap at `index` found its expectation broken: nothing changed, and this is what it found. */
   | { readonly ok: false; readonly index: number; readonly current: FsObservation };
 
+/** What a store counts against a quota (`maxBytes`, `maxFiles`): bytes of files, and files (links count as files). */
+export interface FsUsage {
+  readonly bytes: number;
+  readonly files: number;
+}
+
 export interface FsProvider {
   /** Absolute directory the provider is confined to; the seam rejects paths lexically outside it. */
   readonly root?: string;
@@ -339,6 +345,14 @@ export interface FsProvider {
    * `overflow`. Absent: `FileSystem.watch` is absent too.
    */
   watch?(listener: FsChangeListener, options: FsOpOptions): Promise<() => void>;
+  /**
+   * Optional (Q1): what the store counts against a quota, where it is not simply every file the
+   * view shows (an overlay counts its upper layer only). Without a target: the whole store, a
+   * figure the store keeps (asked before every write under a quota, so it must be cheap). With a
+   * target: what is counted at it and below it. Absent: the seam counts the files the view shows,
+   * once, and follows its own writes from there.
+   */
+  usage?(target: FsTarget | undefined, options: FsOpOptions): Promise<FsUsage>;
   /**
    * Optional native edit (e.g. a remote compare-and-edit). When present the seam delegates to it
    * after validating arguments, inside its per-target lock; the conformance suite holds it to the

@@ -4,6 +4,7 @@ import { FsError, toFsError, type FsErrorCode } from '../seam/index.js';
 export const REMEDIES: Partial<Record<FsErrorCode, string>> = {
   FS_STALE_VERSION: 're-read the file, then retry',
   FS_NOT_OBSERVED: 'read the file first, then retry',
+  FS_QUOTA_EXCEEDED: 'write less, or remove files this sandbox holds; only its user can raise the limit',
 };
 
 /** The error as an FsError, with its remedy appended (once) and its code kept. */

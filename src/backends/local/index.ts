@@ -1,4 +1,5 @@
 import { createFs } from '../../seam/fs.js';
+import type { FsQuota } from '../../seam/quota.js';
 import type { FileSystem } from '../../seam/types.js';
 import { createLocalProvider, type LocalProvider, type LocalProviderOptions, type SweepOptions } from './provider.js';
 
@@ -15,7 +16,7 @@ export {
   type StatTuple,
 } from './version-cache.js';
 
-export interface LocalFsOptions extends LocalProviderOptions {
+export interface LocalFsOptions extends LocalProviderOptions, FsQuota {
   /** Largest file readText/streamText/editText will load, in bytes (default 256 MiB). */
   readonly maxTextBytes?: number;
 }
@@ -31,7 +32,12 @@ export interface LocalFileSystem extends FileSystem {
 /** A filesystem on local disk, confined to `root`, with atomic durable writes and content versions. */
 export function createLocalFs(options: LocalFsOptions): LocalFileSystem {
   const provider = createLocalProvider(options);
-  const fs = createFs(provider, options.maxTextBytes === undefined ? {} : { maxTextBytes: options.maxTextBytes });
+  const { maxTextBytes, maxBytes, maxFiles } = options;
+  const fs = createFs(provider, {
+    ...(maxTextBytes === undefined ? {} : { maxTextBytes }),
+    ...(maxBytes === undefined ? {} : { maxBytes }),
+    ...(maxFiles === undefined ? {} : { maxFiles }),
+  });
   return Object.assign(fs, {
     root: provider.root,
     provider,

@@ -9,6 +9,7 @@ import { listMerged } from './provider-list.js';
 import { lockAll } from './provider-locks.js';
 import { openRead, read, stat } from './provider-read.js';
 import { rename } from './provider-rename.js';
+import { upperUsage } from './provider-usage.js';
 import { planSwap, swap, swapFrom } from './provider-write.js';
 
 /**
@@ -58,6 +59,8 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     rename: (from, to, options) => rename(ctx, from, to, options),
 
     listDir: (target, { signal, stats }) => listMerged(ctx, target, signal, stats !== false),
+
+    usage: async (target) => (target === undefined ? state.usage : upperUsage(state, target.targetKey)),
 
     setExecutable: createOverlaySetExecutable(core),
 

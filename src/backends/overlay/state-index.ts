@@ -17,6 +17,8 @@ export interface LiveLayer {
   filesBelow: PMap<number>;
   /** How many links the upper holds: resolution looks at the upper only when there are some. */
   links: number;
+  /** The bytes of every file the upper holds, each counted (a quota counts them; see FsProvider.usage). */
+  bytes: number;
   /** For each directory key: how many entries, made and removed directories are directly in it. */
   children: PMap<number>;
   /**
@@ -35,6 +37,7 @@ export function emptyLayer(): LiveLayer {
     below: PMap.empty<number>(),
     filesBelow: PMap.empty<number>(),
     links: 0,
+    bytes: 0,
     children: PMap.empty<number>(),
     contents: PMap.empty(),
   };
@@ -54,6 +57,7 @@ export function adoptMaps(live: LiveLayer, snap: UpperSnapshot, indexed?: LiveLa
   live.below = indexed.below;
   live.filesBelow = indexed.filesBelow;
   live.links = indexed.links;
+  live.bytes = indexed.bytes;
   live.children = indexed.children;
   live.contents = indexed.contents;
 }
@@ -81,12 +85,14 @@ export function applyLive(live: LiveLayer, change: UpperChange, released: string
     const entry = given?.kind === 'file' ? intern(live, given) : given;
     if ((old === undefined) !== (entry === undefined)) child(live, key, old === undefined ? 1 : -1);
     if (old?.kind === 'file') {
+      live.bytes -= old.bytes.byteLength;
       release(live, old);
       count(live, key, -1);
       count(live, key, -1, true);
       if (refs && isStored(old.bytes)) released.push(blobId(old.bytes));
     }
     if (entry?.kind === 'file') {
+      live.bytes += entry.bytes.byteLength;
       count(live, key, 1);
       count(live, key, 1, true);
       if (refs && isStored(entry.bytes)) {
@@ -167,6 +173,7 @@ export function reindex(live: LiveLayer): void {
   };
   live.contents = PMap.empty();
   live.links = 0;
+  live.bytes = 0;
   for (const [key, e] of live.entries) {
     child(key);
     if (e.kind === 'whiteout') continue;
@@ -176,6 +183,7 @@ export function reindex(live: LiveLayer): void {
       live.links++;
       continue;
     }
+    live.bytes += e.bytes.byteLength;
     const shared = intern(live, e);
     if (shared !== e) live.entries = live.entries.set(key, shared);
   }

@@ -143,6 +143,12 @@ export class UpperState {
     return this.#cx.live.links > 0;
   }
 
+  /** What the upper holds, as a quota counts it: the bytes of its files, and its files and links (constant time). */
+  get usage(): { readonly bytes: number; readonly files: number } {
+    const live = this.#cx.live;
+    return { bytes: live.bytes, files: live.filesBelow.get('/') ?? 0 };
+  }
+
   /** True when the upper holds a file (or a link) strictly below `key` (constant time). */
   hasFileBelow(key: string): boolean {
     return this.#cx.live.filesBelow.has(key);

@@ -12,7 +12,7 @@ export {
   type SandboxLockOptions,
 } from './upper.js';
 
-export interface PostgresFsOptions extends PostgresProviderOptions, Pick<CreateFsOptions, 'maxTextBytes'> {}
+export interface PostgresFsOptions extends PostgresProviderOptions, Pick<CreateFsOptions, 'maxTextBytes' | 'maxBytes' | 'maxFiles'> {}
 
 export interface PostgresFileSystem extends FileSystem {
   readonly root: string;
@@ -25,7 +25,12 @@ export interface PostgresFileSystem extends FileSystem {
  */
 export function createPostgresFs(options: PostgresFsOptions): PostgresFileSystem {
   const provider = createPostgresProvider(options);
-  const fs = createFs(provider, { ...(options.maxTextBytes === undefined ? {} : { maxTextBytes: options.maxTextBytes }) });
+  const { maxTextBytes, maxBytes, maxFiles } = options;
+  const fs = createFs(provider, {
+    ...(maxTextBytes === undefined ? {} : { maxTextBytes }),
+    ...(maxBytes === undefined ? {} : { maxBytes }),
+    ...(maxFiles === undefined ? {} : { maxFiles }),
+  });
   return Object.assign(fs, { root: provider.root, provider });
 }
 export { exportTree, importTree, type TransferOptions, type TransferReport } from './transfer.js';

@@ -8,7 +8,7 @@ import { createSqliteStore } from './store.js';
 
 export { createSqliteUpperStore, type SandboxLockOptions, type SqliteUpperStore, type SqliteUpperStoreOptions } from './upper.js';
 
-export interface SqliteFsOptions extends Pick<StoreFsOptions, 'cwd' | 'maxTextBytes'> {
+export interface SqliteFsOptions extends Pick<StoreFsOptions, 'cwd' | 'maxTextBytes' | 'maxBytes' | 'maxFiles'> {
   /** The SQLite file (created when missing), or `:memory:` for one that lives and dies with this filesystem. */
   readonly path: string;
   /** The workspace's name; many workspaces share a file (default `default`). */
@@ -42,6 +42,8 @@ export function createSqliteFs(options: SqliteFsOptions): SqliteFileSystem {
   const fs = createStoreFs(store, {
     ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
     ...(options.maxTextBytes === undefined ? {} : { maxTextBytes: options.maxTextBytes }),
+    ...(options.maxBytes === undefined ? {} : { maxBytes: options.maxBytes }),
+    ...(options.maxFiles === undefined ? {} : { maxFiles: options.maxFiles }),
   });
   return Object.assign(fs, { workspace, file: db.file, close: () => db.close() });
 }

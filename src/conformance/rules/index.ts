@@ -7,6 +7,7 @@ import { modelRules } from './model.js';
 import { modeRules } from './modes.js';
 import { linkRules } from './links.js';
 import { pathRules } from './paths.js';
+import { quotaRules } from './quota.js';
 import { createRaceRules, renameRules } from './races.js';
 import { rmdirRules } from './rmdir.js';
 import { rootRules } from './root.js';
@@ -36,6 +37,7 @@ export const ALL_RULES: readonly Rule[] = [
   ...modeRules,
   ...linkRules,
   ...batchRules,
+  ...quotaRules,
   ...layerRules,
   ...searchRules,
   ...searchReadRules,
