@@ -37,7 +37,7 @@ const OPTIONS: Record<Command, Options> = {
   serve: options([...SANDBOX, 'mode', 'tools', 'max-request-bytes', 'audit-file'], ['allow-delete', 'no-audit', 'rewind-tool']),
   status: options(SANDBOX, ['against-parent', 'json']),
   diff: options([...SANDBOX, 'color', 'from', 'to'], ['against-parent', 'json']),
-  commit: options(SANDBOX, ['force', 'json']),
+  commit: options(SANDBOX, ['force', 'json', 'include-ignored']),
   discard: options(SANDBOX, ['json']),
   checkpoints: options(SANDBOX, ['json']),
   rewind: options([...SANDBOX, 'to'], ['json']),

@@ -49,7 +49,8 @@ export async function readIgnoreFile(
   }
 }
 
-async function pathExists(fs: FileSystem, path: string, signal: AbortSignal | undefined): Promise<boolean> {
+/** Whether anything is at `path` (a failure to look counts as nothing, an abort excepted). */
+export async function pathExists(fs: FileSystem, path: string, signal: AbortSignal | undefined): Promise<boolean> {
   try {
     return (await fs.stat(await fs.resolve(path, { signal }), { signal, versioned: false })) !== undefined;
   } catch (err) {
