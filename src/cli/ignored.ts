@@ -1,4 +1,4 @@
-import { ignoredGroups, type OverlayChange, type OverlayIgnoredGroup } from '../backends/overlay/index.js';
+import { ignoredGroups, type OverlayChange, type OverlayCommitResult, type OverlayIgnoredGroup } from '../backends/overlay/index.js';
 
 /*
  * Ignored outputs and git's own files in status, diff and commit: one counted line per top
@@ -37,6 +37,25 @@ export function statusIgnored(groups: readonly OverlayIgnoredGroup[]): string {
 export function diffIgnored(groups: readonly OverlayIgnoredGroup[]): string {
   if (groups.length === 0) return '';
   return `${groups.map((g) => `# not shown: ${ignoredLine(g)}\n`).join('')}`;
+}
+
+/** commit --json: committed, conflicts and failed by path, ignored changes counted (committed, and left out under `ignored`). */
+export function commitJson(
+  root: string,
+  result: OverlayCommitResult,
+  kinds: ReadonlyMap<string, OverlayChange>,
+  leftOut: readonly OverlayChange[],
+  entry: (path: string) => { path: string; kind: string },
+) {
+  const overwritten = new Set(result.overwritten);
+  const listed = result.committed.filter((path) => kinds.get(path)?.ignored === undefined);
+  const counted = ignoredGroups(root, result.committed.flatMap((path) => (kinds.get(path)?.ignored === undefined ? [] : [kinds.get(path)!])));
+  return {
+    committed: [...listed.map((path) => ({ ...entry(path), ...(overwritten.has(path) ? { forced: true } : {}) })), ...ignoredJson(counted)],
+    conflicts: result.conflicts.map((p) => ({ ...entry(p.path), code: p.code, message: p.message })),
+    failed: result.failed.map((p) => ({ ...entry(p.path), code: p.code, message: p.message })),
+    ignored: ignoredJson(ignoredGroups(root, leftOut)),
+  };
 }
 
 /** commit: what was left out (without --include-ignored), or what of it was committed, counted. */

@@ -9,7 +9,7 @@ import { relativeInside } from '../seam/path.js';
 import { hasSandboxState, mkdirState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
 import { postgresSandbox, postgresTarget, type PostgresSandbox } from './postgres.js';
 import { sqliteSandbox, sqliteTarget, type SqliteSandbox } from './sqlite.js';
-import { commitIgnored, diffIgnored, ignoredJson, splitIgnored, statusIgnored } from './ignored.js';
+import { commitIgnored, commitJson, diffIgnored, ignoredJson, splitIgnored, statusIgnored } from './ignored.js';
 import { ignoredGroups } from '../backends/overlay/index.js';
 
 interface Located {
@@ -215,16 +215,7 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
       const status = result.conflicts.length + result.failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
       if (json) {
         const entry = (path: string) => ({ path: display(located.root, path), kind: kinds.get(path)?.kind ?? 'modified' });
-        const overwritten = new Set(result.overwritten);
-        const listed = result.committed.filter((path) => kinds.get(path)?.ignored === undefined);
-        const counted = ignoredGroups(located.root, result.committed.flatMap((path) => kinds.get(path)?.ignored === undefined ? [] : [kinds.get(path)!]));
-        const report = {
-          committed: [...listed.map((path) => ({ ...entry(path), ...(overwritten.has(path) ? { forced: true } : {}) })), ...ignoredJson(counted)],
-          conflicts: result.conflicts.map((p) => ({ ...entry(p.path), code: p.code, message: p.message })),
-          failed: result.failed.map((p) => ({ ...entry(p.path), code: p.code, message: p.message })),
-          ignored: ignoredJson(ignoredGroups(located.root, leftOut)),
-        };
-        io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        io.stdout.write(`${JSON.stringify(commitJson(located.root, result, kinds, leftOut, entry), null, 2)}\n`);
         return status;
       }
       const c = colorsFor(io.stdout, 'auto', io.env);
