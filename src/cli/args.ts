@@ -39,7 +39,7 @@ const OPTIONS: Record<Command, Options> = {
   serve: options([...SANDBOX, 'mode', 'tools', 'max-request-bytes', 'audit-file', ...QUOTA], ['allow-delete', 'no-audit', 'rewind-tool']),
   status: options(SANDBOX, ['against-parent', 'json']),
   diff: options([...SANDBOX, 'color', 'from', 'to'], ['against-parent', 'json']),
-  commit: { ...options(SANDBOX, ['force', 'json']), hunk: { type: 'string', multiple: true } },
+  commit: { ...options(SANDBOX, ['force', 'json', 'include-ignored']), hunk: { type: 'string', multiple: true } },
   discard: options(SANDBOX, ['json']),
   checkpoints: options(SANDBOX, ['json']),
   rewind: options([...SANDBOX, 'to'], ['json']),

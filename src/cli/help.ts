@@ -38,7 +38,7 @@ Usage:
   dsh-fs serve   --root DIR [--mode sandbox|direct] [--state DIR] [--allow-delete] [--tools LIST] [--rewind-tool] [--max-request-bytes N] [--no-audit | --audit-file FILE]
   dsh-fs status  --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
   dsh-fs diff    --root DIR [--state DIR] [--against-parent | --from ID [--to ID]] [--color auto|always|never] [--json] [PATH...]
-  dsh-fs commit  --root DIR [--state DIR] [--force] [--json] [PATH...]
+  dsh-fs commit  --root DIR [--state DIR] [--force] [--include-ignored] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] --hunk ID [--hunk ID...] [--json]
   dsh-fs review  --root DIR [--state DIR] [--json | --web [--port N]] [PATH...]
   dsh-fs reject  --root DIR [--state DIR] (--hunk ID... [--reason TEXT] | PATH...) [--json]
@@ -143,7 +143,11 @@ ${STATE_HELP}
 ${POSTGRES_HELP}
 ${AGAINST_HELP}
   --json        print the changes as JSON: { "changes": [{ "path", "kind", "size"? }],
-                "removedTempFiles": [...] } (temp files a killed commit left, now removed)
+                "ignored": [{ "path", "ignored", "count" }], "removedTempFiles": [...] }
+                (temp files a killed commit left, now removed)
+
+Ignored outputs (what .gitignore or .git/info/exclude excludes) and git's own files (.git/) are
+counted, one line per top directory ("! node_modules/ (412 files, ignored)"), not listed.
 ${PATHS_HELP}
   -h, --help    show this help
 `,
@@ -161,13 +165,15 @@ ${AGAINST_HELP}
   --from ID         compare checkpoint ID (see "dsh-fs checkpoints") with the sandbox now instead of DIR
   --to ID           with --from: compare with checkpoint ID instead of the sandbox now
   --color WHEN      auto (default: coloured on a terminal, unless NO_COLOR is set), always, never
-  --json            print one entry per changed file: [{ "path", "kind", "diff" }]
+  --json            print one entry per changed file: [{ "path", "kind", "diff" }], then one
+                    per counted top directory of ignored outputs or git's files:
+                    { "path", "ignored": "gitignore" | "git", "count" }
 ${PATHS_HELP}
   -h, --help        show this help
 `,
-  commit: `Usage: dsh-fs commit --root DIR [--state DIR] [--force] [--json] [PATH...]
-       dsh-fs commit --postgres URL --workspace NAME [--sandbox NAME] [--force] [--json] [PATH...]
-       dsh-fs commit --sqlite FILE [--workspace NAME] [--sandbox NAME] [--force] [--json] [PATH...]
+  commit: `Usage: dsh-fs commit --root DIR [--state DIR] [--force] [--include-ignored] [--json] [PATH...]
+       dsh-fs commit --postgres URL --workspace NAME [--sandbox NAME] [--force] [--include-ignored] [--json] [PATH...]
+       dsh-fs commit --sqlite FILE [--workspace NAME] [--sandbox NAME] [--force] [--include-ignored] [--json] [PATH...]
 
 Writes the sandbox's changes to DIR. A file that changed in DIR since the sandbox first saw it is
 a conflict: it is reported and left untouched, and stays in the sandbox. Look at it with
@@ -183,8 +189,14 @@ ${POSTGRES_HELP}
                 leads elsewhere through a symlink is still refused)
   --hunk ID     commit only this hunk (an id from "dsh-fs review --json"); may be given several
                 times; not with PATH or --force
+  --include-ignored
+                commit ignored outputs and git's own files (.git/) too; they are left out
+                otherwise. Git's files go whole or not at all: one that changed in DIR since
+                (a ref, the index) makes every one a conflict
   --json        print the report as JSON: { "committed": [{ "path", "kind", "forced"? }],
-                "conflicts": [{ "path", "kind", "code", "message" }], "failed": [...] }
+                "conflicts": [{ "path", "kind", "code", "message" }], "failed": [...],
+                "ignored": [{ "path", "ignored", "count" }] } (left out); ignored changes
+                committed are counted in "committed" the same way
 ${PATHS_HELP}
   -h, --help    show this help
 `,

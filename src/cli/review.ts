@@ -4,6 +4,8 @@ import { commandLine, locationArgs } from './advice.js';
 import { colorDiff, colorsFor, type ColorMode } from './color.js';
 import type { Io } from './io.js';
 import { checkpointArg, display, exclusive, hasState, locate, openExisting, sweepAfter, sweepIfDead, waiting } from './sandbox.js';
+import { commitIgnored, commitJson, diffIgnored, ignoredJson, splitIgnored, statusIgnored } from './ignored.js';
+import { ignoredGroups } from '../backends/overlay/index.js';
 
 const LETTER: Record<OverlayChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R' };
 
@@ -23,13 +25,13 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('status', parsed, io);
   const removedTempFiles = await sweepIfDead(located, io);
   const overlay = await openExisting(located);
-  const changes = overlay ? await overlay.changes(located.paths, against(parsed)) : [];
+  const { listed: changes, groups } = splitIgnored(located.root, overlay ? await overlay.changes(located.paths, against(parsed)) : []);
   if (parsed.values.json === true) {
     const out = changes.map((c) => changeJson(located.root, c));
-    io.stdout.write(`${JSON.stringify({ changes: out, removedTempFiles }, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify({ changes: out, ignored: ignoredJson(groups), removedTempFiles }, null, 2)}\n`);
     return EXIT_OK;
   }
-  if (changes.length === 0) {
+  if (changes.length === 0 && groups.length === 0) {
     io.stdout.write('No changes.\n');
     return EXIT_OK;
   }
@@ -42,6 +44,7 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
     const text = change.linkText === undefined ? '' : ` -> ${change.linkText}`;
     io.stdout.write(`${paint[change.kind](LETTER[change.kind])} ${from}${display(located.root, change.path)}${dir}${text}\n`);
   }
+  io.stdout.write(statusIgnored(groups));
   return EXIT_OK;
 }
 
@@ -49,22 +52,29 @@ export async function diff(parsed: Parsed, io: Io): Promise<number> {
   const mode = oneOf<ColorMode>(optionalString(parsed, 'color'), ['auto', 'always', 'never'], 'color', 'diff') ?? 'auto';
   const located = await locate('diff', parsed, io);
   const overlay = await openExisting(located);
+  const { listed: changes, groups } = splitIgnored(located.root, overlay ? await overlay.changes(located.paths, against(parsed)) : []);
   if (parsed.values.json === true) {
-    const changes = overlay ? await overlay.changes(located.paths, against(parsed)) : [];
-    const out = [];
+    const out: object[] = [];
     for (const c of changes) out.push({ ...changeJson(located.root, c), diff: await overlay!.diff([c.path], against(parsed)) });
-    io.stdout.write(`${JSON.stringify(out, null, 2)}\n`);
+    io.stdout.write(`${JSON.stringify([...out, ...ignoredJson(groups)], null, 2)}\n`);
     return EXIT_OK;
   }
   const text = overlay ? await overlay.diff(located.paths, against(parsed)) : '';
-  io.stdout.write(colorDiff(text, colorsFor(io.stdout, mode, io.env)));
+  io.stdout.write(diffIgnored(groups) + colorDiff(text, colorsFor(io.stdout, mode, io.env)));
   return EXIT_OK;
 }
 
 export async function commit(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('commit', parsed, io);
   const json = parsed.values.json === true;
-  const nothing = () => io.stdout.write(json ? `${JSON.stringify({ committed: [], conflicts: [], failed: [] }, null, 2)}\n` : 'Nothing to commit.\n');
+  const includeIgnored = parsed.values['include-ignored'] === true;
+  let leftOut: OverlayChange[] = [];
+  const nothing = () =>
+    io.stdout.write(
+      json
+        ? `${JSON.stringify({ committed: [], conflicts: [], failed: [], ignored: ignoredJson(ignoredGroups(located.root, leftOut)) }, null, 2)}\n`
+        : `Nothing to commit.\n${commitIgnored(located.root, leftOut, [])}`,
+    );
   if (!(await hasState(located))) {
     nothing();
     return EXIT_OK;
@@ -76,7 +86,8 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
       if (tookOverFrom !== undefined) await sweepAfter(tookOverFrom, located, io);
       const overlay = (await openExisting(located))!;
       const todo = await overlay.changes(located.paths);
-      if (todo.length === 0) {
+      leftOut = includeIgnored ? [] : todo.filter((c) => c.ignored !== undefined);
+      if (todo.length === leftOut.length) {
         nothing();
         return EXIT_OK;
       }
@@ -84,20 +95,14 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
       const progress = progressLine(io, located.root);
       let result;
       try {
-        result = await overlay.commit(located.paths, { onProgress: progress.update, force: parsed.values.force === true });
+        result = await overlay.commit(located.paths, { onProgress: progress.update, force: parsed.values.force === true, includeIgnored });
       } finally {
         progress.done();
       }
       const status = result.conflicts.length + result.failed.length > 0 ? EXIT_FAILURE : EXIT_OK;
       if (json) {
         const entry = (path: string) => ({ path: display(located.root, path), kind: kinds.get(path)?.kind ?? 'modified' });
-        const overwritten = new Set(result.overwritten);
-        const report = {
-          committed: result.committed.map((path) => ({ ...entry(path), ...(overwritten.has(path) ? { forced: true } : {}) })),
-          conflicts: result.conflicts.map((p) => ({ ...entry(p.path), code: p.code, message: p.message })),
-          failed: result.failed.map((p) => ({ ...entry(p.path), code: p.code, message: p.message })),
-        };
-        io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+        io.stdout.write(`${JSON.stringify(commitJson(located.root, result, kinds, leftOut, entry), null, 2)}\n`);
         return status;
       }
       const c = colorsFor(io.stdout, 'auto', io.env);
@@ -108,10 +113,13 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
         io.stdout.write(`${c.green(`Committed ${n} change${n === 1 ? '' : 's'}`)} to ${located.label}:\n`);
         const overwritten = new Set(result.overwritten);
         for (const path of result.committed) {
+          if (kinds.get(path)?.ignored !== undefined) continue;
           const note = overwritten.has(path) ? `      ${c.yellow('forced')}: replaced a change made in ${located.label} since the sandbox first saw it\n` : '';
           io.stdout.write(line(kinds.get(path), path) + note);
         }
       }
+      const committedIgnored = result.committed.flatMap((path) => (kinds.get(path)?.ignored === undefined ? [] : [kinds.get(path)!]));
+      io.stdout.write(commitIgnored(located.root, leftOut, committedIgnored));
       if (result.conflicts.length > 0) {
         const n = result.conflicts.length;
         io.stdout.write(

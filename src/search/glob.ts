@@ -1,9 +1,10 @@
 import { posix } from 'node:path';
 import { FsError, isFsError, throwIfAborted, toFsError, type FileSystem, type FsEntryType, type FsTarget } from '../seam/index.js';
-import { compileGlob, patternDepth, staticBase } from './dialect.js';
+import { compileGlob, decide, patternDepth, staticBase } from './dialect.js';
+import { ignoreRulesWalk, type IgnoreRulesWalk } from './ignore-files.js';
 import { comparePaths } from './paths.js';
 import { DEFAULT_CONCURRENCY, MAX_RECORDED_SKIPS, checkPattern, positiveInteger, searchDirectory, type SearchSkip, type SkipCounts } from './shared.js';
-import { walkFrom, type Walker } from './walker.js';
+import { walkFrom, type WalkItem, type Walker } from './walker.js';
 
 export const DEFAULT_GLOB_LIMIT = 100_000;
 export const DEFAULT_MAX_ENTRIES = 1_000_000;
@@ -32,6 +33,11 @@ export interface GlobOptions {
    * own default, `stats: false`).
    */
   readonly stats?: boolean;
+  /**
+   * Leave out what `.gitignore` files and the repository's `.git/info/exclude` exclude, as grep
+   * does (default true); `ignored` counts the matches left out.
+   */
+  readonly gitignore?: boolean;
 }
 
 export interface GlobMatch {
@@ -51,6 +57,8 @@ export interface GlobResult {
   readonly matches: GlobMatch[];
   /** Why the walk stopped early, if it did. */
   readonly truncated: false | 'limit' | 'entries';
+  /** Matches left out because ignore rules exclude them (see `gitignore`); 0 with `gitignore: false`. */
+  readonly ignored: number;
   readonly skippedCounts: SkipCounts;
   /** The first few skipped directories. */
   readonly skipped: SearchSkip[];
@@ -75,21 +83,24 @@ export async function glob(fs: FileSystem, pattern: string | readonly string[], 
   const what = `cannot glob ${patterns.map((p) => JSON.stringify(p)).join(', ')} in "${dir}"`;
   const stats = options.stats ?? true;
   if (typeof stats !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `stats must be a boolean, got ${JSON.stringify(stats)}`);
+  const gitignore = options.gitignore ?? true;
+  if (typeof gitignore !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `gitignore must be a boolean, got ${JSON.stringify(gitignore)}`);
   const plan = planGlob(patterns as string[], options);
   const counts = { unreadable: 0, loops: 0 };
   const skipped: SearchSkip[] = [];
-  const done = (found: GlobMatch[], truncated: GlobResult['truncated']): GlobResult => ({
+  const done = (found: GlobMatch[], truncated: GlobResult['truncated'], ignored: number): GlobResult => ({
     cwd: dir,
     matches: found,
     truncated,
+    ignored,
     skippedCounts: { binary: 0, tooLarge: 0, ...counts },
     skipped,
   });
-  let result: { found: GlobMatch[]; truncated: GlobResult['truncated'] } | undefined;
+  let result: Collected | undefined;
   try {
     const startPath = plan.base === '' ? dir : posix.join(dir, plan.base);
     const start = await startOf(fs, startPath, plan.base, signal);
-    if (start === undefined) return done([], false);
+    if (start === undefined) return done([], false, 0);
     const run = async (endings: readonly string[] | undefined) => {
       counts.unreadable = counts.loops = skipped.length = 0;
       const walker = walkFrom(fs, start, startPath, {
@@ -108,9 +119,12 @@ export async function glob(fs: FileSystem, pattern: string | readonly string[], 
           }
         },
       });
-      return { walker, found: await collect(walker, plan, options.onlyFiles ?? true, limit) };
+      const rules = await ignoreRulesWalk(fs, startPath, gitignore, signal);
+      return { walker, found: await collect(walker, plan, options.onlyFiles ?? true, limit, ignoredBy(rules)) };
     };
-    const narrowed = await run(plan.endings);
+    // A provider that leaves out other names must still list the ignore files.
+    const endings = plan.endings && gitignore ? [...plan.endings, '.gitignore'] : plan.endings;
+    const narrowed = await run(endings);
     // Where files left out in storage would have reached the entry cap, the exact cap needs them all.
     result = narrowed.walker.overNarrowed ? (await run(undefined)).found : narrowed.found;
   } catch (err) {
@@ -119,7 +133,7 @@ export async function glob(fs: FileSystem, pattern: string | readonly string[], 
   }
   throwIfAborted(signal, what);
   skipped.sort((a, b) => comparePaths(a.path, b.path));
-  return done(result.found, result.truncated);
+  return done(result.found, result.truncated, result.ignored);
 }
 
 /** The compiled patterns of a glob, and the one walk they need. */
@@ -192,20 +206,58 @@ async function startOf(fs: FileSystem, startPath: string, base: string, signal: 
   }
 }
 
-/** The matches of one walk, up to `limit`. */
+interface Collected {
+  readonly found: GlobMatch[];
+  readonly truncated: GlobResult['truncated'];
+  readonly ignored: number;
+}
+
+/**
+ * Whether ignore rules exclude a walked item, in walk order. Ignored directories are still
+ * walked, so that the matches left out are counted, but no rule file below them is read.
+ */
+function ignoredBy(rules: IgnoreRulesWalk): (item: WalkItem) => Promise<boolean> {
+  const ignoredDirs = new Set<string>();
+  return async ({ path, entry }) => {
+    const parent = posix.dirname(path);
+    const isDir = entry.type === 'directory';
+    if (ignoredDirs.has(parent)) {
+      if (isDir) ignoredDirs.add(path);
+      return true;
+    }
+    const inForce = rules.pending(parent) ? await rules.get(parent, entry.name, entry.target) : rules.known(parent);
+    const ignored = inForce.length > 0 && decide(inForce, path, isDir) === true;
+    if (isDir) {
+      if (ignored) ignoredDirs.add(path);
+      else rules.enter(path, inForce);
+    }
+    return ignored;
+  };
+}
+
+/** The matches of one walk, up to `limit`, and how many ignore rules left out. */
 async function collect(
   walker: Walker,
   plan: GlobPlan,
   onlyFiles: boolean,
   limit: number,
-): Promise<{ found: GlobMatch[]; truncated: GlobResult['truncated'] }> {
+  isIgnored: (item: WalkItem) => Promise<boolean>,
+): Promise<Collected> {
   const found: GlobMatch[] = [];
   let truncated: GlobResult['truncated'] = false;
+  let ignored = 0;
   outer: for await (const items of walker.batches()) {
-    for (const { path, rel: below, entry } of items) {
+    for (const item of items) {
+      const { path, rel: below, entry } = item;
+      // Every item, so that the rules of each directory are known before its entries.
+      const leftOut = await isIgnored(item);
       if (entry.type === 'other' || (onlyFiles && entry.type !== 'file')) continue;
       const rel = plan.relOf(below);
       if (!plan.matches(rel, entry.name) || (plan.ignores && plan.ignored(rel))) continue;
+      if (leftOut) {
+        ignored++;
+        continue;
+      }
       if (found.length >= limit) {
         truncated = 'limit';
         break outer;
@@ -220,7 +272,7 @@ async function collect(
     }
   }
   if (truncated === false && walker.exceeded) truncated = 'entries';
-  return { found, truncated };
+  return { found, truncated, ignored };
 }
 
 /** The longest common directory of two relative directories ('' for none). */

@@ -1,8 +1,7 @@
 import { posix } from 'node:path';
 import { FsError, type FileSystem, type FsInfo, type FsTarget } from '../seam/index.js';
-import { compareNames } from '../seam/resolve.js';
-import { decide, type IgnoreRule } from './dialect.js';
-import { gitignoreRulesAbove, readIgnoreFile } from './ignore-files.js';
+import { decide } from './dialect.js';
+import { ignoreRulesWalk } from './ignore-files.js';
 import { VCS_DIRECTORIES, type SearchSkip } from './shared.js';
 import { walkFrom } from './walker.js';
 
@@ -40,7 +39,7 @@ export async function* grepFiles(ctx: FileSource): AsyncGenerator<FileItem[]> {
     return;
   }
   if (rootInfo.type !== 'directory') throw new FsError('FS_NOT_REGULAR_FILE', `${ctx.what}: not a file or directory`);
-  const rulesFor = await ignoreRules(ctx);
+  const rulesFor = await ignoreRulesWalk(fs, rootPath, ctx.useGitignore, signal);
   const pruned = new Set<string>();
   const walker = walkFrom(fs, rootTarget, rootPath, {
     signal,
@@ -69,44 +68,4 @@ export async function* grepFiles(ctx: FileSource): AsyncGenerator<FileItem[]> {
     }
     if (files.length > 0) yield files;
   }
-}
-
-/**
- * The rules in force in each directory entered (outer files first). A directory's own
- * `.gitignore` sorts among its first entries, so it is read when the walk reaches the first
- * entry at or past that name; an entry sorting before it (`-x`, `#y`) asks for it directly.
- */
-async function ignoreRules(ctx: FileSource): Promise<{
-  /** Whether `get` may still have to read the directory's own ignore file. */
-  pending(dir: string): boolean;
-  /** The rules in force in `dir` once nothing is pending there. */
-  known(dir: string): IgnoreRule[];
-  get(dir: string, name: string, target: FsTarget): Promise<IgnoreRule[]>;
-  enter(dir: string, rules: IgnoreRule[]): void;
-}> {
-  const { fs, signal, useGitignore } = ctx;
-  /** The rules of an ignore file (`.gitignore` in `dir` unless named), anchored at `dir`. */
-  const readRules = (dir: string, target?: FsTarget): Promise<IgnoreRule[]> => readIgnoreFile(fs, dir, { signal, ...(target ? { target } : {}) });
-  const above = useGitignore ? await gitignoreRulesAbove(fs, ctx.rootPath, { signal }) : [];
-  const rulesIn = new Map<string, IgnoreRule[]>([[ctx.rootPath, above]]);
-  const decided = new Set<string>();
-  return {
-    pending: (dir) => useGitignore && !decided.has(dir),
-    known: (dir) => rulesIn.get(dir) ?? [],
-    async get(dir, name, target) {
-      const inherited = rulesIn.get(dir) ?? [];
-      if (!useGitignore || decided.has(dir)) return inherited;
-      decided.add(dir);
-      let own: IgnoreRule[] = [];
-      if (name === '.gitignore') own = await readRules(dir, target);
-      else if (compareNames(name, '.gitignore') < 0) own = await readRules(dir);
-      if (own.length === 0) return inherited;
-      const rules = [...inherited, ...own];
-      rulesIn.set(dir, rules);
-      return rules;
-    },
-    enter(dir, rules) {
-      rulesIn.set(dir, rules);
-    },
-  };
 }

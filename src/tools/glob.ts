@@ -24,6 +24,8 @@ export interface GlobValue {
    * directory (`.` for files directly in `dir`), most first.
    */
   readonly spread?: readonly { readonly dir: string; readonly count: number }[];
+  /** Matches left out because .gitignore (or `.git/info/exclude`) excludes them; 0 with `gitignore: false`. */
+  readonly ignored: number;
   readonly skippedCounts: SkipCounts;
 }
 
@@ -69,7 +71,7 @@ export function compareNewestFirst(a: { path: string; mtimeMs?: number }, b: { p
 }
 
 export function renderGlob(value: GlobValue): string {
-  if (value.total === 0) return appendNotes('No files found', skipNotes(value.skippedCounts, false));
+  if (value.total === 0) return appendNotes('No files found', [...ignoredNotes(value.ignored), ...skipNotes(value.skippedCounts, false)]);
   const lines = value.paths.map((p) => displayPath(p.path, value.cwd));
   const notes: string[] = [];
   const shown = value.paths.length;
@@ -97,8 +99,15 @@ export function renderGlob(value: GlobValue): string {
         'Narrow pattern (a subdirectory or an extension) or path to see the rest.',
     );
   }
-  notes.push(...skipNotes(value.skippedCounts, false));
+  notes.push(...ignoredNotes(value.ignored), ...skipNotes(value.skippedCounts, false));
   return appendNotes(lines.join('\n'), notes);
+}
+
+/** Says that ignore rules left matches out, so the model knows to ask for them. */
+function ignoredNotes(ignored: number): string[] {
+  if (ignored === 0) return [];
+  const files = ignored === 1 ? '1 more file matched but is' : `${ignored} more files matched but are`;
+  return [`${files} excluded by .gitignore; set gitignore to false to include them.`];
 }
 
 export function createGlobTool(options: SearchToolsOptions = {}): Tool<GlobArgs, GlobValue> {
@@ -121,6 +130,7 @@ export function createGlobTool(options: SearchToolsOptions = {}): Tool<GlobArgs,
         dot: true,
         ignore: VCS_DIRECTORIES.flatMap((d) => [`**/${d}`, `**/${d}/**`]),
         limit: limits.globMaxCollect,
+        gitignore: args.gitignore ?? true,
         ...(signal ? { signal } : {}),
       });
       const all = result.matches.map((m) => ({ path: m.path, ...(m.mtimeMs === undefined ? {} : { mtimeMs: m.mtimeMs }) }));
@@ -134,6 +144,7 @@ export function createGlobTool(options: SearchToolsOptions = {}): Tool<GlobArgs,
           ? {}
           : { stopped: { reason: result.truncated, at: result.truncated === 'limit' ? limits.globMaxCollect : DEFAULT_MAX_ENTRIES } }),
         byMtime: all.some((m) => m.mtimeMs !== undefined),
+        ignored: result.ignored,
         skippedCounts: result.skippedCounts,
       };
     },

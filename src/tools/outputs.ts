@@ -50,6 +50,7 @@ export const globOutputSchema = z.strictObject({
   stopped: z.strictObject({ reason: z.enum(['limit', 'entries']), at: z.int() }).optional(),
   byMtime: z.boolean(),
   spread: z.array(z.strictObject({ dir: z.string(), count: z.int() })).optional(),
+  ignored: z.int(),
   skippedCounts,
 });
 

@@ -77,6 +77,10 @@ export function createGlobSchema() {
           'Supports *, **, ?, [abc] and {a,b}.',
       ),
     path: SEARCH_PATH('Directory to search in'),
+    gitignore: z
+      .boolean()
+      .nullish()
+      .describe('Leave out files that .gitignore excludes (default true); false lists them too, e.g. to look inside node_modules.'),
   });
 }
 
@@ -129,8 +133,9 @@ export const grepSchema = createGrepSchema();
 export function globDescription(limits: SearchToolLimits = DEFAULT_SEARCH_LIMITS): string {
   return (
     'Find files by name with a glob pattern. Returns matching file paths, newest first (most recently modified, ' +
-    `when the filesystem reports it), then by path; at most ${limits.globMaxResults} are shown. Includes hidden and .gitignore'd files ` +
-    '(version-control directories such as .git are skipped); lists files only, not directories. ' +
+    `when the filesystem reports it), then by path; at most ${limits.globMaxResults} are shown. Includes hidden files; ` +
+    'respects .gitignore like rg --files and says how many ignored files matched (set gitignore to false to list them); ' +
+    'version-control directories such as .git are skipped; lists files only, not directories. ' +
     'Use grep to search inside files.'
   );
 }

@@ -144,7 +144,7 @@ describe('status, diff, commit and discard', () => {
     const p = await project(SAMPLE);
     const args = ['--root', p.root, '--state', p.state];
     expect((await run(['status', ...args])).stdout).toBe('No changes.\n');
-    expect(JSON.parse((await run(['status', ...args, '--json'])).stdout)).toEqual({ changes: [], removedTempFiles: [] });
+    expect(JSON.parse((await run(['status', ...args, '--json'])).stdout)).toEqual({ changes: [], ignored: [], removedTempFiles: [] });
     expect(await run(['diff', ...args])).toEqual({ code: 0, stdout: '', stderr: '' });
     expect(await run(['commit', ...args])).toEqual({ code: 0, stdout: 'Nothing to commit.\n', stderr: '' });
     expect(await run(['discard', ...args])).toEqual({ code: 0, stdout: 'Nothing to discard.\n', stderr: '' });

@@ -60,8 +60,8 @@ describe('--json for diff, commit and discard', () => {
     expect(report.conflicts).toMatchObject([{ path: 'a.txt', kind: 'modified', code: 'FS_CONFLICT' }]);
     expect(report.failed).toEqual([]);
     const forced = JSON.parse((await run(['commit', ...p.args, '--json', '--force'])).stdout) as unknown;
-    expect(forced).toEqual({ committed: [{ path: 'a.txt', kind: 'modified', forced: true }], conflicts: [], failed: [] });
-    expect(JSON.parse((await run(['commit', ...p.args, '--json'])).stdout)).toEqual({ committed: [], conflicts: [], failed: [] });
+    expect(forced).toEqual({ committed: [{ path: 'a.txt', kind: 'modified', forced: true }], conflicts: [], failed: [], ignored: [] });
+    expect(JSON.parse((await run(['commit', ...p.args, '--json'])).stdout)).toEqual({ committed: [], conflicts: [], failed: [], ignored: [] });
   });
 
   it('discard --json lists what was dropped', async () => {

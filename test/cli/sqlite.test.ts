@@ -41,7 +41,7 @@ describe('dsh-fs over a SQLite file', () => {
       expect(diff.stdout).not.toContain('file.md');
       const commit = await runCli(['commit', ...args, '--json', '/notes.txt']);
       expect(commit.code).toBe(EXIT_OK);
-      expect(JSON.parse(commit.stdout)).toEqual({ committed: [{ path: 'notes.txt', kind: 'modified' }], conflicts: [], failed: [] });
+      expect(JSON.parse(commit.stdout)).toEqual({ committed: [{ path: 'notes.txt', kind: 'modified' }], conflicts: [], failed: [], ignored: [] });
       expect((await ws.readText(await ws.resolve('/notes.txt'))).text).toBe('one\n2\n');
 
       // The server sees the commit and the discard.

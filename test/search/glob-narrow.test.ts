@@ -24,6 +24,7 @@ function unnarrowed(fs: FileSystem): FileSystem {
 const outcome = (r: GlobResult) => ({
   matches: r.matches.map((m) => ({ path: m.path, type: m.type, size: m.size })),
   truncated: r.truncated,
+  ignored: r.ignored,
   skippedCounts: r.skippedCounts,
 });
 
@@ -61,6 +62,22 @@ describe.each(['memory', 'local'] as const)('glob narrowed on %s', (kind) => {
         expect(outcome(await glob(fs, pats, o))).toEqual(outcome(await glob(unnarrowed(fs), pats, o)));
       }),
       { numRuns: 80 },
+    );
+  });
+
+  it('reads the ignore files a narrowed walk would otherwise leave out (property)', async () => {
+    const rules = fc.constantFrom('c/\n', '*.test.ts\n', 'a/\n!x.ts\n', 'x.ts\n', '*.ts\n!a/**\n');
+    const placed = fc.array(fc.tuple(fc.constantFrom('', 'a', 'a/c'), rules), { minLength: 1, maxLength: 3 });
+    await fc.assert(
+      fc.asyncProperty(tree, placed, patterns, async (paths, ignoreFiles, pats) => {
+        const { fs, top } = await build(kind, paths);
+        for (const [d, text] of ignoreFiles) await fs.writeText(await fs.resolve(join(top, d, '.gitignore')), text).catch(() => undefined);
+        const narrowed = await glob(fs, pats, { cwd: top });
+        expect(outcome(narrowed)).toEqual(outcome(await glob(unnarrowed(fs), pats, { cwd: top })));
+        const all = await glob(fs, pats, { cwd: top, gitignore: false });
+        expect(narrowed.matches.length + narrowed.ignored).toBe(all.matches.length);
+      }),
+      { numRuns: 60 },
     );
   });
 

@@ -30,7 +30,7 @@ describe('registration', () => {
     expect(listed.map((t) => t.name)).toEqual(['read', 'write', 'edit', 'list', 'glob', 'grep']);
     const glob = listed.find((t) => t.name === 'glob')!;
     expect(glob.inputSchema).toMatchObject({ type: 'object', required: ['pattern'], additionalProperties: false });
-    expect(Object.keys(glob.inputSchema.properties as object)).toEqual(['pattern', 'path']);
+    expect(Object.keys(glob.inputSchema.properties as object)).toEqual(['pattern', 'path', 'gitignore']);
     const grep = listed.find((t) => t.name === 'grep')!;
     expect(grep.inputSchema).toMatchObject({ type: 'object', required: ['pattern'], additionalProperties: false });
     expect(Object.keys(grep.inputSchema.properties as object)).toEqual(['pattern', 'path', 'include']);
@@ -48,7 +48,7 @@ describe('registration', () => {
     const { ctx } = setup({ 'a.ts': 'x' });
     const unknown = await run(ctx, 'glob', { pattern: '*', recursive: true });
     expect(unknown).toMatchObject({ isError: true, error: { code: 'FS_INVALID_ARGUMENT' } });
-    expect(unknown.text).toMatch(/unknown argument "recursive"; allowed arguments: pattern, path/);
+    expect(unknown.text).toMatch(/unknown argument "recursive"; allowed arguments: pattern, path, gitignore/);
     const negated = await run(ctx, 'grep', { pattern: 'x', include: '!*.ts' });
     expect(negated.text).toMatch(/include.*negation/);
     const list = await run(ctx, 'grep', { pattern: 'x', include: '*.ts,*.js' });
@@ -68,10 +68,29 @@ describe('glob tool', () => {
     expect(r.text).toBe(['new.ts', 'src/mid.ts', 'src/tie-a.ts', 'src/tie-b.ts', 'old.ts'].join('\n'));
   });
 
-  it('includes hidden and ignored files but not VCS directories; files only', async () => {
+  it('includes hidden files but not ignored ones (counted) or VCS directories; files only', async () => {
     const { ctx } = setup({ '.gitignore': 'gen/\n', 'gen/a.js': '', '.hidden/b.js': '', '.git/c.js': '', 'd/e.js': '' }, { mtimes: {} });
     const r = await run(ctx, 'glob', { pattern: '**' });
-    expect(r.text.split('\n').sort()).toEqual(['.gitignore', '.hidden/b.js', 'd/e.js', 'gen/a.js']);
+    expect(r.text.split('\n\n')[0]!.split('\n').sort()).toEqual(['.gitignore', '.hidden/b.js', 'd/e.js']);
+    expect(r.text).toMatch(/\(1 more file matched but is excluded by \.gitignore; set gitignore to false to include them\.\)$/);
+    const all = await run(ctx, 'glob', { pattern: '**', gitignore: false });
+    expect(all.text.split('\n').sort()).toEqual(['.gitignore', '.hidden/b.js', 'd/e.js', 'gen/a.js']);
+  });
+
+  it('glob("**/*.js") leaves out an ignored node_modules and says how many it left out', async () => {
+    const files: Record<string, string> = { '.gitignore': 'node_modules/\n', 'src/a.js': '', 'index.js': '' };
+    for (let i = 0; i < 7; i++) files[`node_modules/pkg${i}/index.js`] = '';
+    files['node_modules/pkg0/lib/deep.js'] = '';
+    const { ctx } = setup(files, { mtimes: {} });
+    const r = await run(ctx, 'glob', { pattern: '**/*.js' });
+    expect(r.value).toMatchObject({ total: 2, ignored: 8 });
+    expect(r.text).toBe('index.js\nsrc/a.js\n\n(8 more files matched but are excluded by .gitignore; set gitignore to false to include them.)');
+    expect((await run(ctx, 'glob', { pattern: '**/*.js', gitignore: false })).value).toMatchObject({ total: 10, ignored: 0 });
+    // As in grep, the rules apply below an ignored directory named as the one to search.
+    expect((await run(ctx, 'glob', { pattern: '*.js', path: 'node_modules/pkg0' })).value).toMatchObject({ total: 0, ignored: 2 });
+    // The repository's exclude file counts too.
+    const excluded = setup({ '.git/info/exclude': 'src/\n', 'src/a.js': '', 'b.js': '' }, { mtimes: {} });
+    expect((await run(excluded.ctx, 'glob', { pattern: '**/*.js' })).value).toMatchObject({ total: 1, ignored: 1 });
   });
 
   it('glob and grep refuse alike to start inside a version-control directory, which both skip', async () => {
@@ -142,7 +161,7 @@ describe('glob tool', () => {
     expect(await run(ctx, 'glob', { pattern: '*' }, ac.signal)).toMatchObject({ isError: true, error: { code: 'FS_ABORTED' } });
   });
 
-  it('orders newest first on local disk too, and respects .gitignore only in grep', async () => {
+  it('orders newest first on local disk too, and respects .gitignore in glob and grep', async () => {
     const root = await realpath(await mkdtemp(join(tmpdir(), 'dsh-fs-search-')));
     try {
       const files: [string, string, number][] = [
@@ -157,7 +176,8 @@ describe('glob tool', () => {
         await utimes(join(root, rel), s, s);
       }
       const ctx = createHarness({ fs: createLocalFs({ root }), plugins: [searchTools()] });
-      expect((await run(ctx, 'glob', { pattern: '*.ts' })).text).toBe('src/b.ts\ngen/c.ts\na.ts');
+      expect((await run(ctx, 'glob', { pattern: '*.ts', gitignore: false })).text).toBe('src/b.ts\ngen/c.ts\na.ts');
+      expect((await run(ctx, 'glob', { pattern: '*.ts' })).text).toBe('src/b.ts\na.ts\n\n(1 more file matched but is excluded by .gitignore; set gitignore to false to include them.)');
       expect((await run(ctx, 'grep', { pattern: 'foo' })).text).toBe('Found 2 matches in 2 files\n\na.ts\nLine 1: foo\n\nsrc/b.ts\nLine 1: foo');
       expect(await run(ctx, 'glob', { pattern: '*', path: '..' })).toMatchObject({ isError: true, error: { code: 'FS_OUTSIDE_ROOT' } });
       expect(await run(ctx, 'grep', { pattern: 'x', path: '/etc' })).toMatchObject({ isError: true, error: { code: 'FS_OUTSIDE_ROOT' } });
@@ -174,6 +194,7 @@ describe('glob tool', () => {
       paths: [{ path: '/p/a' }, { path: '/p/b' }],
       total: 3,
       byMtime: false,
+      ignored: 0,
       skippedCounts: { binary: 0, tooLarge: 0, unreadable: 0, loops: 1 },
     });
     expect(text).toBe('a\nb\n\n(Showing 2 of 3 paths, in path order. Narrow pattern (a subdirectory or an extension) or path to see the rest.)\n(1 symlinked directory skipped as a loop.)');
@@ -205,11 +226,11 @@ describe('grep tool', () => {
     expect(r.text).toBe(['Found 3 matches in 2 files', '', 'a.ts', 'Line 1: foo', 'Line 3: foo bar', '', 'src/b.ts', 'Line 2: foo();'].join('\n'));
   });
 
-  it('respects .gitignore (glob does not), skips hidden and binary files, and says so', async () => {
+  it('respects .gitignore (as glob does), skips hidden and binary files, and says so', async () => {
     const { ctx } = setup({ '.gitignore': 'gen/\n', 'gen/a.ts': 'foo', '.env': 'foo', 'bin': new Uint8Array([0x66, 0x6f, 0x6f, 0]), 'ok.ts': 'foo' });
     const r = await run(ctx, 'grep', { pattern: 'foo' });
     expect(r.text).toBe('Found 1 match in 1 file\n\nok.ts\nLine 1: foo\n\n(1 binary file skipped.)');
-    expect((await run(ctx, 'glob', { pattern: '**/a.ts' })).text).toBe('gen/a.ts');
+    expect((await run(ctx, 'glob', { pattern: '**/a.ts', gitignore: false })).text).toBe('gen/a.ts');
     expect((await run(ctx, 'grep', { pattern: 'bar' })).text).toBe('No matches found\n\n(1 binary file skipped.)');
   });
 

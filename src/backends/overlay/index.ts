@@ -10,7 +10,10 @@ export type {
   OverlayCommitProblem,
   OverlayCommitProgress,
   OverlayCommitResult,
+  OverlayIgnoredGroup,
+  OverlayIgnoredReason,
 } from './review.js';
+export { ignoredGroups } from './review.js';
 export type { UpperStore } from './store.js';
 export type {
   OverlayCheckpoint,

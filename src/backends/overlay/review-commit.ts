@@ -3,6 +3,7 @@ import { TREE_LOCK, isHidden, lowerStat, pathTarget } from './core.js';
 import type { ReviewContext } from './review-context.js';
 import { blockedAboveConflicts, removalConflicts } from './review-checks.js';
 import { runSteps, type CommitRun } from './review-run.js';
+import { committable, gitConflicts } from './review-ignored.js';
 import { commitSelection, selectionRoots } from './review-select.js';
 import { allChanges } from './review-status.js';
 import { orderSteps, stepsOf, type StepOutcome } from './review-steps.js';
@@ -11,7 +12,8 @@ import type { OverlayChange, OverlayCommitOptions, OverlayCommitResult } from '.
 export async function commit(ctx: ReviewContext, paths?: readonly string[], options: OverlayCommitOptions = {}): Promise<OverlayCommitResult> {
   const { signal, onProgress } = options;
   const force = options.force === true;
-  const todo = commitSelection(ctx.state, allChanges(ctx.state), await selectionRoots(ctx, paths, signal));
+  const includeIgnored = options.includeIgnored === true;
+  const todo = commitSelection(ctx.state, await committable(ctx, allChanges(ctx.state), includeIgnored, signal), await selectionRoots(ctx, paths, signal));
   const steps = orderSteps(todo.flatMap((c, i) => stepsOf(ctx.state, c, i)));
   const remaining = todo.map((_, i) => steps.filter((s) => s.change === i).length);
   const outcomes: (StepOutcome | undefined)[] = todo.map(() => undefined);
@@ -19,6 +21,7 @@ export async function commit(ctx: ReviewContext, paths?: readonly string[], opti
   // Conflicts found before any step runs: no step of theirs touches the lower.
   if (!force) await removalConflicts(ctx, todo, outcomes, signal);
   await blockedAboveConflicts(ctx, todo, outcomes, signal);
+  if (includeIgnored && !force) await gitConflicts(ctx, todo, outcomes, signal);
   for (let i = 0; i < todo.length; i++) if (remaining[i] === 0 || outcomes[i] !== undefined) finish(i);
   const run: CommitRun = { todo, outcomes, remaining, signal, force };
   await runSteps(ctx, steps, run, finish);

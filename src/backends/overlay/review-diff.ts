@@ -7,7 +7,7 @@ import { fileDiff, renameDiff } from './file-diff.js';
 import type { ReviewContext } from './review-context.js';
 import { changes } from './review-status.js';
 
-export async function diff(ctx: ReviewContext, paths?: readonly string[], options: FsOpOptions = {}): Promise<string> {
+export async function diff(ctx: ReviewContext, paths?: readonly string[], options: FsOpOptions & { readonly includeIgnored?: boolean } = {}): Promise<string> {
   const { lower, state, rootKey } = ctx;
   const signal = options.signal;
   let out = '';
@@ -22,8 +22,8 @@ export async function diff(ctx: ReviewContext, paths?: readonly string[], option
   const lowerExecutable = async (key: string) => (await lowerStat(lower, pathTarget(key), signal))?.executable === true;
   for (const change of await changes(ctx, paths, options)) {
     throwIfAborted(signal, 'cannot diff the overlay');
-    // Directories are not shown, as in git: their files are.
-    if (change.type === 'directory') continue;
+    // Directories are not shown, as in git: their files are. Ignored changes are counted elsewhere.
+    if (change.type === 'directory' || (change.ignored !== undefined && options.includeIgnored !== true)) continue;
     const entry = state.entries.get(change.path);
     if (!entry) continue;
     if (change.type === 'link' || isLinkVersion(entry.base)) {

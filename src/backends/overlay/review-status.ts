@@ -3,6 +3,7 @@ import { compareNames, type FsOpOptions } from '../../seam/index.js';
 import type { UpperState } from './state.js';
 import { isLinkVersion } from './links.js';
 import type { ReviewContext } from './review-context.js';
+import { markIgnored } from './review-ignored.js';
 import { picks, selectionRoots } from './review-select.js';
 import type { OverlayChange } from './review-types.js';
 
@@ -60,5 +61,5 @@ export function allChanges(state: UpperState): OverlayChange[] {
 
 export async function changes(ctx: ReviewContext, paths?: readonly string[], options: FsOpOptions = {}): Promise<OverlayChange[]> {
   const roots = await selectionRoots(ctx, paths, options.signal);
-  return allChanges(ctx.state).filter((c) => picks(roots, c));
+  return markIgnored(ctx, allChanges(ctx.state).filter((c) => picks(roots, c)), options.signal);
 }

@@ -3,6 +3,12 @@ import type { OverlayCommitProblem } from './problems.js';
 
 export type OverlayChangeKind = 'added' | 'modified' | 'deleted' | 'renamed';
 
+/**
+ * Why a change is counted, not listed, and left out of a commit unless `includeIgnored`:
+ * `gitignore`, the project's ignore rules exclude it; `git`, it is one of git's own files (`.git/`).
+ */
+export type OverlayIgnoredReason = 'gitignore' | 'git';
+
 export interface OverlayChange {
   /** The canonical path (its target key in the lower); for a rename, the new name. */
   readonly path: string;
@@ -28,6 +34,8 @@ export interface OverlayChange {
   readonly executable?: boolean;
   /** Links the overlay holds (added, modified): the link's text. */
   readonly linkText?: string;
+  /** Set when the change is an ignored output or one of git's files (see `OverlayIgnoredReason`). */
+  readonly ignored?: OverlayIgnoredReason;
 }
 
 export interface OverlayCommitResult {
@@ -57,4 +65,9 @@ export interface OverlayCommitOptions extends FsOpOptions {
    * symlink) is still refused.
    */
   readonly force?: boolean;
+  /**
+   * Commit ignored changes too (ignored outputs and git's files). Git's files then go whole or
+   * not at all: one that changed in the lower meanwhile makes every one a conflict.
+   */
+  readonly includeIgnored?: boolean;
 }

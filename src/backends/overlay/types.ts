@@ -81,6 +81,12 @@ export interface OverlayReviewOptions extends FsOpOptions {
    */
   readonly from?: number;
   readonly to?: number;
+  /**
+   * `diff` against the lower: show ignored changes (ignored outputs, git's files) hunk by hunk too.
+   * By default they are left out of the text; `changes` marks them (`ignored`) and `ignoredGroups`
+   * counts them.
+   */
+  readonly includeIgnored?: boolean;
 }
 
 export interface OverlayForkOptions {

@@ -1,7 +1,7 @@
 import { posix } from 'node:path';
 import fc from 'fast-check';
 import { glob, grep } from '../../search/index.js';
-import { comparePaths, matchGlob } from '../glob-oracle.js';
+import { comparePaths, isIgnored, matchGlob, parseGitignore } from '../glob-oracle.js';
 import type { FileSystem } from '../../seam/index.js';
 import { deepEqual, equal, isFsErrorLike, ok, utf8, type Rule, type RuleContext } from '../harness.js';
 import { plainDecode } from '../reference.js';
@@ -64,6 +64,18 @@ async function walkFiles(fs: FileSystem, dir: string): Promise<string[]> {
 
 const PIECES = ['*', '**', 'a', 'b', '*.ts', '?', '[ab]', '{a,c.ts}', '.h', 'A*', '*.{md,ts}', '[!a]*', '?.ts'] as const;
 const patternArb = fc.array(fc.constantFrom(...PIECES), { minLength: 1, maxLength: 3 }).map((s) => s.join('/'));
+/** A `.gitignore` for glob's default: plain rules, directory rules, anchors and negations. */
+const ignoreTextArb = fc
+  .array(fc.constantFrom('*.ts', 'a/', 'b', '!b', '*.md', 'A*', '!a', '/b', '**/a', '?', '[ab]', '!*.ts'), { maxLength: 3 })
+  .map((lines) => lines.join('\n'));
+
+/** Whether git ignores the file `rel` below `dir` under one `.gitignore` in `dir`: an ignored directory hides all below it. */
+function oracleIgnores(dir: string, text: string, rel: string): boolean {
+  const rules = parseGitignore(text, dir);
+  const parts = rel.split('/');
+  for (let i = 1; i < parts.length; i++) if (isIgnored(rules, `${dir}/${parts.slice(0, i).join('/')}`, true)) return true;
+  return isIgnored(rules, `${dir}/${rel}`, false);
+}
 
 const textContentArb: fc.Arbitrary<Uint8Array> = fc
   .tuple(
@@ -137,26 +149,32 @@ export const searchRules: Rule[] = [
       }
       await ctx.check(
         'random trees (some files behind the seam, some removed) and patterns',
-        fc.asyncProperty(treeArb(fc.constant(utf8('x'))), placementArb, removalArb, patternArb, async (tree, behind, removed, pattern) => {
+        fc.asyncProperty(treeArb(fc.constant(utf8('x'))), placementArb, removalArb, patternArb, ignoreTextArb, async (tree, behind, removed, pattern, ignoreText) => {
           // fast-glob's own patterns disagree on whether `x/**` (or `x/**/**`) matches a file `x` itself.
           const stem = pattern.replace(/(\/\*\*)+$/, '');
           if (stem !== pattern) fc.pre(!tree.some(([p]) => matchGlob(stem, p)));
           // fast-glob's `?` is one UTF-16 unit, so it never matches an astral character.
           if (pattern.includes('?')) fc.pre(!tree.some(([p]) => /[\u{10000}-\u{10FFFF}]/u.test(p)));
+          fc.pre(!tree.some(([p]) => p.split('/').includes('.gitignore')));
           const dir = ctx.dir();
           await fs.writeText(await fs.resolve(`${dir}/.keep`), 'x');
-          const kept = [...(await populate(ctx, dir, tree, behind, removed)).map(([p]) => p), '.keep'];
+          await fs.writeText(await fs.resolve(`${dir}/.gitignore`), ignoreText);
+          const kept = [...(await populate(ctx, dir, tree, behind, removed)).map(([p]) => p), '.keep', '.gitignore'];
           const walked = await walkFiles(fs, dir);
           deepEqual(walked, [...kept].sort(comparePaths), 'a listDir walk gives exactly the files written and not removed');
-          const expected = walked.filter((p) => matchGlob(pattern, p));
+          const matched = walked.filter((p) => matchGlob(pattern, p));
+          const expected = matched.filter((p) => !oracleIgnores(dir, ignoreText, p));
           const r = await glob(fs, pattern, { cwd: dir });
           deepEqual(
             r.matches.map((m) => posix.relative(dir, m.path)),
             expected,
-            `glob(${JSON.stringify(pattern)}) against the walk filtered by the pattern`,
+            `glob(${JSON.stringify(pattern)}) against the walk filtered by the pattern and a .gitignore of ${JSON.stringify(ignoreText)}`,
           );
+          equal(r.ignored, matched.length - expected.length, 'glob counts the matches the .gitignore left out');
           equal(r.truncated, false, 'glob did not stop early');
-          ok(r.matches.every((m) => m.type === 'file' && m.size === 1), 'every match is a file of the size written');
+          ok(r.matches.every((m) => m.type === 'file' && (m.size === 1 || m.path.endsWith('/.gitignore'))), 'every match is a file of the size written');
+          const all = await glob(fs, pattern, { cwd: dir, gitignore: false });
+          deepEqual(all.matches.map((m) => posix.relative(dir, m.path)), matched, 'glob with gitignore: false against the walk filtered by the pattern');
         }),
         0.5,
       );
