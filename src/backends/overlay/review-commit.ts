@@ -2,6 +2,7 @@ import { toFsError } from '../../seam/index.js';
 import { TREE_LOCK, isHidden, lowerStat, pathTarget } from './core.js';
 import type { ReviewContext } from './review-context.js';
 import { blockedAboveConflicts, removalConflicts } from './review-checks.js';
+import { journaled } from './journaled.js';
 import { runSteps, type CommitRun } from './review-run.js';
 import { commitSelection, selectionRoots } from './review-select.js';
 import { allChanges } from './review-status.js';
@@ -21,10 +22,15 @@ export async function commit(ctx: ReviewContext, paths?: readonly string[], opti
   await blockedAboveConflicts(ctx, todo, outcomes, signal);
   for (let i = 0; i < todo.length; i++) if (remaining[i] === 0 || outcomes[i] !== undefined) finish(i);
   const run: CommitRun = { todo, outcomes, remaining, signal, force };
-  await runSteps(ctx, steps, run, finish);
-  const result = summary(todo, outcomes);
-  await dropLowerDirectories(ctx, signal);
-  return result;
+  // Journaled before the first write (J1): a commit killed part-way is finished by the next open.
+  const keys = steps.filter((s) => outcomes[s.change] === undefined).flatMap((s) => [s.key, ...(todo[s.change]!.from === undefined ? [] : [todo[s.change]!.from!])]);
+  const payload = { paths: paths === undefined ? null : [...paths], force };
+  return journaled(ctx.lower, { kind: 'commit', owner: ctx.owner, payload, keys, signal }, async () => {
+    await runSteps(ctx, steps, run, finish);
+    const result = summary(todo, outcomes);
+    await dropLowerDirectories(ctx, signal);
+    return result;
+  });
 }
 
 /** Records a change as finished (committed unless told otherwise) and reports its progress. */
