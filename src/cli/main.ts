@@ -157,7 +157,7 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
       ? await openPostgresWorkspace(pgTarget, mode)
       : fileTarget !== undefined
         ? await openSqliteWorkspace(fileTarget, mode)
-        : await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }) });
+        : await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }), onRecovered: log });
   const version = packageVersion();
   const audit = await serveAuditLog({ ...(pgTarget ? { pg: pgTarget } : {}), ...(fileTarget ? { file: fileTarget } : {}), root, ...(stateDir ? { stateDir } : {}), mode }, parsed, io);
   const auditing = audit === undefined ? [] : [auditPlugin({ log: audit, onError: (err, info) => log(`the audit log could not record a ${info.tool} call: ${String(err)}`) })];

@@ -87,10 +87,11 @@ export function display(root: string, key: string): string {
   return rel === undefined || rel === '' ? key : rel;
 }
 
-export async function openExisting(located: Located): Promise<OverlayFileSystem | undefined> {
+export async function openExisting(located: Located, io?: Io): Promise<OverlayFileSystem | undefined> {
   // Review commands never create a state directory: no state means no changes.
   if (!(await hasState(located))) return undefined;
-  return located.pg ? located.pg.open() : openSandbox(openLower(located.root), located.stateDir);
+  const said = io === undefined ? undefined : (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
+  return located.pg ? located.pg.open() : openSandbox(openLower(located.root), located.stateDir, said);
 }
 
 /** One change as `--json` shows it, with root-relative paths. */
@@ -134,8 +135,9 @@ async function sweepIfDead(located: Located, io: Io): Promise<string[]> {
 
 export async function status(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('status', parsed, io);
+  // Opening finishes a commit a killed process left (and removes its temp files) before any sweep.
+  const overlay = await openExisting(located, io);
   const removedTempFiles = await sweepIfDead(located, io);
-  const overlay = await openExisting(located);
   const changes = overlay ? await overlay.changes(located.paths, against(parsed)) : [];
   if (parsed.values.json === true) {
     const out = changes.map((c) => changeJson(located.root, c));
@@ -161,7 +163,7 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
 export async function diff(parsed: Parsed, io: Io): Promise<number> {
   const mode = oneOf<ColorMode>(optionalString(parsed, 'color'), ['auto', 'always', 'never'], 'color', 'diff') ?? 'auto';
   const located = await locate('diff', parsed, io);
-  const overlay = await openExisting(located);
+  const overlay = await openExisting(located, io);
   if (parsed.values.json === true) {
     const changes = overlay ? await overlay.changes(located.paths, against(parsed)) : [];
     const out = [];
@@ -186,8 +188,8 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
     located,
     async ({ tookOverFrom }) => {
       // A commit killed mid-write left its temp files in the root: resuming sweeps them.
+      const overlay = (await openExisting(located, io))!;
       if (tookOverFrom !== undefined) await sweepAfter(tookOverFrom, located, io);
-      const overlay = (await openExisting(located))!;
       const todo = await overlay.changes(located.paths);
       if (todo.length === 0) {
         nothing();
@@ -263,7 +265,7 @@ export async function discard(parsed: Parsed, io: Io): Promise<number> {
   return exclusive(
     located,
     async () => {
-      const overlay = (await openExisting(located))!;
+      const overlay = (await openExisting(located, io))!;
       const todo = await overlay.changes(located.paths);
       await overlay.discard(located.paths);
       report(todo);

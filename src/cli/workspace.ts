@@ -3,7 +3,7 @@ import { mkdir, readFile, readlink, realpath, stat } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, dirname, isAbsolute, join, resolve } from 'node:path';
 import { createLocalFs, type LocalFileSystem } from '../backends/local/index.js';
-import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
+import { createOverlayFs, type OverlayFileSystem, type OverlayRecovery } from '../backends/overlay/index.js';
 import { KeyedMutex, toFsError, type FileSystem } from '../seam/index.js';
 import { lockWanted, withStateLock, type StateLockOptions } from './lock.js';
 import { UsageError } from './args.js';
@@ -84,8 +84,9 @@ export function openLower(root: string): LocalFileSystem {
   return createLocalFs({ root });
 }
 
-export function openSandbox(lower: FileSystem, stateDir: string): Promise<OverlayFileSystem> {
-  return createOverlayFs({ lower, stateDir });
+/** `onRecovered`: told, in one line each, what the open did about a commit a killed process left unfinished. */
+export function openSandbox(lower: FileSystem, stateDir: string, onRecovered?: (line: string) => void): Promise<OverlayFileSystem> {
+  return createOverlayFs({ lower, stateDir, ...(onRecovered === undefined ? {} : { onRecovered: (r: OverlayRecovery) => onRecovered(`${r.message} (in ${lower.root ?? '/'})`) }) });
 }
 
 /** What the server works on: the real directory, or a sandbox over it kept in a state directory. */
@@ -105,7 +106,7 @@ export interface Workspace {
   contended?(): Promise<boolean>;
 }
 
-export async function openWorkspace(options: { root: string; mode: Mode; stateDir?: string }): Promise<Workspace> {
+export async function openWorkspace(options: { root: string; mode: Mode; stateDir?: string; onRecovered?: (line: string) => void }): Promise<Workspace> {
   const { root, mode } = options;
   const lower = openLower(root);
   if (mode === 'direct') {
@@ -142,7 +143,7 @@ export async function openWorkspace(options: { root: string; mode: Mode; stateDi
           // Another process may have committed or discarded since: reload the upper layer then.
           const before = await stampNow();
           if (overlay === undefined || before !== stamp) {
-            overlay = await openSandbox(lower, stateDir);
+            overlay = await openSandbox(lower, stateDir, options.onRecovered);
           }
           try {
             return await fn(overlay);

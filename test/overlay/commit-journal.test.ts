@@ -5,6 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalFs } from '../../src/backends/local/index.js';
 import { createOverlayFs, type OverlayRecovery } from '../../src/backends/overlay/index.js';
+import { main } from '../../src/cli/main.js';
+import type { Io } from '../../src/cli/io.js';
 import { REPO, buildForChildren, type Build } from '../local/helpers.js';
 
 /**
@@ -170,6 +172,28 @@ describe('journaled commit, killed at each step', () => {
   it('a sandbox kept in a state directory: the next open finishes the commit (or, killed before its journal, leaves it all to do)', async () => {
     await trial('persisted', true);
   }, 1_800_000);
+
+  it('the command line says once, on stderr, that it finished the commit', async () => {
+    const root = join(dir, 'cli/root');
+    const state = join(dir, 'cli/state');
+    await seed(root);
+    // Past the journal (its record is written within the first steps), before the last file.
+    const run = await runChild(root, state, 120);
+    expect(run.signal).toBe('SIGKILL');
+    const status = async () => {
+      let err = '';
+      let out = '';
+      const stream = (sink: (s: string) => void) => ({ isTTY: false, write: (t: string) => (sink(t), true) }) as unknown as Io['stdout'];
+      const code = await main(['status', '--root', root, '--state', state], { stdout: stream((t) => (out += t)), stderr: stream((t) => (err += t)), env: {}, cwd: REPO });
+      return { code, out, err };
+    };
+    const first = await status();
+    expect(first.code).toBe(0);
+    expect(first.err).toMatch(/^dsh-fs: finished the commit that process \d+, which was stopped, had left unfinished: \d+ more paths committed \(in .+\)\n$/);
+    expect(first.out).toBe('No changes.\n');
+    for (let i = 0; i < FILES; i++) expect(await contentOf(join(root, rel(i)))).toBe(newText(i));
+    expect(await status()).toEqual({ code: 0, out: 'No changes.\n', err: '' });
+  }, 120_000);
 
   it('a sandbox kept in memory: the next open of the folder rolls the commit back', async () => {
     await trial('memory', false);

@@ -64,7 +64,7 @@ async function recoverOne(overlay: OverlayFileSystem, owner: string | undefined,
       action: 'finished',
       paths: result.committed,
       result,
-      message: `finished the ${kind} that ${by}, had left unfinished: ${n} path${n === 1 ? '' : 's'} committed${rest > 0 ? `, ${rest} not (see its result)` : ''}`,
+      message: `finished the ${kind} that ${by}, had left unfinished: ${n} more path${n === 1 ? '' : 's'} committed${rest > 0 ? `, ${rest} not (see its result)` : ''}`,
     };
   }
   if (p.kind !== undefined && p.owner !== undefined && p.owner !== owner && (await stillKept(p.owner))) {
