@@ -31,6 +31,8 @@ export interface FsPendingJournal {
   rollBack(): Promise<string[]>;
   /** The operation was finished another way (run again): removes its temp files and the record. */
   discard(): Promise<void>;
+  /** Leaves it for another opener (its owner): this process's claim goes. */
+  release(): Promise<void>;
 }
 
 /** Optional provider capability (J1); the local provider has it. */

@@ -23,6 +23,8 @@ const oldText = (i: number) => `old ${i}\n`;
 const newText = (i: number) => `new ${i}\n`;
 const existing = (i: number) => i % 2 === 0;
 const FULL = process.env.DSH_FS_SCALE !== undefined && process.env.DSH_FS_SCALE !== 'quick';
+/** DSH_FS_CRASH_STRIDE=n: every n-th step only (a shorter soak than every step). */
+const STRIDE = Number(process.env.DSH_FS_CRASH_STRIDE ?? 0);
 
 async function seed(root: string): Promise<void> {
   for (let p = 0; p < 4; p++) await mkdir(join(root, `pkg${p}`), { recursive: true });
@@ -111,12 +113,10 @@ describe('journaled commit, killed at each step', () => {
     );
   }
 
-  /** The kill points: every step, or the first few, the last few and a spread between. */
+  /** The kill points: every step (or every STRIDE-th), or in the journal, the middle and the end. */
   function killPoints(total: number): number[] {
-    if (FULL) return Array.from({ length: total }, (_, k) => k + 1);
-    const picks = new Set([2, total - 3]);
-    for (let k = 1; k <= 3; k++) picks.add(Math.round((total * k) / 4));
-    return [...picks].filter((k) => k >= 1 && k <= total).sort((a, b) => a - b);
+    if (FULL || STRIDE > 0) return Array.from({ length: total }, (_, k) => k + 1).filter((k) => STRIDE <= 1 || k % STRIDE === 1);
+    return [2, Math.round(total / 2), total - 3];
   }
 
   async function check(root: string, state: string | undefined, label: string, recovered: OverlayRecovery[]): Promise<'old' | 'new'> {

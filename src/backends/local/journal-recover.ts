@@ -111,6 +111,16 @@ function pendingOf(ctx: LocalContext, name: string, record: JournalRecord | unde
         return restored;
       }),
     discard: () => guard(`cannot remove the record of an unfinished ${record?.kind ?? 'operation'}`, done),
+    release: () =>
+      guard(`cannot leave an unfinished ${record?.kind ?? 'operation'}`, async () => {
+        const dir = await ctx.openDir(posix.join(ctx.root, name));
+        try {
+          await ctx.fsp.unlink(dir.child(`${CLAIM_PREFIX}${process.pid}`)).catch(ignoreErrno('ENOENT'));
+        } finally {
+          await dir.close();
+          activeJournals.delete(name);
+        }
+      }),
   };
 }
 

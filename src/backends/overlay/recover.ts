@@ -68,6 +68,7 @@ async function recoverOne(overlay: OverlayFileSystem, owner: string | undefined,
     };
   }
   if (p.kind !== undefined && p.owner !== undefined && p.owner !== owner && (await stillKept(p.owner))) {
+    await p.release();
     return { ...base, action: 'left', paths: [], message: `a ${kind} that ${by}, left unfinished belongs to the sandbox in ${p.owner}: opening it finishes the ${kind}` };
   }
   const paths = await p.rollBack();
