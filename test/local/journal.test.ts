@@ -72,6 +72,18 @@ describe('journal (J1), local provider', () => {
     expect((await fsp.readdir(join(area.root, 'src'))).sort()).toEqual(['.other.txt.0123456789abcdef0123456789abcdef.dsh-tmp', 'a.txt', 'gone.txt']);
   });
 
+  test('without hard links (link(2) answers EPERM) the old files are copied aside, and put back all the same', async () => {
+    const io = { ...fsp, link: async (from: string, to: string) => Promise.reject(Object.assign(new Error(`EPERM: link '${from}' -> '${to}'`), { code: 'EPERM' })) };
+    const noLinks = createLocalFs({ root: area.root, io });
+    await noLinks.provider.journal.begin({ kind: 'commit', keys: [join(area.root, 'src/a.txt')] });
+    await noLinks.writeText(await noLinks.resolve(join(area.root, 'src/a.txt')), 'new a\n');
+    activeJournals.clear();
+    const [pending] = await noLinks.provider.journal.pending();
+    expect(await pending!.rollBack()).toEqual([join(area.root, 'src/a.txt')]);
+    expect(await text('src/a.txt')).toBe('old a\n');
+    expect(await journalDirs()).toEqual([]);
+  });
+
   test('a journal killed before its record was written changed nothing: its directory is removed', async () => {
     const name = `.dsh-journal.${'ab'.repeat(16)}.dsh-tmp`;
     await fsp.mkdir(join(area.root, name));

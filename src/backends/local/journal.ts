@@ -145,7 +145,7 @@ async function recordKey(ctx: LocalContext, dir: DirAnchor, key: string, copy: s
       await fsp.link(from, dir.child(copy));
     } catch (err) {
       // No hard links here (another filesystem below the root, or none at all): a copy.
-      if (!['EXDEV', 'EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP'].includes(errnoOf(err) ?? '')) throw err;
+      if (!['EXDEV', 'EPERM', 'EMLINK', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'].includes(errnoOf(err) ?? '')) throw err;
       await copyFile(ctx, from, dir, copy, st.mode);
     }
     return { key, was: 'file', copy };
