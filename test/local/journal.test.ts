@@ -1,4 +1,4 @@
-import { promises as fsp } from 'node:fs';
+import { promises as fsp, type PathLike } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { createLocalFs, type LocalFileSystem } from '../../src/backends/local/index.js';
@@ -73,7 +73,7 @@ describe('journal (J1), local provider', () => {
   });
 
   test('without hard links (link(2) answers EPERM) the old files are copied aside, and put back all the same', async () => {
-    const io = { ...fsp, link: async (from: string, to: string) => Promise.reject(Object.assign(new Error(`EPERM: link '${from}' -> '${to}'`), { code: 'EPERM' })) };
+    const io = { ...fsp, link: async (from: PathLike, to: PathLike): Promise<void> => Promise.reject(Object.assign(new Error(`EPERM: link '${String(from)}' -> '${String(to)}'`), { code: 'EPERM' })) };
     const noLinks = createLocalFs({ root: area.root, io });
     await noLinks.provider.journal.begin({ kind: 'commit', keys: [join(area.root, 'src/a.txt')] });
     await noLinks.writeText(await noLinks.resolve(join(area.root, 'src/a.txt')), 'new a\n');
