@@ -1,3 +1,4 @@
+import { promises as fsp, type PathLike } from 'node:fs';
 import { mkdir, mkdtemp, readFile, readdir, realpath, rename, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -74,5 +75,23 @@ describe('recovery on open (J1)', () => {
     expect(again.recovered).toMatchObject([{ kind: 'commit', action: 'rolledBack', paths: [join(root, 'src/a.txt')] }]);
     expect(await readFile(join(root, 'src/a.txt'), 'utf8')).toBe('old\n');
     expect(await readdir(root)).toEqual(['src']);
+  });
+
+  it('a rollback that fails is reported, the sandbox still opens, and the next open does it', async () => {
+    await killedCommit(undefined);
+    await writeFile(join(root, 'src/next'), 'new\n');
+    await rename(join(root, 'src/next'), join(root, 'src/a.txt'));
+    // Putting a.txt back fails; claiming the journal does not.
+    const io = {
+      ...fsp,
+      rename: async (from: PathLike, to: PathLike): Promise<void> =>
+        String(to).endsWith('/a.txt') ? Promise.reject(Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' })) : fsp.rename(from, to),
+    };
+    const failing = await createOverlayFs({ lower: createLocalFs({ root, io }), stateDir: join(dir, 'b') });
+    expect(failing.recovered).toMatchObject([{ kind: 'commit', action: 'failed', message: expect.stringMatching(/^FS_IO_ERROR: /) }]);
+    expect(await readFile(join(root, 'src/a.txt'), 'utf8')).toBe('new\n');
+    const again = await open(join(dir, 'b'));
+    expect(again.recovered).toMatchObject([{ kind: 'commit', action: 'rolledBack' }]);
+    expect(await readFile(join(root, 'src/a.txt'), 'utf8')).toBe('old\n');
   });
 });

@@ -12,9 +12,10 @@ export interface OverlayRecovery {
    * `finished`: this sandbox started it and ran it again to the end (`result`); `rolledBack`:
    * nobody can finish it (its sandbox was in memory, or its state directory is gone), so the
    * lower was put back as it was before it (`paths`); `left`: another sandbox's, still kept in
-   * `owner`, which finishes it when opened.
+   * `owner`, which finishes it when opened; `failed`: finishing or rolling back failed (the
+   * message says why), and the next open tries again.
    */
-  readonly action: 'finished' | 'rolledBack' | 'left';
+  readonly action: 'finished' | 'rolledBack' | 'left' | 'failed';
   /** The process that was running it, when known. */
   readonly pid: number | undefined;
   /** The state directory of the sandbox that started it. */
@@ -45,7 +46,23 @@ export async function recoverLower(overlay: OverlayFileSystem, owner: string | u
   const journal = journalOf(overlay.lower);
   if (journal === undefined) return [];
   const out: OverlayRecovery[] = [];
-  for (const pending of await journal.pending()) out.push(await recoverOne(overlay, owner, pending));
+  let found: FsPendingJournal[];
+  try {
+    found = await journal.pending();
+  } catch (err) {
+    const e = toFsError(err, 'cannot look for operations a stopped process left unfinished');
+    return [{ kind: 'operation', action: 'failed', pid: undefined, owner: undefined, paths: [], message: `${e.code}: ${e.message}` }];
+  }
+  for (const pending of found) {
+    try {
+      out.push(await recoverOne(overlay, owner, pending));
+    } catch (err) {
+      // The sandbox still opens: what the lower holds is left for the next open to finish.
+      await pending.release().catch(() => undefined);
+      const e = toFsError(err, `cannot recover the ${pending.kind ?? 'operation'} a stopped process left unfinished`);
+      out.push({ kind: pending.kind ?? 'operation', action: 'failed', pid: pending.pid, owner: pending.owner, paths: [], message: `${e.code}: ${e.message}` });
+    }
+  }
   return out;
 }
 
