@@ -82,7 +82,7 @@ export async function beginJournal(ctx: LocalContext, begin: FsJournalBegin): Pr
       await root.close();
     }
   } catch (err) {
-    await removeJournal(ctx, name).catch(() => undefined);
+    await removeJournalRetrying(ctx, name).catch(() => undefined);
     activeJournals.delete(name);
     throw err;
   }
@@ -92,7 +92,7 @@ export async function beginJournal(ctx: LocalContext, begin: FsJournalBegin): Pr
       if (ended) return;
       ended = true;
       try {
-        await guard(`cannot end the journal of the ${begin.kind}`, () => removeJournal(ctx, name));
+        await guard(`cannot end the journal of the ${begin.kind}`, () => removeJournalRetrying(ctx, name));
       } finally {
         activeJournals.delete(name);
       }
@@ -182,6 +182,15 @@ export async function writeDurably(ctx: LocalContext, dir: DirAnchor, name: stri
   }
   await ctx.fsp.rename(dir.child(tmp), dir.child(name));
   if (ctx.durable) await dir.handle.sync();
+}
+
+/** A failed call (a full disk a moment ago) is tried once more: a journal left behind is run again. */
+async function removeJournalRetrying(ctx: LocalContext, name: string): Promise<void> {
+  try {
+    await removeJournal(ctx, name);
+  } catch {
+    await removeJournal(ctx, name);
+  }
 }
 
 /**
