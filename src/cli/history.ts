@@ -6,7 +6,7 @@ import { checkpointArg, display, exclusive, hasState, locate, openExisting, wait
 /** checkpoints: the sandbox's checkpoints, oldest first (one line each, or --json). */
 export async function checkpoints(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('checkpoints', parsed, io);
-  const overlay = await openExisting(located);
+  const overlay = await openExisting(located, io);
   const list = (overlay?.checkpoints() ?? []).map((c) => ({ ...c, paths: c.paths.map((p) => display(located.root, p)) }));
   if (parsed.values.json === true) {
     io.stdout.write(`${JSON.stringify({ checkpoints: list }, null, 2)}\n`);
@@ -33,7 +33,7 @@ export async function rewind(parsed: Parsed, io: Io): Promise<number> {
   return exclusive(
     located,
     async () => {
-      const overlay = (await openExisting(located))!;
+      const overlay = (await openExisting(located, io))!;
       const before = overlay.checkpoints().at(-1)?.id;
       await overlay.rewind(id, { paths: located.paths });
       const made = overlay.checkpoints().at(-1);

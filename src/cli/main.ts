@@ -170,7 +170,7 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
       ? await openPostgresWorkspace(pgTarget, mode, quota)
       : fileTarget !== undefined
         ? await openSqliteWorkspace(fileTarget, mode, quota)
-        : await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }), quota });
+        : await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }), quota, onRecovered: log });
   const version = packageVersion();
   const audit = await serveAuditLog({ ...(pgTarget ? { pg: pgTarget } : {}), ...(fileTarget ? { file: fileTarget } : {}), root, ...(stateDir ? { stateDir } : {}), mode }, parsed, io);
   const auditing = audit === undefined ? [] : [auditPlugin({ log: audit, onError: (err, info) => log(`the audit log could not record a ${info.tool} call: ${String(err)}`) })];

@@ -50,7 +50,7 @@ async function openServed(command: Command, parsed: Parsed, io: Io, label: Chang
   const stateOption = optionalString(parsed, 'state');
   if (mode === 'direct' && stateOption !== undefined) throw new UsageError('--state applies to --mode sandbox only', command);
   const stateDir = mode === 'sandbox' ? await resolveStateDir(root, stateOption, io.env) : undefined;
-  const workspace = await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }), quota });
+  const workspace = await openWorkspace({ root, mode, ...(stateDir === undefined ? {} : { stateDir }), quota, onRecovered: (line) => io.stderr.write(`dsh-fs: ${line}\n`) });
   return served(workspace, label, stateDir === undefined ? `${root} (direct: writes go to the directory${limit})` : `${root} (sandbox; state in ${stateDir}${limit})`);
 }
 

@@ -23,8 +23,9 @@ function changeJson(root: string, c: OverlayChange) {
 
 export async function status(parsed: Parsed, io: Io): Promise<number> {
   const located = await locate('status', parsed, io);
+  // Opening finishes a commit a killed process left (and removes its temp files) before any sweep.
+  const overlay = await openExisting(located, io);
   const removedTempFiles = await sweepIfDead(located, io);
-  const overlay = await openExisting(located);
   const { listed: changes, groups } = splitIgnored(located.root, overlay ? await overlay.changes(located.paths, against(parsed)) : []);
   if (parsed.values.json === true) {
     const out = changes.map((c) => changeJson(located.root, c));
@@ -51,7 +52,7 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
 export async function diff(parsed: Parsed, io: Io): Promise<number> {
   const mode = oneOf<ColorMode>(optionalString(parsed, 'color'), ['auto', 'always', 'never'], 'color', 'diff') ?? 'auto';
   const located = await locate('diff', parsed, io);
-  const overlay = await openExisting(located);
+  const overlay = await openExisting(located, io);
   const { listed: changes, groups } = splitIgnored(located.root, overlay ? await overlay.changes(located.paths, against(parsed)) : []);
   if (parsed.values.json === true) {
     const out: object[] = [];
@@ -83,8 +84,8 @@ export async function commit(parsed: Parsed, io: Io): Promise<number> {
     located,
     async ({ tookOverFrom }) => {
       // A commit killed mid-write left its temp files in the root: resuming sweeps them.
+      const overlay = (await openExisting(located, io))!;
       if (tookOverFrom !== undefined) await sweepAfter(tookOverFrom, located, io);
-      const overlay = (await openExisting(located))!;
       const todo = await overlay.changes(located.paths);
       leftOut = includeIgnored ? [] : todo.filter((c) => c.ignored !== undefined);
       if (todo.length === leftOut.length) {
@@ -164,7 +165,7 @@ export async function discard(parsed: Parsed, io: Io): Promise<number> {
   return exclusive(
     located,
     async () => {
-      const overlay = (await openExisting(located))!;
+      const overlay = (await openExisting(located, io))!;
       const todo = await overlay.changes(located.paths);
       await overlay.discard(located.paths);
       report(todo);

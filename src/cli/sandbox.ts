@@ -86,13 +86,12 @@ export function display(root: string, key: string): string {
   return rel === undefined || rel === '' ? key : rel;
 }
 
-
-export async function openExisting(located: Located): Promise<OverlayFileSystem | undefined> {
+export async function openExisting(located: Located, io?: Io): Promise<OverlayFileSystem | undefined> {
   // Review commands never create a state directory: no state means no changes.
   if (!(await hasState(located))) return undefined;
-  return located.pg ? located.pg.open() : openSandbox(openLower(located.root), located.stateDir);
+  const said = io === undefined ? undefined : (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
+  return located.pg ? located.pg.open() : openSandbox(openLower(located.root), located.stateDir, said === undefined ? {} : { onRecovered: said });
 }
-
 
 /**
  * Removes the temp files that a process killed while holding the sandbox's lock (a commit

@@ -2,7 +2,7 @@ import { hash } from 'node:crypto';
 import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createLocalFs, type LocalFileSystem } from '../backends/local/index.js';
-import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
+import { createOverlayFs, type OverlayFileSystem, type OverlayRecovery } from '../backends/overlay/index.js';
 import { KeyedMutex, toFsError, type FileSystem, type FsQuota } from '../seam/index.js';
 import { lockWanted, withStateLock, type StateLockOptions } from './lock.js';
 import { UsageError, type Command } from './args.js';
@@ -61,8 +61,13 @@ export function openLower(root: string, quota: FsQuota = {}): LocalFileSystem {
   return createLocalFs({ root, ...quota });
 }
 
-export function openSandbox(lower: FileSystem, stateDir: string, quota: FsQuota = {}): Promise<OverlayFileSystem> {
-  return createOverlayFs({ lower, stateDir, ...quota });
+/**
+ * `quota`: what the sandbox may hold. `onRecovered`: told, in one line each, what the open did
+ * about a commit a killed process left unfinished.
+ */
+export function openSandbox(lower: FileSystem, stateDir: string, options: { quota?: FsQuota; onRecovered?: (line: string) => void } = {}): Promise<OverlayFileSystem> {
+  const { quota = {}, onRecovered } = options;
+  return createOverlayFs({ lower, stateDir, ...quota, ...(onRecovered === undefined ? {} : { onRecovered: (r: OverlayRecovery) => onRecovered(`${r.message} (in ${lower.root ?? '/'})`) }) });
 }
 
 /** What the server works on: the real directory, or a sandbox over it kept in a state directory. */
@@ -82,7 +87,7 @@ export interface Workspace {
   contended?(): Promise<boolean>;
 }
 
-export async function openWorkspace(options: { root: string; mode: Mode; stateDir?: string; quota?: FsQuota }): Promise<Workspace> {
+export async function openWorkspace(options: { root: string; mode: Mode; stateDir?: string; quota?: FsQuota; onRecovered?: (line: string) => void }): Promise<Workspace> {
   const { root, mode, quota = {} } = options;
   // The quota holds what this process writes: into the directory in direct mode, else into the sandbox.
   const lower = openLower(root, mode === 'direct' ? quota : {});
@@ -120,7 +125,7 @@ export async function openWorkspace(options: { root: string; mode: Mode; stateDi
           // Another process may have committed or discarded since: reload the upper layer then.
           const before = await stampNow();
           if (overlay === undefined || before !== stamp) {
-            overlay = await openSandbox(lower, stateDir, quota);
+            overlay = await openSandbox(lower, stateDir, { quota, ...(options.onRecovered === undefined ? {} : { onRecovered: options.onRecovered }) });
           }
           try {
             return await fn(overlay);

@@ -1,3 +1,4 @@
+import type { FsJournal } from './journal.js';
 import type { FsChangeListener } from './feed-types.js';
 import type {
   FsDirEntry,
@@ -286,6 +287,11 @@ export interface FsProvider {
    * provider treats deferred swaps as immediate.
    */
   flush?(directories: readonly FsTarget[], options: FsOpOptions): Promise<void>;
+  /**
+   * Optional (J1): records what an operation over many files (a commit) found before its first
+   * write, so that one killed part-way is finished or undone by the next opener (docs/overlay.md).
+   */
+  readonly journal?: FsJournal;
   /** Direct children, in any order (the seam orders them); links are followed for the type (P4). */
   listDir(target: FsTarget, options: FsListOptions): Promise<FsDirEntry[]>;
   /**

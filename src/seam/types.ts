@@ -35,6 +35,7 @@ import type { FsSearchCandidates, FsSearchQuery, FsSearchReadQuery } from './pro
 export * from './model.js';
 export type * from './feed-types.js';
 export type * from './provider.js';
+export type * from './journal.js';
 
 /** The `ctx.fs` contract. Every method rejects only with FsError. */
 export interface FileSystem {

@@ -1,8 +1,10 @@
-import { FsTargetKey, type FsOpOptions, type FsProvider, type FsSearchReadQuery, type FsTarget } from '../../seam/types.js';
+import { FsTargetKey, type FsJournal, type FsOpOptions, type FsProvider, type FsSearchReadQuery, type FsTarget } from '../../seam/types.js';
 import type { AnchorMode } from './anchor.js';
 import { createContext, type LocalProviderOptions } from './context.js';
 import { flush, mkdir, rmdir } from './dirs.js';
 import { guard } from './errors.js';
+import { beginJournal } from './journal.js';
+import { pendingJournals } from './journal-recover.js';
 import { readlink, removeLink, renameLink, symlink } from './links.js';
 import { listDir } from './list.js';
 import { setExecutable } from './modes.js';
@@ -24,6 +26,7 @@ export interface LocalProvider extends FsProvider {
   readonly cwd: string;
   readonly anchoring: AnchorMode;
   readonly durable: boolean;
+  readonly journal: FsJournal;
   /**
    * Removes temp files of this provider's own naming pattern (left by a process killed mid-write)
    * anywhere under the root; never any other file. Returns the real paths removed.
@@ -81,6 +84,10 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     walk: (target, options) => walk(ctx, target, options),
     // Only where small files are read with pinned synchronous calls (see LocalContext.syncWalk).
     ...(ctx.syncWalk ? { searchReads: (targets: readonly FsTarget[], query: FsSearchReadQuery, opts: FsOpOptions) => searchReads(ctx, threads, targets, query, opts) } : {}),
+    journal: {
+      begin: (record) => guard(`cannot journal the ${String(record?.kind)}`, () => beginJournal(ctx, record)),
+      pending: () => guard('cannot look for unfinished operations', () => pendingJournals(ctx)),
+    },
     sweepTemps: (sweep?: SweepOptions) => sweepTemps(ctx, sweep),
   };
 }

@@ -20,7 +20,7 @@ export function isTempName(name: string): boolean {
   return name.endsWith(TEMP_SUFFIX) && TEMP_NAME_PATTERN.test(name);
 }
 
-export function tempName(target: string): string {
+function tempPrefix(target: string): string {
   let prefix = '';
   let bytes = 0;
   for (const ch of target) {
@@ -28,7 +28,17 @@ export function tempName(target: string): string {
     if (bytes > TEMP_PREFIX_BYTES) break;
     prefix += ch;
   }
-  return `.${prefix}.${randomBytes(16).toString('hex')}${TEMP_SUFFIX}`;
+  return prefix;
+}
+
+export function tempName(target: string): string {
+  return `.${tempPrefix(target)}.${randomBytes(16).toString('hex')}${TEMP_SUFFIX}`;
+}
+
+/** Whether `name` is a temp file made for writing the entry `target` of the same directory. */
+export function isTempOf(name: string, target: string): boolean {
+  const prefix = `.${tempPrefix(target)}.`;
+  return isTempName(name) && name.startsWith(prefix) && name.length === prefix.length + 32 + TEMP_SUFFIX.length;
 }
 
 /**

@@ -1,3 +1,4 @@
+import { realpath } from 'node:fs/promises';
 import { FsError, KeyedMutex, createChangeHub, createFs, reportChanges, throwIfAborted, type CreateFsOptions, type FileSystem, type FsOpOptions } from '../../seam/index.js';
 import { createForkReview } from './fork.js';
 import { createHistory } from './history.js';
@@ -16,6 +17,7 @@ export async function composeOverlay(
   options: CreateFsOptions & { readonly lower: FileSystem; readonly keepCheckpoints?: number; readonly keepCheckpointBytes?: number },
   store: UpperStore | undefined,
   tuning: UpperTuning = {},
+  owner?: string,
 ): Promise<OverlayFileSystem> {
   const { lower } = options;
   const rootKey = (await lower.resolve(lower.root ?? '/')).targetKey;
@@ -26,7 +28,7 @@ export async function composeOverlay(
     ...(keepCheckpoints === undefined ? {} : { keepCheckpoints }),
     ...(keepCheckpointBytes === undefined ? {} : { keepCheckpointBytes }),
   });
-  return assemble(options, rootKey, state);
+  return assemble(options, rootKey, state, owner);
 }
 
 /** The upper state of each overlay this module made (for adopt). */
@@ -39,9 +41,9 @@ export function overlayCore(overlay: OverlayFileSystem): (OverlayCore & { readon
   return cores.get(overlay);
 }
 
-function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, rootKey: string, state: UpperState): OverlayFileSystem {
+function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, rootKey: string, state: UpperState, owner: string | undefined): OverlayFileSystem {
   const { lower } = options;
-  const core = { lower, state, rootKey, lock: new KeyedMutex() };
+  const core = { lower, state, rootKey, lock: new KeyedMutex(), ...(owner === undefined ? {} : { owner }) };
   // Changes made through the view are reported to `watch`, with the owner of the current label.
   const hub = createChangeHub();
   const provider = reportChanges(createOverlayProvider(core), hub, () => state.currentLabel()?.owner);
@@ -57,6 +59,7 @@ function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, roo
   const overlay: OverlayFileSystem = Object.assign(fs, {
     lower,
     provider,
+    recovered: [],
     ...review,
     ...history,
     discard: (paths?: readonly string[], o?: FsOpOptions) => thenOverflow(review.discard(paths, o)),
@@ -75,7 +78,7 @@ function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, roo
       const dir = forkOptions.stateDir;
       if (dir !== undefined && (typeof dir !== 'string' || dir.length === 0)) throw new FsError('FS_INVALID_ARGUMENT', 'stateDir must be a non-empty path');
       const child = dir === undefined ? state.forkInMemory() : await state.forkInto(dir);
-      return assemble(options, rootKey, child);
+      return assemble(options, rootKey, child, dir === undefined ? undefined : await realpath(dir));
     },
     async adopt(winner: OverlayFileSystem, adoptOptions: FsOpOptions = {}) {
       const other = states.get(winner);

@@ -16,6 +16,8 @@ export interface OverlayCore {
   /** The lower's target key for its root (or `/`): the overlay never makes directories above it. */
   readonly rootKey: string;
   readonly lock: KeyedMutex;
+  /** The real path of the state directory that keeps the upper, if any: it can finish a journaled commit. */
+  readonly owner?: string;
 }
 
 /** The lower's file at `target`, or undefined when there is none. */

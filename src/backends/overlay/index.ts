@@ -1,7 +1,9 @@
+import { realpath } from 'node:fs/promises';
 import { FsError, type CreateFsOptions, type FileSystem } from '../../seam/index.js';
 import { composeOverlay } from './compose.js';
 import type { OverlayFileSystem } from './types.js';
 import { fsStore, openDirStore, type UpperStore } from './store.js';
+import { recoverLower, type OverlayRecovery } from './recover.js';
 
 export type {
   OverlayChange,
@@ -15,6 +17,7 @@ export type {
 } from './review.js';
 export { ignoredGroups } from './review.js';
 export type { UpperStore } from './store.js';
+export type { OverlayRecovery } from './recover.js';
 export type {
   OverlayCheckpoint,
   OverlayCheckpointLabel,
@@ -52,6 +55,11 @@ export interface OverlayFsOptions extends CreateFsOptions {
    * to); beyond it the oldest are dropped. Default 256 MiB (268,435,456). See docs/history.md.
    */
   readonly keepCheckpointBytes?: number;
+  /**
+   * Told of each operation on the lower that a killed process left unfinished, once it is
+   * finished or rolled back on this open (also kept in `recovered`).
+   */
+  readonly onRecovered?: (recovery: OverlayRecovery) => void;
 }
 
 /**
@@ -83,10 +91,18 @@ export async function createOverlayFs(options: OverlayFsOptions): Promise<Overla
   if (bytes !== undefined && !(typeof bytes === 'number' && bytes >= 0 && (Number.isSafeInteger(bytes) || bytes === Infinity))) {
     throw new FsError('FS_INVALID_ARGUMENT', 'keepCheckpointBytes must be a non-negative integer (or Infinity)');
   }
+  if (options.onRecovered !== undefined && typeof options.onRecovered !== 'function') {
+    throw new FsError('FS_INVALID_ARGUMENT', 'onRecovered must be a function');
+  }
   let store: UpperStore | undefined = given;
   if (stateDir !== undefined) store = await openDirStore(stateDir);
   else if (upper !== undefined) store = fsStore(upper);
-  return composeOverlay(options, store);
+  const owner = stateDir === undefined ? undefined : await realpath(stateDir);
+  const overlay = await composeOverlay(options, store, {}, owner);
+  const recovered = await recoverLower(overlay, owner);
+  (overlay.recovered as OverlayRecovery[]).push(...recovered);
+  for (const r of recovered) options.onRecovered?.(r);
+  return overlay;
 }
 
 function isFileSystem(value: unknown): value is FileSystem {

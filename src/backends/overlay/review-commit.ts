@@ -2,11 +2,12 @@ import { toFsError } from '../../seam/index.js';
 import { TREE_LOCK, isHidden, lowerStat, pathTarget } from './core.js';
 import type { ReviewContext } from './review-context.js';
 import { blockedAboveConflicts, removalConflicts } from './review-checks.js';
+import { journaled } from './journaled.js';
 import { runSteps, type CommitRun } from './review-run.js';
 import { committable, gitConflicts } from './review-ignored.js';
 import { commitSelection, selectionRoots } from './review-select.js';
 import { allChanges } from './review-status.js';
-import { orderSteps, stepsOf, type StepOutcome } from './review-steps.js';
+import { orderSteps, stepsOf, type Step, type StepOutcome } from './review-steps.js';
 import type { OverlayChange, OverlayCommitOptions, OverlayCommitResult } from './review-types.js';
 
 export async function commit(ctx: ReviewContext, paths?: readonly string[], options: OverlayCommitOptions = {}): Promise<OverlayCommitResult> {
@@ -24,10 +25,25 @@ export async function commit(ctx: ReviewContext, paths?: readonly string[], opti
   if (includeIgnored && !force) await gitConflicts(ctx, todo, outcomes, signal);
   for (let i = 0; i < todo.length; i++) if (remaining[i] === 0 || outcomes[i] !== undefined) finish(i);
   const run: CommitRun = { todo, outcomes, remaining, signal, force };
-  await runSteps(ctx, steps, run, finish);
-  const result = summary(todo, outcomes);
-  await dropLowerDirectories(ctx, signal);
-  return result;
+  // Journaled before the first write (J1): a commit killed part-way is finished by the next open.
+  const keys = journalKeys(ctx, todo, steps, outcomes);
+  const payload = { paths: paths === undefined ? null : [...paths], force };
+  return journaled(ctx.lower, { kind: 'commit', owner: ctx.owner, payload, keys, signal }, async () => {
+    await runSteps(ctx, steps, run, finish);
+    const result = summary(todo, outcomes);
+    await dropLowerDirectories(ctx, signal);
+    return result;
+  });
+}
+
+/**
+ * The lower keys the commit's steps may touch (none for changes already found conflicting). None
+ * at all for an upper kept elsewhere than a state directory: no opener could tell it is the one
+ * to finish the commit, and rolling back would lose what that upper had let go of.
+ */
+function journalKeys(ctx: ReviewContext, todo: readonly OverlayChange[], steps: readonly Step[], outcomes: readonly (StepOutcome | undefined)[]): string[] {
+  if (ctx.owner === undefined && ctx.state.persistent) return [];
+  return steps.filter((s) => outcomes[s.change] === undefined).flatMap((s) => [s.key, ...(todo[s.change]!.from === undefined ? [] : [todo[s.change]!.from!])]);
 }
 
 /** Records a change as finished (committed unless told otherwise) and reports its progress. */

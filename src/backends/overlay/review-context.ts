@@ -8,6 +8,6 @@ export interface ReviewContext extends OverlayCore {
 }
 
 export function createReviewContext(core: OverlayCore, view: FileSystem): ReviewContext {
-  const { lower, state, rootKey, lock } = core;
-  return { lower, state, rootKey, lock, view };
+  const { lower, state, rootKey, lock, owner } = core;
+  return { lower, state, rootKey, lock, view, ...(owner === undefined ? {} : { owner }) };
 }

@@ -1,3 +1,4 @@
+import type { OverlayRecovery } from './recover.js';
 import type { FileSystem, FsOpOptions, FsProvider } from '../../seam/index.js';
 import type { OverlayChange, OverlayCommitOptions, OverlayCommitResult } from './review.js';
 
@@ -23,6 +24,11 @@ export interface OverlayFileSystem extends FileSystem {
   readonly lower: FileSystem;
   /** The overlay's storage provider (SPI v2), as `fs.provider` of the memory and local filesystems. */
   readonly provider: FsProvider;
+  /**
+   * What opening it did about operations on the lower that a killed process left unfinished
+   * (docs/overlay.md, "Crash-clean commit"); empty when there were none. Also given to `onRecovered`.
+   */
+  readonly recovered: readonly OverlayRecovery[];
   /**
    * The files the overlay holds that differ from the lower as it first saw them, sorted by path.
    * With `against: 'parent'`, those where this fork's view differs from its parent's view at the
