@@ -31,6 +31,11 @@ export async function composeOverlay(
 /** The upper state of each overlay this module made (for adopt). */
 const states = new WeakMap<OverlayFileSystem, UpperState>();
 
+/** The upper state of an overlay this module made (merge compares layers), else undefined. */
+export function upperStateOf(overlay: OverlayFileSystem): UpperState | undefined {
+  return states.get(overlay);
+}
+
 function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, rootKey: string, state: UpperState): OverlayFileSystem {
   const { lower } = options;
   const core = { lower, state, rootKey, lock: new KeyedMutex() };
