@@ -48,6 +48,7 @@ const OPTIONS: Record<Command, Options> = {
   demo: options(['keep']),
   import: TRANSFER,
   export: TRANSFER,
+  merge: options([...SANDBOX, 'from'], ['markers', 'dry-run', 'json']),
 };
 
 const TAKES_PATHS: Record<Command, boolean> = {
@@ -66,6 +67,7 @@ const TAKES_PATHS: Record<Command, boolean> = {
   demo: false,
   import: false,
   export: false,
+  merge: false,
 };
 
 export interface Parsed {

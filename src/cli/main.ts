@@ -21,6 +21,7 @@ import { demo } from './demo.js';
 import { mountCommand, runCommand } from './mount.js';
 import type { Io } from './io.js';
 import { commit, diff, discard, fork, status } from './review.js';
+import { mergeCommand } from './merge.js';
 import { checkpoints, rewind } from './history.js';
 import { log as auditLogCommand, serveAuditLog } from './audit.js';
 import { auditPlugin } from '../harness/audit.js';
@@ -81,6 +82,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await auditLogCommand(parsed, io);
       case 'fork':
         return await fork(parsed, io);
+      case 'merge':
+        return await mergeCommand(parsed, io);
       case 'mount':
         return await mountCommand(parsed, io);
       case 'run':

@@ -9,6 +9,7 @@ import { relativeInside } from '../seam/path.js';
 import { hasSandboxState, mkdirState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';
 import { postgresSandbox, postgresTarget, type PostgresSandbox } from './postgres.js';
 import { sqliteSandbox, sqliteTarget, type SqliteSandbox } from './sqlite.js';
+import { conflicted } from '../review/merge-markers.js';
 
 interface Located {
   readonly root: string;
@@ -137,8 +138,10 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
   const removedTempFiles = await sweepIfDead(located, io);
   const overlay = await openExisting(located);
   const changes = overlay ? await overlay.changes(located.paths, against(parsed)) : [];
+  // Files a merge left with conflict markers (commit refuses them).
+  const marked = new Set(overlay ? await conflicted(overlay, located.paths) : []);
   if (parsed.values.json === true) {
-    const out = changes.map((c) => changeJson(located.root, c));
+    const out = changes.map((c) => ({ ...changeJson(located.root, c), ...(marked.has(c.path) ? { conflicted: true } : {}) }));
     io.stdout.write(`${JSON.stringify({ changes: out, removedTempFiles }, null, 2)}\n`);
     return EXIT_OK;
   }
@@ -153,7 +156,8 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
     const dir = change.type === 'directory' ? '/' : '';
     // A link shows what it holds, as `ls -l` does.
     const text = change.linkText === undefined ? '' : ` -> ${change.linkText}`;
-    io.stdout.write(`${paint[change.kind](LETTER[change.kind])} ${from}${display(located.root, change.path)}${dir}${text}\n`);
+    const note = marked.has(change.path) ? ` ${c.red('(conflicted: holds merge markers)')}` : '';
+    io.stdout.write(`${paint[change.kind](LETTER[change.kind])} ${from}${display(located.root, change.path)}${dir}${text}${note}\n`);
   }
   return EXIT_OK;
 }

@@ -1,6 +1,10 @@
+import { FsError } from '../seam/index.js';
+import type { OverlayFileSystem } from '../backends/overlay/index.js';
+import { holdsMarkers } from '../backends/overlay/commit-markers.js';
+import { upperStateOf } from '../backends/overlay/compose.js';
 import { linesOf, MARKERS } from './merge-lines.js';
 
-export { holdsMarkers } from '../backends/overlay/commit-markers.js';
+export { holdsMarkers };
 
 const isMarker = (line: string, marker: string) => line.replace(/\r?\n$/, '') === marker;
 
@@ -21,4 +25,16 @@ export function resolveMarkers(text: string, take: 'ours' | 'base' | 'theirs', n
     else if (section === 'out' || section === take) out.push(line);
   }
   return out.join('');
+}
+
+/** The changed files of `overlay` (at or below `paths`) that hold conflict markers: `status` shows them, `commit` refuses them. */
+export async function conflicted(overlay: OverlayFileSystem, paths?: readonly string[]): Promise<string[]> {
+  const state = upperStateOf(overlay);
+  if (state === undefined) throw new FsError('FS_INVALID_ARGUMENT', 'conflicted takes an overlay (createOverlayFs)');
+  const out: string[] = [];
+  for (const c of await overlay.changes(paths)) {
+    const e = state.entries.get(c.path);
+    if (e?.kind === 'file' && holdsMarkers(e.bytes)) out.push(c.path);
+  }
+  return out;
 }

@@ -1,0 +1,33 @@
+// Help for the merge command; the option texts are help.ts's.
+
+export function mergeHelp(state: string) {
+  return {
+    merge: `Usage: dsh-fs merge --root DIR [--state DIR] --from FORK_STATE [--markers] [--dry-run] [--json]
+       dsh-fs merge --sqlite FILE [--workspace NAME] [--sandbox NAME] --from NAME [--markers] [--dry-run] [--json]
+
+Three-way merges the fork kept in FORK_STATE (made by "dsh-fs fork --into FORK_STATE") into the
+sandbox it was forked from, path by path against the sandbox as it was at the fork: a path only
+one side changed takes that side; a text file both changed gets both edits when they are
+separated by an unchanged line; anything else that collides (overlapping edits, a removal against
+a change, a file against a directory, binary files changed on both sides) is a conflict, listed
+with the base, ours (the sandbox) and theirs (the fork) lines of each region. By default nothing
+changes when there is any conflict. The merge is one change of the sandbox ("dsh-fs rewind"
+undoes it); a path the sandbox changed while the merge was computed is reported, not overwritten.
+
+Options:
+  --root DIR       the directory the sandbox is over (required)
+${state}
+  --from FORK      the fork's state directory (with --sqlite: the fork's sandbox name) (required)
+  --markers        apply everything, and write each text conflict into its file between git-style
+                   markers (<<<<<<< parent, ||||||| base, =======, >>>>>>> fork): "dsh-fs status"
+                   shows such files as conflicted and "dsh-fs commit" refuses them until the
+                   markers are gone
+  --dry-run        report what would be merged, change nothing
+  --json           print { "merged": [paths], "conflicts": [{ "path", "kind", "regions":
+                   [{ "base", "ours", "theirs", "baseStart", "oursStart", "theirsStart" }] }] }
+  -h, --help       show this help
+
+Exit status: 0 merged (or nothing to merge), 1 conflicts (nothing changed unless --markers), 2 usage.
+`,
+  };
+}
