@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
 import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
 import { holdsMarkers, merge, resolveMarkers } from '../../src/review/index.js';
+import { mergeText } from '../../src/review/merge-lines.js';
 
 const lines = (n: number, tag = '') => Array.from({ length: n }, (_, i) => `line ${i + 1}${tag}\n`).join('');
 const edit = (text: string, line: number, to: string) => text.split('\n').map((l, i) => (i === line - 1 ? to : l)).join('\n');
@@ -159,5 +160,42 @@ describe('merge of forks into their parent', () => {
     const r = await merge(parent, fork);
     expect(r).toEqual({ merged: [], conflicts: [expect.objectContaining({ path: '/p/c.txt', kind: 'changed' })], marked: [], applied: false });
     expect(await read(parent, '/p/c.txt')).toBe('c by someone\n');
+  });
+});
+
+describe('line-level merge: what a line is (the seam\'s rule, not node-diff3\'s)', () => {
+  const m = (base: string | undefined, ours: string, theirs: string) => mergeText(base === undefined ? undefined : Buffer.from(base), Buffer.from(ours), Buffer.from(theirs));
+  const text = (r: ReturnType<typeof m>) => (r.ok ? Buffer.from(r.bytes).toString() : undefined);
+
+  it('given strings, node-diff3 splits at whitespace: the merge gives it lines, so line breaks survive', async () => {
+    const { merge: wordMerge } = await import('node-diff3');
+    expect(wordMerge('a b\nc\n', 'a b\nc\n', 'a b\nc\nd\n').result).toEqual(['a', 'b', 'c', 'd', '']);
+    expect(text(m('a b\nc\n', 'a b\nc\n', 'a b\nc\nd\n'))).toBe('a b\nc\nd\n');
+  });
+
+  it('keeps CRLF lines, and a CRLF-to-LF change of a line is a change of that line', () => {
+    expect(text(m('a\r\nb\r\nc\r\n', 'A\r\nb\r\nc\r\n', 'a\r\nb\r\nC\r\n'))).toBe('A\r\nb\r\nC\r\n');
+    expect(m('a\r\nb\r\n', 'a\nb\r\n', 'A\r\nb\r\n').ok).toBe(false);
+    // A lone CR is part of its line (L3).
+    expect(text(m('a\rb\nm\nc\n', 'a\rB\nm\nc\n', 'a\rb\nm\nC\n'))).toBe('a\rB\nm\nC\n');
+  });
+
+  it('a missing final line break is part of the last line', () => {
+    expect(text(m('a\nm\nb', 'A\nm\nb', 'a\nm\nb\n'))).toBe('A\nm\nb\n');
+    const r = m('a\nb', 'a\nB', 'a\nb\n');
+    expect(r.ok).toBe(false);
+    // The marker block closes each side's last line so every marker starts a line.
+    expect(!r.ok && Buffer.from(r.withMarkers).toString()).toBe('a\n<<<<<<< parent\nB\n||||||| base\nb\n=======\nb\n>>>>>>> fork\n');
+  });
+
+  it('a UTF-8 BOM is not a line: one side adding it is a change that merges with the other\'s edits', () => {
+    expect(text(m('a\nb\n', '\uFEFFa\nb\n', 'a\nB\n'))).toBe('\uFEFFa\nB\n');
+    expect(text(m('\uFEFFa\nb\n', 'a\nb\n', '\uFEFFA\nb\n'))).toBe('A\nb\n');
+  });
+
+  it('writes markers with the file\'s own line break', () => {
+    const r = m('a\r\n', 'b\r\n', 'c\r\n');
+    expect(!r.ok && Buffer.from(r.withMarkers).toString()).toBe('<<<<<<< parent\r\nb\r\n||||||| base\r\na\r\n=======\r\nc\r\n>>>>>>> fork\r\n');
+    expect(holdsMarkers(r.ok ? new Uint8Array() : r.withMarkers)).toBe(true);
   });
 });
