@@ -49,6 +49,7 @@ const OPTIONS: Record<Command, Options> = {
   import: TRANSFER,
   export: TRANSFER,
   merge: options([...SANDBOX, 'from'], ['markers', 'dry-run', 'json']),
+  sync: options(SANDBOX, ['markers', 'dry-run', 'json']),
 };
 
 const TAKES_PATHS: Record<Command, boolean> = {
@@ -68,6 +69,7 @@ const TAKES_PATHS: Record<Command, boolean> = {
   import: false,
   export: false,
   merge: false,
+  sync: false,
 };
 
 export interface Parsed {

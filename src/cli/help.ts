@@ -37,6 +37,7 @@ Usage:
   dsh-fs log     --root DIR [--state DIR] [--path P] [--owner O] [--tool T] [--since TIME] [--json]
   dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
   dsh-fs merge   --root DIR [--state DIR] --from FORK_STATE [--markers] [--dry-run] [--json]
+  dsh-fs sync    --root DIR [--state DIR] [--markers] [--dry-run] [--json]
   dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] MOUNTPOINT
   dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
@@ -57,6 +58,7 @@ Commands:
   log       list the tool calls served: who changed what, when, with what outcome
   fork      fork the sandbox into a new state directory (shared, not copied) that another serve can use
   merge     three-way merge a fork into the sandbox it was forked from
+  sync      three-way merge what changed in DIR since the sandbox read it into the sandbox
   mount     serve the sandbox (or DIR) through FUSE at a mountpoint, so any program can use it
   run       run a command in the sandbox, mounted at a temporary directory, then unmount
   demo      run a scripted agent session on a sample project in a temporary directory
@@ -291,5 +293,5 @@ Options:
   -h, --help    show this help
 `,
   ...historyHelp(STATE_HELP, POSTGRES_HELP, PATHS_HELP),
-  ...mergeHelp(STATE_HELP),
+  ...mergeHelp(STATE_HELP, POSTGRES_HELP),
 };

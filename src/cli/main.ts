@@ -22,6 +22,7 @@ import { mountCommand, runCommand } from './mount.js';
 import type { Io } from './io.js';
 import { commit, diff, discard, fork, status } from './review.js';
 import { mergeCommand } from './merge.js';
+import { syncCommand } from './sync.js';
 import { checkpoints, rewind } from './history.js';
 import { log as auditLogCommand, serveAuditLog } from './audit.js';
 import { auditPlugin } from '../harness/audit.js';
@@ -84,6 +85,8 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await fork(parsed, io);
       case 'merge':
         return await mergeCommand(parsed, io);
+      case 'sync':
+        return await syncCommand(parsed, io);
       case 'mount':
         return await mountCommand(parsed, io);
       case 'run':

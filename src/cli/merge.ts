@@ -46,7 +46,7 @@ export async function mergeCommand(parsed: Parsed, io: Io): Promise<number> {
 }
 
 /** The report of a merge or a sync: `--json` as documented, else one line per path and the conflicting regions. */
-export function printResult(result: MergeResult, root: string, json: boolean, dryRun: boolean, io: Io): void {
+export function printResult(result: MergeResult, root: string, json: boolean, dryRun: boolean, io: Io, ours = 'ours', theirs = 'theirs'): void {
   const rel = (p: string) => display(root, p);
   if (json) {
     const conflicts = result.conflicts.map((c) => ({ path: rel(c.path), kind: c.kind, regions: c.regions }));
@@ -65,7 +65,7 @@ export function printResult(result: MergeResult, root: string, json: boolean, dr
   for (const c of result.conflicts) {
     io.stdout.write(`  ${c.kind} ${rel(c.path)}: ${c.message}${marked.has(c.path) ? ' (markers written)' : ''}\n`);
     for (const r of c.regions) {
-      io.stdout.write(`    base at line ${r.baseStart}:\n${indent(r.base)}    ours at line ${r.oursStart}:\n${indent(r.ours)}    theirs at line ${r.theirsStart}:\n${indent(r.theirs)}`);
+      io.stdout.write(`    base at line ${r.baseStart}:\n${indent(r.base)}    ${ours} at line ${r.oursStart}:\n${indent(r.ours)}    ${theirs} at line ${r.theirsStart}:\n${indent(r.theirs)}`);
     }
   }
 }
