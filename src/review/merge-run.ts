@@ -72,7 +72,6 @@ export async function runMerge(view: OverlayFileSystem, keys: Iterable<string>, 
  */
 async function keepTree(view: OverlayFileSystem, steps: readonly Step[], conflicts: MergeConflict[], options: FsOpOptions): Promise<Step[]> {
   const next = new Map(steps.map((s) => [s.key, s.next] as const));
-  // (a directory that goes: a conflict when something below it stays)
   const blocked = new Set<string>();
   for (const s of steps) {
     if (s.now.kind !== 'dir' || s.next.kind === 'dir') continue;
