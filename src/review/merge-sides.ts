@@ -16,20 +16,34 @@ export type Side =
 
 export const ABSENT: Side = { kind: 'absent' };
 
-export const EMPTY_LAYER: UpperSnapshot = { entries: PMap.empty(), dirs: PSet.empty(), opaque: PSet.empty() };
-
 export function keyTarget(key: string): FsTarget {
   return { targetKey: FsTargetKey(key), displayPath: key };
 }
 
-/** The side `layer` (over `lower`) shows at `key`. */
-export async function sideAt(lower: FileSystem, layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<Side> {
+/** What the lower shows at a key. */
+export type LowerSides = (key: string) => Promise<Side>;
+
+/** The lower's side at each key, each read once (a merge asks for the base's and ours at the same key). */
+export function lowerSides(lower: FileSystem, signal: AbortSignal | undefined): LowerSides {
+  const seen = new Map<string, Promise<Side>>();
+  return (key) => {
+    let side = seen.get(key);
+    if (side === undefined) {
+      side = lowerSide(lower, key, signal);
+      seen.set(key, side);
+    }
+    return side;
+  };
+}
+
+/** The side `layer` (over the lower) shows at `key`. */
+export async function sideAt(lowerAt: LowerSides, layer: UpperSnapshot, key: string): Promise<Side> {
   const e = layer.entries.get(key);
   if (e?.kind === 'file') return { kind: 'file', bytes: e.bytes, version: e.version, executable: e.executable === true };
   if (e?.kind === 'link') return { kind: 'link', text: e.text };
   if (layer.dirs.has(key)) return { kind: 'dir' };
   if (e?.kind === 'whiteout' || hiddenIn(layer.opaque, key)) return ABSENT;
-  return lowerSide(lower, key, signal);
+  return lowerAt(key);
 }
 
 async function lowerSide(lower: FileSystem, key: string, signal: AbortSignal | undefined): Promise<Side> {

@@ -3,7 +3,7 @@ import type { OverlayFileSystem } from '../backends/overlay/index.js';
 import { upperStateOf } from '../backends/overlay/compose.js';
 import type { UpperSnapshot } from '../backends/overlay/state.js';
 import { runMerge, type MergeOptions, type MergeResult } from './merge-run.js';
-import { changedKeys, sideAt } from './merge-sides.js';
+import { changedKeys, lowerSides, sideAt } from './merge-sides.js';
 
 export type { MergeOptions, MergeResult } from './merge-run.js';
 export type { MergeConflict, MergeConflictKind } from './merge-plan.js';
@@ -28,9 +28,11 @@ export async function merge(parent: OverlayFileSystem, fork: OverlayFileSystem, 
   // Only where the fork changed something can the merge change the parent.
   const keys = new Set<string>();
   changedKeys(base, forkNow, keys);
-  const lower = parent.lower;
-  const read = (layer: UpperSnapshot) => (key: string) => sideAt(lower, layer, key, options.signal);
-  return runMerge(parent, keys, { base: read(base), ours: read(parentNow), theirs: read(forkNow), current: (key) => read(ours.snapshot())(key) }, options);
+  const lowerAt = lowerSides(parent.lower, options.signal);
+  const read = (layer: UpperSnapshot) => (key: string) => sideAt(lowerAt, layer, key);
+  // After a failed guard: the parent as it is now, the lower read afresh.
+  const current = (key: string) => sideAt(lowerSides(parent.lower, options.signal), ours.snapshot(), key);
+  return runMerge(parent, keys, { base: read(base), ours: read(parentNow), theirs: read(forkNow), current }, options);
 }
 
 async function rootOf(lower: FileSystem): Promise<string> {

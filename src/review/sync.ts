@@ -6,7 +6,7 @@ import { BASE_BYTES_MAX } from '../backends/overlay/base-bytes.js';
 import { isText } from './merge-lines.js';
 import { decide, type MergeConflict } from './merge-plan.js';
 import type { MergeOptions, MergeResult } from './merge-run.js';
-import { ABSENT, EMPTY_LAYER, sideAt, type Side } from './merge-sides.js';
+import { ABSENT, lowerSides, sideAt, type Side } from './merge-sides.js';
 
 const NAMES = { ours: 'sandbox', theirs: 'folder' };
 
@@ -20,7 +20,7 @@ export async function sync(sandbox: OverlayFileSystem, options: MergeOptions = {
   const state = upperStateOf(sandbox);
   if (state === undefined) throw new FsError('FS_INVALID_ARGUMENT', 'sync takes an overlay (createOverlayFs)');
   const layer = state.snapshot();
-  const lower = sandbox.lower;
+  const lowerAt = lowerSides(sandbox.lower, options.signal);
   const merged: string[] = [];
   const marked: string[] = [];
   const conflicts: MergeConflict[] = [];
@@ -28,7 +28,7 @@ export async function sync(sandbox: OverlayFileSystem, options: MergeOptions = {
   for (const [key, entry] of [...layer.entries].sort(([a], [b]) => compareNames(a, b))) {
     throwIfAborted(options.signal, 'cannot sync');
     if (entry.kind === 'file' && entry.origin !== undefined) continue; // a move: commit checks its source
-    const theirs = await sideAt(lower, EMPTY_LAYER, key, options.signal);
+    const theirs = await lowerAt(key);
     if (versionOf(theirs) === entry.base) continue; // the folder did not change there
     if (entry.kind === 'link') {
       conflicts.push({ path: key, kind: 'type', message: 'a link in the sandbox, changed in the folder', regions: [] });
@@ -43,7 +43,7 @@ export async function sync(sandbox: OverlayFileSystem, options: MergeOptions = {
       }
       continue;
     }
-    const ours = await sideAt(lower, layer, key, options.signal);
+    const ours = await sideAt(lowerAt, layer, key);
     const base = baseOf(entry, theirs);
     if (base === undefined) {
       conflicts.push({ path: key, kind: 'content', message: 'changed in the folder and in the sandbox; its first content was not kept (not text, or over 256 KiB)', regions: [] });
