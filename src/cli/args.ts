@@ -52,6 +52,8 @@ const OPTIONS: Record<Command, Options> = {
   export: TRANSFER,
   review: options([...SANDBOX, 'port'], ['against-parent', 'json', 'web']),
   reject: { ...options([...SANDBOX, 'reason'], ['json']), hunk: { type: 'string', multiple: true } },
+  merge: options([...SANDBOX, 'from'], ['markers', 'dry-run', 'json']),
+  sync: options(SANDBOX, ['markers', 'dry-run', 'json']),
 };
 
 const TAKES_PATHS: Record<Command, boolean> = {
@@ -72,6 +74,8 @@ const TAKES_PATHS: Record<Command, boolean> = {
   export: false,
   review: true,
   reject: true,
+  merge: false,
+  sync: false,
 };
 
 export interface Parsed {

@@ -8,6 +8,7 @@ const QUOTA_HELP = `  --max-bytes N  refuse (FS_QUOTA_EXCEEDED; EDQUOT through a
                 in --mode direct, the directory or workspace as a whole. Not kept with the
                 sandbox: give it to every command that writes. See docs/quota.md
   --max-files N  the same for the number of files (links count; directories do not)`;
+import { mergeHelp } from './help-merge.js';
 
 // The options `mount` and `run` share after --state.
 const MOUNT_HELP = `  --read-only   refuse every change (EROFS)
@@ -47,6 +48,8 @@ Usage:
   dsh-fs rewind  --root DIR [--state DIR] --to ID [--json] [PATH...]
   dsh-fs log     --root DIR [--state DIR] [--path P] [--owner O] [--tool T] [--since TIME] [--json]
   dsh-fs fork    --root DIR [--state DIR] --into NEWSTATE [--json]
+  dsh-fs merge   --root DIR [--state DIR] --from FORK_STATE [--markers] [--dry-run] [--json]
+  dsh-fs sync    --root DIR [--state DIR] [--markers] [--dry-run] [--json]
   dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] MOUNTPOINT
   dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
@@ -68,6 +71,8 @@ Commands:
   rewind    make the sandbox what it was at a checkpoint
   log       list the tool calls served: who changed what, when, with what outcome
   fork      fork the sandbox into a new state directory (shared, not copied) that another serve can use
+  merge     three-way merge a fork into the sandbox it was forked from
+  sync      three-way merge what changed in DIR since the sandbox read it into the sandbox
   mount     serve the sandbox (or DIR) through FUSE at a mountpoint, so any program can use it
   run       run a command in the sandbox, mounted at a temporary directory, then unmount
   demo      run a scripted agent session on a sample project in a temporary directory
@@ -322,4 +327,5 @@ Options:
 `,
   ...historyHelp(STATE_HELP, POSTGRES_HELP, PATHS_HELP),
   ...reviewHelp(STATE_HELP, POSTGRES_HELP, PATHS_HELP),
+  ...mergeHelp(STATE_HELP, POSTGRES_HELP),
 };

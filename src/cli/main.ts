@@ -25,6 +25,8 @@ import { fork } from './sandbox.js';
 import { commitHunks, hunkIds, reject, review } from './review-hunks.js';
 import { dirFeedback, reviewNotes } from '../review/index.js';
 import { reviewTools } from '../mcp/review-tools.js';
+import { mergeCommand } from './merge.js';
+import { syncCommand } from './sync.js';
 import { checkpoints, rewind } from './history.js';
 import { log as auditLogCommand, serveAuditLog } from './audit.js';
 import { auditPlugin } from '../harness/audit.js';
@@ -88,6 +90,10 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
         return await auditLogCommand(parsed, io);
       case 'fork':
         return await fork(parsed, io);
+      case 'merge':
+        return await mergeCommand(parsed, io);
+      case 'sync':
+        return await syncCommand(parsed, io);
       case 'mount':
         return await mountCommand(parsed, io);
       case 'run':

@@ -6,6 +6,7 @@ import type { Io } from './io.js';
 import { checkpointArg, display, exclusive, hasState, locate, openExisting, sweepAfter, sweepIfDead, waiting } from './sandbox.js';
 import { commitIgnored, commitJson, diffIgnored, ignoredJson, splitIgnored, statusIgnored } from './ignored.js';
 import { ignoredGroups } from '../backends/overlay/index.js';
+import { conflicted } from '../review/merge-markers.js';
 
 const LETTER: Record<OverlayChangeKind, string> = { added: 'A', modified: 'M', deleted: 'D', renamed: 'R' };
 
@@ -27,8 +28,10 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
   const overlay = await openExisting(located, io);
   const removedTempFiles = await sweepIfDead(located, io);
   const { listed: changes, groups } = splitIgnored(located.root, overlay ? await overlay.changes(located.paths, against(parsed)) : []);
+  // Files a merge left with conflict markers (commit refuses them).
+  const marked = new Set(overlay ? await conflicted(overlay, located.paths) : []);
   if (parsed.values.json === true) {
-    const out = changes.map((c) => changeJson(located.root, c));
+    const out = changes.map((c) => ({ ...changeJson(located.root, c), ...(marked.has(c.path) ? { conflicted: true } : {}) }));
     io.stdout.write(`${JSON.stringify({ changes: out, ignored: ignoredJson(groups), removedTempFiles }, null, 2)}\n`);
     return EXIT_OK;
   }
@@ -43,7 +46,8 @@ export async function status(parsed: Parsed, io: Io): Promise<number> {
     const dir = change.type === 'directory' ? '/' : '';
     // A link shows what it holds, as `ls -l` does.
     const text = change.linkText === undefined ? '' : ` -> ${change.linkText}`;
-    io.stdout.write(`${paint[change.kind](LETTER[change.kind])} ${from}${display(located.root, change.path)}${dir}${text}\n`);
+    const note = marked.has(change.path) ? ` ${c.red('(conflicted: holds merge markers)')}` : '';
+    io.stdout.write(`${paint[change.kind](LETTER[change.kind])} ${from}${display(located.root, change.path)}${dir}${text}${note}\n`);
   }
   io.stdout.write(statusIgnored(groups));
   return EXIT_OK;

@@ -17,6 +17,10 @@ export type {
 } from './types.js';
 export { dirFeedback, feedbackNote, memoryFeedback, sandboxFeedback, type FeedbackStore } from './feedback.js';
 export { reviewNotes } from './notes.js';
+// Combining work: three-way merge of a fork into its parent (see docs/merge.md).
+export { merge, type MergeConflict, type MergeConflictKind, type MergeOptions, type MergeRegion, type MergeResult } from './merge.js';
+export { conflicted, holdsMarkers, resolveMarkers } from './merge-markers.js';
+export { sync } from './sync.js';
 
 /**
  * Opens the review of a sandbox: its changes as files and hunks, and the decisions on them (see

@@ -41,6 +41,11 @@ export function overlayCore(overlay: OverlayFileSystem): (OverlayCore & { readon
   return cores.get(overlay);
 }
 
+/** The upper state of an overlay this module made (merge compares layers), else undefined. */
+export function upperStateOf(overlay: OverlayFileSystem): UpperState | undefined {
+  return states.get(overlay);
+}
+
 function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, rootKey: string, state: UpperState, owner: string | undefined): OverlayFileSystem {
   const { lower } = options;
   const core = { lower, state, rootKey, lock: new KeyedMutex(), ...(owner === undefined ? {} : { owner }) };

@@ -5,6 +5,7 @@ import type { PlannedSwap, SwapPlanRequest } from './batch.js';
 import { visibleLowerStat, type OverlayProviderContext } from './provider-context.js';
 import { dirsToCreate } from './provider-dirs.js';
 import { needsWhiteout } from './provider-entries.js';
+import { baseContent } from './base-bytes.js';
 
 /**
  * The view's file at `target` without reading any content: its version (undefined when there is
@@ -77,7 +78,10 @@ export async function planSwap(ctx: OverlayProviderContext, swap: SwapPlanReques
   const base = view.entry ? view.entry.base : view.lower?.version;
   // A moved file keeps where it came from when rewritten (changes() shows a rename with edits).
   const origin = moved ? moved.origin : view.entry?.kind === 'file' ? view.entry.origin : undefined;
-  const file: UpperFile = { kind: 'file', bytes, version, mtimeMs: Date.now(), base, ...(origin ? { origin } : {}), ...(executable ? { executable: true } : {}) };
+  const baseBytes = view.entry ? (view.entry.kind === 'file' ? view.entry.baseBytes : undefined) : await baseContent(ctx.lower, target, view.lower, lowerNow, signal);
+  const file: UpperFile = {
+    kind: 'file', bytes, version, mtimeMs: Date.now(), base, ...(origin ? { origin } : {}), ...(executable ? { executable: true } : {}), ...(baseBytes ? { baseBytes } : {}),
+  };
   return { result: { ok: true, existed, version }, change: { entries: [[key, file]], addDirs } };
 }
 

@@ -4,6 +4,7 @@ import { createReviewContext } from './review-context.js';
 import { changes } from './review-status.js';
 import { diff } from './review-diff.js';
 import { commit } from './review-commit.js';
+import { commitUnmarked } from './commit-markers.js';
 import { discard } from './review-discard.js';
 import type { OverlayChange, OverlayCommitOptions, OverlayCommitResult } from './review-types.js';
 
@@ -24,7 +25,7 @@ export function createReview(core: OverlayCore, view: FileSystem) {
   return {
     changes: (paths?: readonly string[], options: FsOpOptions = {}): Promise<OverlayChange[]> => changes(ctx, paths, options),
     diff: (paths?: readonly string[], options: FsOpOptions & { readonly includeIgnored?: boolean } = {}): Promise<string> => diff(ctx, paths, options),
-    commit: (paths?: readonly string[], options: OverlayCommitOptions = {}): Promise<OverlayCommitResult> => commit(ctx, paths, options),
+    commit: (paths?: readonly string[], options: OverlayCommitOptions = {}): Promise<OverlayCommitResult> => commitUnmarked(commit, ctx, paths, options),
     discard: (paths?: readonly string[], options: FsOpOptions = {}): Promise<void> => discard(ctx, paths, options),
   };
 }

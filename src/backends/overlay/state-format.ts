@@ -27,6 +27,8 @@ export interface DocEntry {
   readonly link?: string;
   /** Version 5: the content itself (base64), for a content of at most INLINE_MAX_BYTES; `blob` is still its digest. */
   readonly data?: string;
+  /** The lower's content at `base` (base64), when kept (UpperFile.baseBytes); older documents have none. */
+  readonly baseData?: string;
 }
 
 export interface StateDocument {
@@ -162,6 +164,7 @@ export function docEntry(path: string, e: UpperEntry): DocEntry {
     ...(e.kind === 'file' && e.executable ? { executable: true as const } : {}),
     ...(e.kind === 'link' ? { link: e.text } : {}),
     ...(e.kind === 'file' && !isStored(e.bytes) ? { data: Buffer.from(e.bytes.buffer, e.bytes.byteOffset, e.bytes.byteLength).toString('base64') } : {}),
+    ...(e.kind === 'file' && e.baseBytes ? { baseData: Buffer.from(e.baseBytes.buffer, e.baseBytes.byteOffset, e.baseBytes.byteLength).toString('base64') } : {}),
   };
 }
 

@@ -89,7 +89,7 @@ function checkHistory(d: Partial<StateDocument>, where: string): void {
 }
 
 function checkEntry(e: unknown, where: string): void {
-  const x = e as { path?: unknown; base?: unknown; blob?: unknown; mtimeMs?: unknown; origin?: unknown; executable?: unknown; data?: unknown } | null;
+  const x = e as { path?: unknown; base?: unknown; blob?: unknown; mtimeMs?: unknown; origin?: unknown; executable?: unknown; data?: unknown; baseData?: unknown } | null;
   const o = x?.origin as { path?: unknown; version?: unknown } | undefined | null;
   if (
     typeof x !== 'object' ||
@@ -101,6 +101,7 @@ function checkEntry(e: unknown, where: string): void {
     !(x.mtimeMs === undefined || typeof x.mtimeMs === 'number') ||
     !(x.executable === undefined || x.executable === true) ||
     !(x.data === undefined || (typeof x.blob === 'string' && typeof x.data === 'string' && BASE64.test(x.data))) ||
+    !(x.baseData === undefined || (typeof x.blob === 'string' && typeof x.baseData === 'string' && BASE64.test(x.baseData))) ||
     !(o === undefined || (typeof o === 'object' && o !== null && typeof o.path === 'string' && o.path.startsWith('/') &&
       (o.version === undefined || typeof o.version === 'string')))
   ) {

@@ -205,6 +205,7 @@ function reader(store: UpperStore): (e: DocEntry) => Promise<UpperEntry> {
     return {
       kind: 'file', bytes, version: contentVersion(bytes), mtimeMs: e.mtimeMs ?? 0, base,
       ...(origin ? { origin } : {}), ...(e.executable === true ? { executable: true } : {}),
+      ...(e.baseData === undefined ? {} : { baseBytes: inline(e.baseData) }),
     };
   };
 }

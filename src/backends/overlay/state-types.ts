@@ -14,6 +14,11 @@ export interface UpperFile {
   readonly origin?: UpperOrigin;
   /** The executable bit (X1); absent means clear. */
   readonly executable?: true;
+  /**
+   * The lower's bytes at `base` (the content the overlay first read), kept for a text file of at
+   * most BASE_BYTES_MAX bytes so that a later sync can merge three ways; absent otherwise.
+   */
+  readonly baseBytes?: Uint8Array;
 }
 
 /**
