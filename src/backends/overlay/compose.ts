@@ -1,4 +1,5 @@
 import { FsError, KeyedMutex, createChangeHub, createFs, reportChanges, throwIfAborted, type CreateFsOptions, type FileSystem, type FsOpOptions } from '../../seam/index.js';
+import type { OverlayCore } from './core.js';
 import { createForkReview } from './fork.js';
 import { createHistory } from './history.js';
 import type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions, OverlayRewindOptions } from './types.js';
@@ -30,6 +31,12 @@ export async function composeOverlay(
 
 /** The upper state of each overlay this module made (for adopt). */
 const states = new WeakMap<OverlayFileSystem, UpperState>();
+const cores = new WeakMap<OverlayFileSystem, OverlayCore>();
+
+/** The storage of an overlay this module made (for runs, which import a layer of changes at once); undefined for any other object. */
+export function coreOf(overlay: OverlayFileSystem): OverlayCore | undefined {
+  return cores.get(overlay);
+}
 
 function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, rootKey: string, state: UpperState): OverlayFileSystem {
   const { lower } = options;
@@ -77,6 +84,7 @@ function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, roo
     },
   });
   states.set(overlay, state);
+  cores.set(overlay, core);
   return overlay;
 }
 
