@@ -21,7 +21,7 @@ export function runQuietly(file: string, args: readonly string[]): Promise<{ cod
 export async function makeWhiteouts(paths: readonly string[]): Promise<void> {
   for (let i = 0; i < paths.length; i += 200) {
     const chunk = paths.slice(i, i + 200);
-    const { code, stderr } = await runQuietly('sh', ['-c', 'for p; do mknod "$p" c 0 0 || exit 1; done', 'dsh-fs-whiteout', ...chunk]);
+    const { code, stderr } = await runQuietly('sh', ['-c', 'for p; do [ -e "$p" ] || [ -L "$p" ] || mknod "$p" c 0 0 || exit 1; done', 'dsh-fs-whiteout', ...chunk]);
     if (code !== 0) throw new FsError('FS_UNSUPPORTED', `cannot lay out the sandbox's removals for overlayfs (mknod c 0 0): ${stderr.trim() || `exit ${code}`}`);
   }
 }

@@ -95,7 +95,9 @@ export async function buildLayer(paths: LayerPaths, layer: UpperSnapshot, root: 
     else if (entry?.kind === 'file') await writeFile(at, entry.bytes, { mode: entry.executable === true ? 0o755 : 0o644 });
   }
   // A directory removed and made again shows nothing of the project below it: hide what the project has there.
-  for (const rel of opaque) await hideProject(join(root, rel), join(paths.dir, rel), whiteouts);
+  const opaqueSet = new Set(opaque);
+  // The topmost only: hiding walks down through the layer's directories below.
+  for (const rel of opaque.filter((r) => !hasAncestorIn(r, opaqueSet))) await hideProject(join(root, rel), join(paths.dir, rel), whiteouts);
   await makeWhiteouts(whiteouts);
   await writeManifest(paths.manifest, false, Object.fromEntries(want));
   return { made: redo.length, removed: gone.length };

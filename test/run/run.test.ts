@@ -37,18 +37,21 @@ describe.skipIf(missing !== undefined)(`runInSandbox on overlayfs${missing === u
   });
 
   it('a second run sees the first run and the agent: removals, a directory made again, links, modes; the layer is redone only where they changed', async () => {
-    p = await project({ 'a.txt': 'a\n', 'dir/one': '1\n', 'dir/two': '2\n', 'rm.txt': 'r\n', 'bin/tool': 'echo\n' });
+    p = await project({ 'a.txt': 'a\n', 'dir/one': '1\n', 'dir/two': '2\n', 'rm.txt': 'r\n', 'bin/tool': 'echo\n', 'old/x/y': 'y', 'old/z': 'z' });
     const sandbox = await p.sandbox();
     const at = (rel: string) => sandbox.resolve(join(p.root, rel));
     await sandbox.writeText(await at('agent.txt'), 'by agent\n');
+    await sandbox.rmdir(await at('old'), { recursive: true });
+    await sandbox.mkdir(await at('old/x'));
+    await sandbox.writeText(await at('old/four'), '4');
     const first = await runInSandbox(sandbox, ['sh', '-c', 'rm -r dir && mkdir dir && echo 3 > dir/three && rm rm.txt && chmod +x bin/tool && ln -s dir/three t'], { scratchDir: p.scratch });
     expect(first.exitCode).toBe(0);
-    const seen = await runInSandbox(sandbox, ['sh', '-c', 'ls -A . dir | tr "\\n" " "; cat agent.txt t; test -x bin/tool && echo x'], { scratchDir: p.scratch, stdio: 'pipe' });
-    expect(seen.stdout?.toString()).toBe('.: a.txt agent.txt bin dir t  dir: three by agent\n3\nx\n');
+    const seen = await runInSandbox(sandbox, ['sh', '-c', 'ls -A . dir old old/x | tr "\\n" " "; cat agent.txt t; test -x bin/tool && echo x'], { scratchDir: p.scratch, stdio: 'pipe' });
+    expect(seen.stdout?.toString()).toBe('.: a.txt agent.txt bin dir old t  dir: three  old: four x  old/x: by agent\n3\nx\n');
     expect(seen.added.length + seen.changed.length + seen.deleted.length).toBe(0);
     expect(seen.checkpoint).toBeUndefined();
     const manifest = JSON.parse(await readFile(join(p.scratch, 'layer.json'), 'utf8')) as { entries: Record<string, string> };
-    expect(manifest.entries).toMatchObject({ 'agent.txt': expect.stringMatching(/^f:/), dir: 'do', 'rm.txt': 'w', t: 'l:dir/three' });
+    expect(manifest.entries).toMatchObject({ 'agent.txt': expect.stringMatching(/^f:/), old: 'do', 'rm.txt': 'w', t: 'l:dir/three' });
   });
 
   it('a path the sandbox changed during the run is a conflict: the sandbox keeps its bytes, the program\'s are kept aside, the rest imports', async () => {
