@@ -44,7 +44,7 @@ const OPTIONS: Record<Command, Options> = {
   log: options([...SANDBOX, 'audit-file', 'path', 'owner', 'tool', 'since', 'until', 'limit'], ['json']),
   fork: options(['root', 'state', 'into'], ['json']),
   mount: options([...SANDBOX, 'mode', 'cache'], ['read-only']),
-  run: options([...SANDBOX, 'mode', 'fork', 'cache'], ['read-only', 'jail', 'no-network']),
+  run: options([...SANDBOX, 'mode', 'fork', 'cache'], ['read-only', 'jail', 'no-network', 'json']),
   demo: options(['keep']),
   import: TRANSFER,
   export: TRANSFER,

@@ -112,6 +112,10 @@ async function runProgram(scratch: Scratch, root: string, cwd: string, argv: rea
   try {
     exitCode = await ns.exited;
     found = await readBack(scratch.upper, `${ns.procRoot}${root}`, root, start.fork);
+  } catch (err) {
+    // FS_UNSUPPORTED means "nothing ran" to callers (who may run the program another way).
+    const e = toFsError(err, 'cannot read back what the program changed');
+    throw e.code === 'FS_UNSUPPORTED' ? new FsError('FS_IO_ERROR', e.message) : e;
   } finally {
     await ns.close();
   }
