@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { chmod, chown, readFile, readdir, writeFile } from 'node:fs/promises';
+import { chmod, chown, mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -91,5 +91,33 @@ describe.skipIf(missing !== undefined)(`dsh-fs run on overlayfs${missing === und
     expect(await readFile(join(p.root, 'a.txt'), 'utf8')).toBe('a\n');
     const sandbox = await p.sandbox();
     expect((await sandbox.readText(await sandbox.resolve(join(p.root, 'a.txt')))).text).toBe('u\n');
+  }, 60_000);
+});
+
+describe.skipIf(missing !== undefined)('dsh-fs run --jail on overlayfs', () => {
+  let p: Project;
+  beforeAll(ensureBuilt, 240_000);
+  afterEach(async () => p?.cleanup());
+
+  it('the host is read-only, $HOME and /tmp are private and writable (discarded), --no-network leaves only loopback', async () => {
+    const bwrap = await runQuietly('bwrap', ['--version']);
+    if (bwrap.code !== 0 && !process.env.CI) return;
+    p = await project({ 'a.txt': 'a\n' });
+    const home = join(p.dir, 'home');
+    await mkdir(home);
+    const script = [
+      'touch /etc/dsh-fs-jail-probe 2>/dev/null && echo host-writable',
+      'echo h > "$HOME/h" && echo home-ok',
+      'echo t > /tmp/t && echo tmp-ok',
+      'echo j > a.txt',
+      'tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\\n" " "',
+    ].join('; ');
+    const r = await runCli(['run', '--root', p.root, '--state', p.state, '--jail', '--no-network', '--', 'sh', '-c', script], { cwd: p.root, env: { HOME: home } });
+    expect(r.stderr).toMatch(/^run: 1 changed/);
+    expect(r.stdout).toBe('home-ok\ntmp-ok\nlo ');
+    expect(await readdir(home)).toEqual([]);
+    expect(await exists('/etc/dsh-fs-jail-probe')).toBe(false);
+    const sandbox = await p.sandbox();
+    expect((await sandbox.readText(await sandbox.resolve(join(p.root, 'a.txt')))).text).toBe('j\n');
   }, 60_000);
 });
