@@ -106,7 +106,7 @@ export async function mountCommand(parsed: Parsed, io: Io): Promise<number> {
 const RUN_CACHE_SECONDS = 3600;
 
 /** --read-only and --cache, checked before anything is mounted. */
-function mountOptions(parsed: Parsed, command: Command, log: (line: string) => void): MountOptions {
+export function mountOptions(parsed: Parsed, command: Command, log: (line: string) => void): MountOptions {
   const cache = optionalString(parsed, 'cache');
   const seconds = cache === undefined ? (command === 'run' ? RUN_CACHE_SECONDS : 0) : Number(cache);
   if (cache !== undefined && (cache.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > 3600)) {

@@ -5,7 +5,7 @@ import { FsError, isFsError } from '../seam/index.js';
 import { relativeInside } from '../seam/path.js';
 import { EXIT_FAILURE, UsageError, optionalString, requireString, type Parsed } from './args.js';
 import type { Io } from './io.js';
-import { forkFirst, onPath, runOnMount } from './mount.js';
+import { forkFirst, mountOptions, onPath, runOnMount } from './mount.js';
 import { openWorkspace, resolveRoot, resolveStateDir } from './workspace.js';
 
 /**
@@ -20,6 +20,8 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
   const offline = parsed.values['no-network'] === true;
   if (offline && !jail) throw new UsageError('--no-network applies to --jail only', 'run');
   const json = parsed.values.json === true;
+  // Checked whichever engine runs: --cache is the FUSE mount's, and a mistake in it is one anyway.
+  mountOptions(parsed, 'run', () => {});
   const fuse = (why: string) => {
     io.stderr.write(`dsh-fs: run: ${why}: running on the FUSE mount\n`);
     return runOnMount(parsed, io);

@@ -1,6 +1,6 @@
 import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import { isFsError, type FileSystem, type FsTarget } from '../seam/index.js';
+import { contentVersion, isFsError, type FileSystem, type FsTarget, type FsVersion } from '../seam/index.js';
 
 /** A path the run made that the sandbox cannot hold, reported and not imported. */
 export interface RunSkipped {
@@ -24,6 +24,11 @@ interface Walk {
   /** The sandbox as the run started, in memory: the run's changes are made here. */
   readonly fork: FileSystem;
   readonly out: ReadBack;
+  /**
+   * What the merged view no longer lists, removed from the fork only at the end: a file added
+   * elsewhere with the same bytes is then moved there instead (a rename, as review shows it).
+   */
+  readonly gone: Map<string, { readonly file?: { readonly version: FsVersion; readonly size: number } }>;
 }
 
 const WHOLE = Number.MAX_SAFE_INTEGER;
@@ -36,7 +41,12 @@ const WHOLE = Number.MAX_SAFE_INTEGER;
  */
 export async function readBack(upper: string, merged: string, root: string, fork: FileSystem): Promise<ReadBack> {
   const out: ReadBack = { added: [], changed: [], deleted: [], skipped: [] };
-  await visitDir({ upper, merged, root, fork, out }, '');
+  const gone: Walk['gone'] = new Map();
+  await visitDir({ upper, merged, root, fork, out, gone }, '');
+  for (const path of gone.keys()) {
+    await removeAt(fork, path);
+    out.deleted.push(path);
+  }
   return out;
 }
 
@@ -66,8 +76,10 @@ async function visitDir(w: Walk, rel: string): Promise<void> {
   const shown = new Set(await readdir(join(w.merged, rel)));
   for (const entry of await fork.listDir(here, { stats: false })) {
     if (shown.has(entry.name)) continue;
-    await removeAt(fork, join(w.root, rel, entry.name));
-    w.out.deleted.push(join(w.root, rel, entry.name));
+    const path = join(w.root, rel, entry.name);
+    const now = entry.type === 'file' ? await lookAt(fork, path) : undefined;
+    const info = now?.kind === 'file' ? await fork.stat(now.target) : undefined;
+    w.gone.set(path, info?.type === 'file' && info.size !== undefined ? { file: { version: info.version, size: info.size } } : {});
   }
   for (const name of (await readdir(join(w.upper, rel))).sort()) {
     const childRel = rel === '' ? name : `${rel}/${name}`;
@@ -114,9 +126,28 @@ async function visitFile(w: Walk, rel: string, mode: number, links: number): Pro
   }
   await removeAt(fork, path);
   const target = await fork.resolve(path);
-  await fork.writeBytes(target, bytes);
-  if (executable) await fork.setExecutable!(target, true);
+  const from = now.kind === 'none' ? movedFrom(w, bytes) : undefined;
+  if (from !== undefined) {
+    await fork.rename(await fork.resolve(from), target);
+    if ((await fork.stat(target))?.executable !== executable) await fork.setExecutable!(target, executable);
+    w.gone.delete(from);
+    w.out.deleted.push(from);
+  } else {
+    await fork.writeBytes(target, bytes);
+    if (executable) await fork.setExecutable!(target, true);
+  }
   (now.kind === 'none' ? w.out.added : w.out.changed).push(path);
+}
+
+/** A file the program removed whose bytes were exactly these (the first such, by path). */
+function movedFrom(w: Walk, bytes: Uint8Array): string | undefined {
+  let version: FsVersion | undefined;
+  for (const [path, g] of w.gone) {
+    if (g.file === undefined || g.file.size !== bytes.byteLength) continue;
+    version ??= contentVersion(bytes);
+    if (g.file.version === version) return path;
+  }
+  return undefined;
 }
 
 async function visitLink(w: Walk, rel: string): Promise<void> {

@@ -41,10 +41,15 @@ export async function runInSandbox(sandbox: OverlayFileSystem | RunSandboxAccess
     const t2 = Date.now();
     const source = options.label?.source ?? `run: ${argv.join(' ')}`;
     const label = { ...(options.label?.owner === undefined ? {} : { owner: options.label.owner }), source };
-    const absorbed = await access.use(async (s) => {
-      const result = await absorb(s, start, label);
-      return { ...result, checkpoint: result.applied.length > 0 ? s.checkpoints().at(-1)?.id : undefined };
-    });
+    const absorbed = await access
+      .use(async (s) => {
+        const result = await absorb(s, start, label);
+        return { ...result, checkpoint: result.applied.length > 0 ? s.checkpoints().at(-1)?.id : undefined };
+      })
+      .catch((err: unknown) => {
+        const e = toFsError(err, 'cannot import what the program changed');
+        throw e.code === 'FS_UNSUPPORTED' ? new FsError('FS_IO_ERROR', e.message) : e;
+      });
     const conflicts = await keepConflicts(scratch, root, absorbed.conflicts);
     const imported = (list: readonly string[]) => list.filter((p) => !covered(p, absorbed.conflicts));
     return {

@@ -135,12 +135,14 @@ describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
     const p = await project({ 'f.txt': 'x\n' });
     const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
     const before = await fingerprint(p.root);
-    const script = `echo changed > f.txt; echo t > /tmp/t && cat /tmp/t; echo escape > "${p.root}/f.txt" || echo refused; echo escape > "${p.base}/out.txt" || echo refused`;
+    // The project's own path is the sandbox there (overlayfs); the rest of the host is read-only,
+    // and /tmp (where the project lies here) is the jail's own.
+    const script = `echo changed > f.txt; echo t > /tmp/t && cat /tmp/t; echo escape > /etc/dsh-fs-jail-probe || echo refused; echo escape > "${p.base}/out.txt"`;
     const r = await runCli(['run', '--root', p.root, '--jail', '--no-network', '--', 'sh', '-c', script], { env });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe('t\nrefused\nrefused\n');
-    // Read-only, or (the project lies under /tmp here) hidden by the jail's own /tmp.
+    expect(r.stdout).toBe('t\nrefused\n');
     expect(r.stderr).toMatch(/cannot create/);
+    await expect(stat('/etc/dsh-fs-jail-probe')).rejects.toThrow();
     expect(await fingerprint(p.root)).toEqual(before);
     await expect(stat(join(p.base, 'out.txt'))).rejects.toThrow();
     const status = await runCli(['status', '--root', p.root], { env });
