@@ -120,6 +120,18 @@ describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
     expect(usage.stderr).toMatch(/give the command to run after --/);
   });
 
+  it('run --read-only and --mode direct: on the FUSE mount, said once on stderr', async () => {
+    const p = await project({ 'f.txt': 'x\n' });
+    const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
+    const ro = await runCli(['run', '--root', p.root, '--read-only', '--', 'sh', '-c', 'cat f.txt; echo y > f.txt || echo refused'], { env });
+    expect(ro.stdout).toBe('x\nrefused\n');
+    expect(ro.stderr.match(/running on the FUSE mount/g)).toEqual(['running on the FUSE mount']);
+    expect(ro.stderr).toMatch(/^dsh-fs: run: --read-only is served by the FUSE mount: running on the FUSE mount\n/);
+    const direct = await runCli(['run', '--root', p.root, '--mode', 'direct', '--', 'true'], { env });
+    expect(direct.code, direct.stderr).toBe(0);
+    expect(direct.stderr).toBe('dsh-fs: run: --mode direct writes the folder itself: running on the FUSE mount\n');
+  });
+
   it('run --cache: a number of seconds, and a caching mount works like any other', async () => {
     const p = await project({ 'f.txt': 'x\n' });
     const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
