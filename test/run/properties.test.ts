@@ -143,7 +143,10 @@ describe.skipIf(missing !== undefined)(`runs interleaved with agent edits${missi
         const go = join(p.dir, 'go');
         const started = join(p.dir, 'started');
         const running = runInSandbox(sandbox, ['sh', '-c', `${script(programOps)}; touch ${q(started)}; while [ ! -e ${q(go)} ]; do sleep 0.01; done`], { scratchDir: p.scratch, stdio: 'ignore' });
-        while (!(await readFile(started).then(() => true, () => false))) await new Promise((r) => setTimeout(r, 10));
+        // A run that fails before its program starts ends the wait too.
+        let ended = false;
+        void running.then(() => (ended = true), () => (ended = true));
+        while (!ended && !(await readFile(started).then(() => true, () => false))) await new Promise((r) => setTimeout(r, 10));
         await agent(sandbox, p.root, agentOps);
         await writeFile(go, '');
         const result = await running;
@@ -163,7 +166,8 @@ describe.skipIf(missing !== undefined)(`runs interleaved with agent edits${missi
         }
         expect(await readdir(p.root).then((n) => n.sort())).toEqual(['d', 'f0', 'f1']);
       }),
-      { numRuns: Number(process.env.DSH_FS_RUN_PROPERTY_RUNS ?? 12) },
+      // Each case is a real run: report the first failure rather than shrink for minutes.
+      { numRuns: Number(process.env.DSH_FS_RUN_PROPERTY_RUNS ?? 12), endOnFailure: true },
     );
   }, 240_000);
 });
