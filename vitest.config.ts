@@ -29,6 +29,7 @@ const fullScale = process.env.DSH_FS_SCALE !== undefined || process.env.DSH_FS_H
 // sandbox kept in PostgreSQL (CI runs test:full against a server too).
 const fullScaleOnly = [
   'test/mount/cli.test.ts',
+  'test/run/cli.test.ts',
   'test/mount/conformance.test.ts',
   'test/mount/agents.test.ts',
   'test/overlay/commit-crash.test.ts',

@@ -75,7 +75,7 @@ done
 echo "pack-check: importing the entry points that need no peer, and each peer's clear refusal"
 node --input-type=module - <<'JS'
 const fail = (m) => { console.error(`pack-check: ${m}`); process.exit(1); };
-for (const name of ['dsh-fs', 'dsh-fs/memory', 'dsh-fs/local', 'dsh-fs/overlay', 'dsh-fs/postgres', 'dsh-fs/sqlite', 'dsh-fs/observation-policy', 'dsh-fs/tools', 'dsh-fs/search', 'dsh-fs/mcp', 'dsh-fs/mount', 'dsh-fs/ai-sdk', 'dsh-fs/review']) {
+for (const name of ['dsh-fs', 'dsh-fs/memory', 'dsh-fs/local', 'dsh-fs/overlay', 'dsh-fs/postgres', 'dsh-fs/sqlite', 'dsh-fs/observation-policy', 'dsh-fs/tools', 'dsh-fs/search', 'dsh-fs/mcp', 'dsh-fs/mount', 'dsh-fs/run', 'dsh-fs/ai-sdk', 'dsh-fs/review']) {
   const mod = await import(name);
   if (Object.keys(mod).length === 0) fail(`${name} exports nothing`);
 }

@@ -46,7 +46,7 @@ const OPTIONS: Record<Command, Options> = {
   log: options([...SANDBOX, 'audit-file', 'path', 'owner', 'tool', 'since', 'until', 'limit'], ['json']),
   fork: options(['root', 'state', 'into'], ['json']),
   mount: options([...SANDBOX, 'mode', 'cache', ...QUOTA], ['read-only']),
-  run: options([...SANDBOX, 'mode', 'fork', 'cache', ...QUOTA], ['read-only', 'jail', 'no-network']),
+  run: options([...SANDBOX, 'mode', 'fork', 'cache', ...QUOTA], ['read-only', 'jail', 'no-network', 'json']),
   demo: options(['keep']),
   import: TRANSFER,
   export: TRANSFER,

@@ -51,7 +51,7 @@ Usage:
   dsh-fs merge   --root DIR [--state DIR] --from FORK_STATE [--markers] [--dry-run] [--json]
   dsh-fs sync    --root DIR [--state DIR] [--markers] [--dry-run] [--json]
   dsh-fs mount   --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] MOUNTPOINT
-  dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]] [--fork NEWSTATE] -- CMD [ARG...]
+  dsh-fs run     --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]] [--fork NEWSTATE] [--json] -- CMD [ARG...]
   dsh-fs demo    [--keep DIR]
   dsh-fs serve|status|diff|commit|discard|checkpoints|rewind|log|mount|run --postgres URL --workspace NAME [--sandbox NAME] [...]
   dsh-fs serve|status|diff|commit|discard|checkpoints|rewind|log|mount|run --sqlite FILE [--workspace NAME] [--sandbox NAME] [...]
@@ -288,13 +288,19 @@ ${POSTGRES_HELP}
   -h, --help    show this help
 `,
   run: `Usage: dsh-fs run --root DIR [--mode sandbox|direct] [--state DIR] [--read-only] [--cache SECONDS] [--jail [--no-network]]
-                  [--fork NEWSTATE] -- CMD [ARG...]
+                  [--fork NEWSTATE] [--json] -- CMD [ARG...]
        dsh-fs run --postgres URL --workspace NAME [--sandbox NAME] [--mode sandbox|direct] [...] -- CMD [ARG...]
        dsh-fs run --sqlite FILE [--workspace NAME] [--sandbox NAME] [--mode sandbox|direct] [...] -- CMD [ARG...]
 
-Mounts the sandbox over DIR at a temporary directory, runs CMD there (its working directory is
-the mount), unmounts whatever happens, and exits with CMD's exit status. DIR itself is untouched:
-the changes stay in the sandbox for "dsh-fs status", "diff", "commit" and "discard".
+Runs CMD in the sandbox over DIR and exits with CMD's exit status (1 when CMD succeeded but a
+path was a conflict). DIR itself is untouched: the changes stay in the sandbox for
+"dsh-fs status", "diff", "commit" and "discard", as one checkpoint for "dsh-fs rewind".
+A sandbox over DIR runs on kernel overlayfs mounted at DIR's own path in a private namespace;
+CMD starts in the current directory when it lies in DIR. What CMD changed is imported when it
+ends; a path the sandbox changed meanwhile is a conflict, kept as the sandbox has it (CMD's
+version goes to STATE/run/conflicts/). A summary follows CMD's output on stderr (docs/run.md).
+Elsewhere (--postgres, --sqlite, --mode direct, --read-only, no overlayfs here) the sandbox is
+mounted through FUSE at a temporary directory instead, and run says so.
 
 Options:
   --root DIR    the directory (required)
@@ -305,6 +311,7 @@ ${MOUNT_HELP}
   --jail        run CMD in bubblewrap: everything read-only but the mount, a private /tmp
                 (needs bwrap: apt-get install -y bubblewrap)
   --no-network  with --jail: no network either
+  --json        print what the run imported (and its conflicts) as JSON on stdout
   --fork NEWSTATE  first fork the sandbox into NEWSTATE (as "dsh-fs fork --into"), then run in
                 the fork: the sandbox itself is left as it was; compare with
                 "dsh-fs diff --state NEWSTATE --against-parent" (not with --postgres or --sqlite)

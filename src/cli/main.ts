@@ -18,7 +18,8 @@ import {
   type Parsed,
 } from './args.js';
 import { demo } from './demo.js';
-import { mountCommand, runCommand } from './mount.js';
+import { mountCommand } from './mount.js';
+import { runCommand } from './run.js';
 import type { Io } from './io.js';
 import { commit, diff, discard, status } from './review.js';
 import { fork } from './sandbox.js';

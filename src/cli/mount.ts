@@ -101,18 +101,25 @@ export async function mountCommand(parsed: Parsed, io: Io): Promise<number> {
   return EXIT_OK;
 }
 
+/**
+ * A run's mount caches for as long as the run may last by default: the cache only delays when the
+ * program sees another writer's changes (mount.md, "Caching"), and a run on overlayfs sees the
+ * sandbox as it was at the start anyway; the guarantees against lost updates hold at any setting.
+ */
+const RUN_CACHE_SECONDS = 3600;
+
 /** --read-only and --cache, checked before anything is mounted. */
-function mountOptions(parsed: Parsed, command: Command, log: (line: string) => void): MountOptions {
+export function mountOptions(parsed: Parsed, command: Command, log: (line: string) => void): MountOptions {
   const cache = optionalString(parsed, 'cache');
-  const seconds = cache === undefined ? 0 : Number(cache);
+  const seconds = cache === undefined ? (command === 'run' ? RUN_CACHE_SECONDS : 0) : Number(cache);
   if (cache !== undefined && (cache.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > 3600)) {
     throw new UsageError(`--cache takes a number of seconds from 0 to 3600, got "${cache}"`, command);
   }
   return { readOnly: parsed.values['read-only'] === true, cacheSeconds: seconds, onWarning: log };
 }
 
-/** `dsh-fs run -- CMD ARGS…`: mounts at a temporary directory, runs CMD there, unmounts whatever happens. */
-export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
+/** `dsh-fs run -- CMD ARGS…` on the FUSE mount: mounts at a temporary directory, runs CMD there, unmounts whatever happens. */
+export async function runOnMount(parsed: Parsed, io: Io): Promise<number> {
   const [command, ...args] = parsed.positionals;
   if (command === undefined) throw new UsageError('give the command to run after --, e.g. dsh-fs run --root . -- make test', 'run');
   const jail = parsed.values.jail === true;
@@ -138,7 +145,7 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
 }
 
 /** --fork NEWSTATE: forks the sandbox as "dsh-fs fork --into" does, then runs in the fork. */
-async function forkFirst(parsed: Parsed, into: string, io: Io, log: (line: string) => void): Promise<Parsed> {
+export async function forkFirst(parsed: Parsed, into: string, io: Io, log: (line: string) => void): Promise<Parsed> {
   if (optionalString(parsed, 'mode') === 'direct') throw new UsageError('--fork applies to --mode sandbox only', 'run');
   if (parsed.values.postgres !== undefined) throw new UsageError('--fork does not go with --postgres (a sandbox in the database has no forks)', 'run');
   if (parsed.values.sqlite !== undefined) throw new UsageError('--fork does not go with --sqlite', 'run');
@@ -188,7 +195,7 @@ function runInside(where: string, argv: readonly string[], io: Io): Promise<numb
   });
 }
 
-async function onPath(command: string, pathList: string): Promise<boolean> {
+export async function onPath(command: string, pathList: string): Promise<boolean> {
   for (const dir of pathList.split(':')) {
     if (dir !== '' && (await access(join(dir, command), fsConstants.X_OK).then(() => true, () => false))) return true;
   }

@@ -120,6 +120,18 @@ describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
     expect(usage.stderr).toMatch(/give the command to run after --/);
   });
 
+  it('run --read-only and --mode direct: on the FUSE mount, said once on stderr', async () => {
+    const p = await project({ 'f.txt': 'x\n' });
+    const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
+    const ro = await runCli(['run', '--root', p.root, '--read-only', '--', 'sh', '-c', 'cat f.txt; echo y > f.txt || echo refused'], { env });
+    expect(ro.stdout).toBe('x\nrefused\n');
+    expect(ro.stderr.match(/running on the FUSE mount/g)).toEqual(['running on the FUSE mount']);
+    expect(ro.stderr).toMatch(/^dsh-fs: run: --read-only is served by the FUSE mount: running on the FUSE mount\n/);
+    const direct = await runCli(['run', '--root', p.root, '--mode', 'direct', '--', 'true'], { env });
+    expect(direct.code, direct.stderr).toBe(0);
+    expect(direct.stderr).toBe('dsh-fs: run: --mode direct writes the folder itself: running on the FUSE mount\n');
+  });
+
   it('run --cache: a number of seconds, and a caching mount works like any other', async () => {
     const p = await project({ 'f.txt': 'x\n' });
     const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
@@ -135,12 +147,14 @@ describe.skipIf(why !== undefined)('dsh-fs mount and run', () => {
     const p = await project({ 'f.txt': 'x\n' });
     const env = { XDG_STATE_HOME: join(p.base, 'xdg') };
     const before = await fingerprint(p.root);
-    const script = `echo changed > f.txt; echo t > /tmp/t && cat /tmp/t; echo escape > "${p.root}/f.txt" || echo refused; echo escape > "${p.base}/out.txt" || echo refused`;
+    // The project's own path is the sandbox there (overlayfs); the rest of the host is read-only,
+    // and /tmp (where the project lies here) is the jail's own.
+    const script = `echo changed > f.txt; echo t > /tmp/t && cat /tmp/t; echo escape > /etc/dsh-fs-jail-probe || echo refused; echo escape > "${p.base}/out.txt"`;
     const r = await runCli(['run', '--root', p.root, '--jail', '--no-network', '--', 'sh', '-c', script], { env });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toBe('t\nrefused\nrefused\n');
-    // Read-only, or (the project lies under /tmp here) hidden by the jail's own /tmp.
+    expect(r.stdout).toBe('t\nrefused\n');
     expect(r.stderr).toMatch(/cannot create/);
+    await expect(stat('/etc/dsh-fs-jail-probe')).rejects.toThrow();
     expect(await fingerprint(p.root)).toEqual(before);
     await expect(stat(join(p.base, 'out.txt'))).rejects.toThrow();
     const status = await runCli(['status', '--root', p.root], { env });

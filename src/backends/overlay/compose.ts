@@ -1,12 +1,12 @@
 import { realpath } from 'node:fs/promises';
 import { FsError, KeyedMutex, createChangeHub, createFs, reportChanges, throwIfAborted, type CreateFsOptions, type FileSystem, type FsOpOptions } from '../../seam/index.js';
+import type { OverlayCore } from './core.js';
 import { createForkReview } from './fork.js';
 import { createHistory } from './history.js';
 import type { OverlayFileSystem, OverlayForkOptions, OverlayReviewOptions, OverlayRewindOptions } from './types.js';
 import { createOverlayProvider } from './provider.js';
 import { createReview } from './review.js';
 import { UpperState, type UpperTuning } from './state.js';
-import type { OverlayCore } from './core.js';
 import type { UpperStore } from './store.js';
 
 /**
@@ -35,6 +35,11 @@ export async function composeOverlay(
 const states = new WeakMap<OverlayFileSystem, UpperState>();
 /** The storage of each overlay this module made (for rebase.ts). */
 const cores = new WeakMap<OverlayFileSystem, OverlayCore & { readonly changed: () => void }>();
+
+/** The storage of an overlay this module made (for runs, which import a layer of changes at once); undefined for any other object. */
+export function coreOf(overlay: OverlayFileSystem): OverlayCore | undefined {
+  return cores.get(overlay);
+}
 
 /** An overlay's storage and a way to tell its watchers that many paths changed; undefined for any other filesystem. */
 export function overlayCore(overlay: OverlayFileSystem): (OverlayCore & { readonly changed: () => void }) | undefined {

@@ -1,0 +1,2 @@
+export { runInSandbox } from './run.js';
+export type { RunConflict, RunOptions, RunResult, RunSandboxAccess, RunSkipped } from './types.js';
