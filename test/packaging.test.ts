@@ -57,7 +57,7 @@ describe('package.json and the files it ships', () => {
     for (const [name, version] of Object.entries(pkg.devDependencies)) expect(version, name).toMatch(/^\d+\.\d+\.\d+$/);
     expect(pkg).not.toHaveProperty('optionalDependencies');
     // Only what src imports at run time is a dependency.
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['braces', 'diff', 'ignore', 'memfs', 'picomatch', 'zod']);
+    expect(Object.keys(pkg.dependencies).sort()).toEqual(['braces', 'diff', 'ignore', 'memfs', 'node-diff3', 'picomatch', 'zod']);
   });
 
   it('makes every peer optional, keeps each as a pinned devDependency, and names the same ranges in its errors', () => {

@@ -134,7 +134,7 @@ function single(text: string): string {
 /** The rules of an ignore file's text, anchored at `base` (git's syntax, through `ignore`). */
 export function parseGitignore(text: string, base: string): IgnoreRule[] {
   const lines = text.split(/\r?\n/).map(single);
-  return [{ base, matcher: ignore({ allowRelativePaths: true }).add(lines) }];
+  return [{ base, matcher: ignore({ allowRelativePaths: true, ignorecase: false }).add(lines) }];
 }
 
 /**

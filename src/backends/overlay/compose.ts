@@ -88,7 +88,8 @@ function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, roo
       const dir = forkOptions.stateDir;
       if (dir !== undefined && (typeof dir !== 'string' || dir.length === 0)) throw new FsError('FS_INVALID_ARGUMENT', 'stateDir must be a non-empty path');
       const child = dir === undefined ? state.forkInMemory() : await state.forkInto(dir);
-      return assemble(options, rootKey, child, dir === undefined ? undefined : await realpath(dir));
+      // A store's fork is named, not a directory (SQLite): then no commit journal can be its own.
+      return assemble(options, rootKey, child, dir === undefined ? undefined : await realpath(dir).catch(() => undefined));
     },
     async adopt(winner: OverlayFileSystem, adoptOptions: FsOpOptions = {}) {
       const other = states.get(winner);

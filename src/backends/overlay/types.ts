@@ -1,4 +1,3 @@
-import type { OverlayRecovery } from './recover.js';
 import type { FileSystem, FsOpOptions, FsProvider } from '../../seam/index.js';
 import type { OverlayChange, OverlayCommitOptions, OverlayCommitResult } from './review.js';
 
@@ -98,4 +97,28 @@ export interface OverlayReviewOptions extends FsOpOptions {
 export interface OverlayForkOptions {
   /** Keep the fork in this new (absent or empty) host directory; see `fork`. Default: in memory. */
   readonly stateDir?: string;
+}
+
+/** What opening a sandbox did about an operation on its lower that a killed process left unfinished. */
+export interface OverlayRecovery {
+  /** What was unfinished: `commit`, or the kind another operation journals under. */
+  readonly kind: string;
+  /**
+   * `finished`: this sandbox started it and ran it again to the end (`result`); `rolledBack`:
+   * nobody can finish it (its sandbox was in memory, or its state directory is gone), so the
+   * lower was put back as it was before it (`paths`); `left`: another sandbox's, still kept in
+   * `owner`, which finishes it when opened; `failed`: finishing or rolling back failed (the
+   * message says why), and the next open tries again.
+   */
+  readonly action: 'finished' | 'rolledBack' | 'left' | 'failed';
+  /** The process that was running it, when known. */
+  readonly pid: number | undefined;
+  /** The state directory of the sandbox that started it. */
+  readonly owner: string | undefined;
+  /** With `finished`: the committed paths; with `rolledBack`: the lower paths put back. */
+  readonly paths: readonly string[];
+  /** With `finished`: the commit's result (conflicts with changes made since are reported there). */
+  readonly result?: OverlayCommitResult;
+  /** One line saying what happened, for a log or a terminal. */
+  readonly message: string;
 }
