@@ -30,6 +30,9 @@ const fullScale = process.env.DSH_FS_SCALE !== undefined || process.env.DSH_FS_H
 const fullScaleOnly = [
   'test/mount/cli.test.ts',
   'test/run/cli.test.ts',
+  'test/run/git.test.ts',
+  'test/review/cli.test.ts',
+  'test/review/web-cli.test.ts',
   'test/mount/conformance.test.ts',
   'test/mount/agents.test.ts',
   'test/overlay/commit-crash.test.ts',

@@ -176,7 +176,8 @@ function jailed(where: string, offline: boolean, command: string, args: readonly
 function runInside(where: string, argv: readonly string[], io: Io): Promise<number> {
   const [file, ...rest] = argv as [string, ...string[]];
   return new Promise((resolve) => {
-    const child = spawn(file, rest, { cwd: '/', env: { ...io.env, PWD: where }, stdio: 'inherit' });
+    // As on overlayfs: a read-only `git status` must not rewrite the index.
+    const child = spawn(file, rest, { cwd: '/', env: { GIT_OPTIONAL_LOCKS: '0', ...io.env, PWD: where }, stdio: 'inherit' });
     const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
     const int = forward('SIGINT');
     const term = forward('SIGTERM');
