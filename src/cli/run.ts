@@ -1,5 +1,5 @@
 import { join } from 'node:path';
-import type { OverlayFileSystem } from '../backends/overlay/index.js';
+import { ignoredGroups, type OverlayChange, type OverlayFileSystem, type OverlayIgnoredGroup } from '../backends/overlay/index.js';
 import { runInSandbox, type RunResult } from '../run/index.js';
 import { FsError, isFsError } from '../seam/index.js';
 import { relativeInside } from '../seam/path.js';
@@ -8,6 +8,7 @@ import type { Io } from './io.js';
 import { forkFirst, mountOptions, onPath, runOnMount } from './mount.js';
 import { openWorkspace, resolveRoot, resolveStateDir } from './workspace.js';
 import { quotaOptions } from './quota.js';
+import { ignoredJson } from './ignored.js';
 
 /**
  * `dsh-fs run -- CMD ARGS…`: on kernel overlayfs for a sandbox over a directory (docs/run.md),
@@ -58,17 +59,54 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
     if (isFsError(err, 'FS_UNSUPPORTED')) return fuse(err.message);
     throw err;
   }
-  if (json) io.stdout.write(`${JSON.stringify(runJson(result, root))}\n`);
-  io.stderr.write(`${summary(result, root)}\n`);
+  const ignored = await workspace.use((fs) => ignoredOfRun(fs as OverlayFileSystem, result, root));
+  if (json) io.stdout.write(`${JSON.stringify({ ...runJson(result, root, ignored.paths), ignored: ignoredJson(ignored.groups) })}\n`);
+  io.stderr.write(`${summary(result, root, ignored)}\n`);
   return result.conflicts.length > 0 && result.exitCode === 0 ? EXIT_FAILURE : result.exitCode;
 }
 
 const rel = (root: string, path: string) => relativeInside(root, path) ?? path;
 
-/** `run: 3 changed, 1 deleted, 2 added; 1 conflict: src/a.ts (the program's version: PATH)`. */
-export function summary(r: RunResult, root: string): string {
-  const counts = [`${r.changed.length} changed`, `${r.deleted.length} deleted`, `${r.added.length} added`].join(', ');
+interface RunIgnored {
+  /** The run's paths the project's ignore rules (or `.git/`) exclude: counted, not listed. */
+  readonly paths: ReadonlySet<string>;
+  readonly groups: readonly OverlayIgnoredGroup[];
+}
+
+/** Which of the run's paths are ignored outputs or git's own files, by the sandbox's one reading of the rules. */
+async function ignoredOfRun(sandbox: OverlayFileSystem, r: RunResult, root: string): Promise<RunIgnored> {
+  const touched = [...r.added, ...r.changed, ...r.deleted];
+  if (touched.length === 0) return { paths: new Set(), groups: [] };
+  const all = await sandbox.changes(touched);
+  const names = (c: OverlayChange) => (c.from === undefined ? [c.path] : [c.path, c.from]);
+  const marked = all.filter((c) => c.ignored !== undefined);
+  const hidden = new Set(marked.flatMap(names));
+  // A directory the run made only for ignored files (node_modules/x) is not listed either.
+  const shownDirs = withAncestors(all.filter((c) => c.ignored === undefined).flatMap(names));
+  const hiddenDirs = withAncestors(hidden);
+  const paths = new Set(touched.filter((p) => hidden.has(p) || (!shownDirs.has(p) && hiddenDirs.has(p))));
+  return { paths, groups: ignoredGroups(root, marked) };
+}
+
+/** The paths and every directory above them. */
+function withAncestors(paths: Iterable<string>): Set<string> {
+  const out = new Set<string>();
+  for (const path of paths) {
+    for (let p = path; p !== '' && !out.has(p); p = p.slice(0, Math.max(0, p.lastIndexOf('/')))) out.add(p);
+  }
+  return out;
+}
+
+/**
+ * `run: 3 changed, 1 deleted, 2 added; 412 ignored (node_modules/, .cache/); 1 conflict: src/a.ts
+ * (the program's version: PATH)`.
+ */
+export function summary(r: RunResult, root: string, ignored: RunIgnored = { paths: new Set(), groups: [] }): string {
+  const shown = (paths: readonly string[]) => paths.filter((p) => !ignored.paths.has(p)).length;
+  const counts = [`${shown(r.changed)} changed`, `${shown(r.deleted)} deleted`, `${shown(r.added)} added`].join(', ');
   const parts = [`run: ${counts}`];
+  const hidden = ignored.groups.reduce((n, g) => n + g.count, 0);
+  if (hidden > 0) parts.push(`${hidden} ignored (${ignored.groups.map((g) => g.path).join(', ')})`);
   if (r.conflicts.length > 0) {
     const list = r.conflicts.map((c) => `${rel(root, c.path)} (${c.kept === undefined ? 'the program removed it' : `the program's version: ${c.kept}`})`);
     parts.push(`${r.conflicts.length} conflict${r.conflicts.length === 1 ? '' : 's'}: ${list.join(', ')}`);
@@ -78,8 +116,8 @@ export function summary(r: RunResult, root: string): string {
   return parts.join('; ');
 }
 
-function runJson(r: RunResult, root: string) {
-  const list = (paths: readonly string[]) => paths.map((p) => rel(root, p));
+function runJson(r: RunResult, root: string, ignored: ReadonlySet<string>) {
+  const list = (paths: readonly string[]) => paths.filter((p) => !ignored.has(p)).map((p) => rel(root, p));
   return {
     exitCode: r.exitCode,
     added: list(r.added),

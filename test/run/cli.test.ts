@@ -37,6 +37,16 @@ describe.skipIf(missing !== undefined)(`dsh-fs run on overlayfs${missing === und
     expect(JSON.parse(json.stdout)).toMatchObject({ exitCode: 3, added: [], changed: [], deleted: [], conflicts: [] });
   }, 60_000);
 
+  it('counts ignored outputs in the summary and in --json instead of listing them', async () => {
+    p = await project({ '.gitignore': 'node_modules/\n', 'a.txt': 'a\n' });
+    const script = 'echo A > a.txt; mkdir -p node_modules/x; echo 1 > node_modules/x/i.js; echo 2 > node_modules/j.js';
+    const r = await runCli(['run', '--root', p.root, '--state', p.state, '--', 'sh', '-c', script], { cwd: p.root });
+    expect(r.code).toBe(0);
+    expect(r.stderr).toMatch(/^run: 1 changed, 0 deleted, 0 added; 2 ignored \(node_modules\/\); checkpoint \d+\n$/);
+    const json = await runCli(['run', '--root', p.root, '--state', p.state, '--json', '--', 'sh', '-c', 'echo 3 > node_modules/k.js'], { cwd: p.root });
+    expect(JSON.parse(json.stdout)).toMatchObject({ added: [], changed: [], ignored: [{ path: 'node_modules/', ignored: 'gitignore', count: 1 }] });
+  }, 60_000);
+
   it('a run killed with SIGKILL imports nothing and leaves no process or mount; the next run sweeps its scratch directory', async () => {
     p = await project({ 'a.txt': 'a\n' });
     const pids = join(p.dir, 'pids');
