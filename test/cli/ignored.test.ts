@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync, readdirSync, utimesSync, writeFileSync, existsSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { git, hasGit } from '../support/git.js';
 import { createLocalFs } from '../../src/backends/local/index.js';
 import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
 import { createSqliteFs, createSqliteUpperStore } from '../../src/backends/sqlite/index.js';
@@ -25,17 +26,6 @@ async function cli(argv: string[]) {
   return { code, stdout: out, stderr: err };
 }
 
-const hasGit = (() => {
-  try {
-    execFileSync('git', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
-
-const GIT_ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
-const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, ...args], { env: GIT_ENV, encoding: 'utf8' });
 
 function files(dir: string, under = dir): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((e) => {

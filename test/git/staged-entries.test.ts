@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readIndex, sameStagedEntries, tryReadIndex } from '../../src/git/staged-entries.js';
+import { GIT_ENV, hasGit } from '../support/git.js';
 
 /*
  * Indexes that real git wrote: versions 2, 3 (intent-to-add sets the extended flags) and 4 (path
@@ -11,21 +12,13 @@ import { readIndex, sameStagedEntries, tryReadIndex } from '../../src/git/staged
  * against `git ls-files --stage`, and a refresh that only rewrote stat data is no change.
  */
 
-const hasGit = (() => {
-  try {
-    execFileSync('git', ['--version'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
 
-const ENV = { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' };
+const ENV = GIT_ENV;
 
 function repo(init: string[] = []): { dir: string; git: (...args: string[]) => string; index: () => Uint8Array } {
   const dir = mkdtempSync(join(tmpdir(), 'dsh-fs-index-'));

@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBuilt, runCli } from '../cli/helpers.js';
+import { GIT_ENV, git } from '../support/git.js';
 import { overlayfsMissing, project, type Project } from './support.js';
 
 /**
@@ -14,16 +14,6 @@ import { overlayfsMissing, project, type Project } from './support.js';
 const missing = await overlayfsMissing();
 if (missing !== undefined && process.env.CI) throw new Error(`CI must run the overlayfs tests: ${missing}`);
 
-const GIT_ENV = {
-  ...process.env,
-  GIT_CONFIG_NOSYSTEM: '1',
-  GIT_CONFIG_GLOBAL: '/dev/null',
-  GIT_AUTHOR_NAME: 't',
-  GIT_AUTHOR_EMAIL: 't@t',
-  GIT_COMMITTER_NAME: 't',
-  GIT_COMMITTER_EMAIL: 't@t',
-};
-const git = (dir: string, ...args: string[]) => execFileSync('git', ['-C', dir, ...args], { env: GIT_ENV, encoding: 'utf8' });
 
 async function repository(): Promise<Project & { args: string[] }> {
   const p = await project({ 'a.txt': 'a\n', 'src/b.ts': 'b\n' });
