@@ -67,7 +67,7 @@ describe.runIf(SERVER !== undefined)('dsh-fs over PostgreSQL (DSH_FS_TEST_PG)', 
       expect(diff.stdout).not.toContain('file.md');
       const commit = await runCli(['commit', ...pgArgs(workspace), '--json', '/notes.txt']);
       expect(commit.code).toBe(EXIT_OK);
-      expect(JSON.parse(commit.stdout)).toEqual({ committed: [{ path: 'notes.txt', kind: 'modified' }], conflicts: [], failed: [] });
+      expect(JSON.parse(commit.stdout)).toEqual({ committed: [{ path: 'notes.txt', kind: 'modified' }], conflicts: [], failed: [], ignored: [] });
 
       // The server sees the commit: the file is no longer a change, and further edits go on.
       const read = await served.call('read', { file_path: '/notes.txt' });
