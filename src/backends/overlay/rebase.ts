@@ -2,6 +2,7 @@ import { FsError, contentVersion, isFsError, type FsVersion } from '../../seam/i
 import { bytesEqual, lowerIfSame, lowerStat, pathTarget } from './core.js';
 import { overlayCore } from './compose.js';
 import { commitLink } from './link-review.js';
+import { journaled } from './journaled.js';
 import { conflict, type OverlayCommitProblem } from './problems.js';
 import type { UpperEntry, UpperFile } from './state.js';
 import type { OverlayFileSystem } from './types.js';
@@ -36,32 +37,38 @@ export async function rebaseFiles(overlay: OverlayFileSystem, items: readonly Re
   const { lower, state } = core;
   const result: RebaseResult = { done: [], conflicts: [] };
   const entries: [string, UpperEntry | undefined][] = [];
-  for (const item of items) {
-    const entry = item.expect;
-    if (state.entries.get(item.key) !== entry || entry.kind !== 'file' || entry.base === undefined) {
-      result.conflicts.push(conflict(item.key, `"${item.key}" changed in the sandbox since it was reviewed`));
-      continue;
-    }
-    const target = pathTarget(item.key);
-    let base: FsVersion = entry.base;
-    if (item.publish !== undefined) {
-      try {
-        base = (await lower.writeBytes(target, item.publish, { kind: 'replaceIfVersion', version: entry.base }, { signal })).version;
-      } catch (err) {
-        if (!isFsError(err, 'FS_STALE_VERSION') && !isFsError(err, 'FS_NOT_OBSERVED') && !isFsError(err, 'FS_NOT_FOUND')) throw err;
-        result.conflicts.push(conflict(item.key, `"${item.key}" changed in the folder since the sandbox first saw it; nothing was written to it`));
+  // Journaled as a commit is (J1): killed part-way, the next open puts the folder back as it was.
+  // The sandbox's entries change only after the journal ended, so a folder put back never lacks
+  // what the sandbox let go of.
+  const published = items.filter((item) => item.publish !== undefined).map((item) => item.key);
+  await journaled(lower, { kind: 'rebase', owner: undefined, keys: published, ...(signal === undefined ? {} : { signal }) }, async () => {
+    for (const item of items) {
+      const entry = item.expect;
+      if (state.entries.get(item.key) !== entry || entry.kind !== 'file' || entry.base === undefined) {
+        result.conflicts.push(conflict(item.key, `"${item.key}" changed in the sandbox since it was reviewed`));
         continue;
       }
+      const target = pathTarget(item.key);
+      let base: FsVersion = entry.base;
+      if (item.publish !== undefined) {
+        try {
+          base = (await lower.writeBytes(target, item.publish, { kind: 'replaceIfVersion', version: entry.base }, { signal })).version;
+        } catch (err) {
+          if (!isFsError(err, 'FS_STALE_VERSION') && !isFsError(err, 'FS_NOT_OBSERVED') && !isFsError(err, 'FS_NOT_FOUND')) throw err;
+          result.conflicts.push(conflict(item.key, `"${item.key}" changed in the folder since the sandbox first saw it; nothing was written to it`));
+          continue;
+        }
+      }
+      const now = item.publish === undefined ? await lowerIfSame(lower, target, item.keep, signal) : undefined;
+      const same = item.publish !== undefined ? bytesEqual(item.publish, item.keep) : now !== undefined && bytesEqual(now.bytes, item.keep);
+      // A file made executable (or not) keeps its entry: the mode is still to be reviewed.
+      const modeSame = !same || (await lowerStat(lower, target, signal))?.executable === (entry.executable === true);
+      const kept = bytesEqual(entry.bytes, item.keep);
+      const next: UpperFile = kept ? { ...entry, base } : { ...entry, bytes: item.keep, version: contentVersion(item.keep), mtimeMs: Date.now(), base };
+      entries.push([item.key, same && modeSame ? undefined : next]);
+      result.done.push(item.key);
     }
-    const now = item.publish === undefined ? await lowerIfSame(lower, target, item.keep, signal) : undefined;
-    const same = item.publish !== undefined ? bytesEqual(item.publish, item.keep) : now !== undefined && bytesEqual(now.bytes, item.keep);
-    // A file made executable (or not) keeps its entry: the mode is still to be reviewed.
-    const modeSame = !same || (await lowerStat(lower, target, signal))?.executable === (entry.executable === true);
-    const kept = bytesEqual(entry.bytes, item.keep);
-    const next: UpperFile = kept ? { ...entry, base } : { ...entry, bytes: item.keep, version: contentVersion(item.keep), mtimeMs: Date.now(), base };
-    entries.push([item.key, same && modeSame ? undefined : next]);
-    result.done.push(item.key);
-  }
+  });
   if (entries.length > 0) {
     await state.apply({ entries });
     core.changed();
