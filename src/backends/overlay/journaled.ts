@@ -1,4 +1,4 @@
-import type { FileSystem, FsJournal, FsProvider } from '../../seam/index.js';
+import { isFsError, type FileSystem, type FsError, type FsJournal, type FsProvider } from '../../seam/index.js';
 
 // What publishes many changes to the lower (a commit) runs inside a journal when the lower keeps
 // one (J1: the local provider): killed part-way, the next open of the sandbox finishes it.
@@ -19,6 +19,11 @@ export interface JournaledOptions {
   /** Lower target keys of every file or directory `publish` may create, replace or remove. */
   readonly keys: Iterable<string>;
   readonly signal?: AbortSignal;
+  /**
+   * Called instead of `publish` when the journal cannot be begun (a root this process may not
+   * write, a read-only filesystem): nothing was written. Without it, that error is thrown.
+   */
+  readonly refused?: (err: FsError) => unknown;
 }
 
 /**
@@ -30,13 +35,19 @@ export async function journaled<T>(lower: FileSystem, options: JournaledOptions,
   const journal = journalOf(lower);
   const keys = [...new Set(options.keys)];
   if (journal === undefined || keys.length === 0) return publish();
-  const handle = await journal.begin({
-    kind: options.kind,
-    ...(options.owner === undefined ? {} : { owner: options.owner }),
-    ...(options.payload === undefined ? {} : { payload: options.payload }),
-    keys,
-    signal: options.signal,
-  });
+  let handle;
+  try {
+    handle = await journal.begin({
+      kind: options.kind,
+      ...(options.owner === undefined ? {} : { owner: options.owner }),
+      ...(options.payload === undefined ? {} : { payload: options.payload }),
+      keys,
+      signal: options.signal,
+    });
+  } catch (err) {
+    if (options.refused === undefined || !isFsError(err) || err.code === 'FS_ABORTED') throw err;
+    return options.refused(err) as T;
+  }
   let result: T;
   try {
     result = await publish();

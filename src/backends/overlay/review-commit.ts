@@ -1,4 +1,4 @@
-import { toFsError } from '../../seam/index.js';
+import { toFsError, type FsError } from '../../seam/index.js';
 import { TREE_LOCK, isHidden, lowerStat, pathTarget } from './core.js';
 import type { ReviewContext } from './review-context.js';
 import { blockedAboveConflicts, removalConflicts } from './review-checks.js';
@@ -28,7 +28,13 @@ export async function commit(ctx: ReviewContext, paths?: readonly string[], opti
   // Journaled before the first write (J1): a commit killed part-way is finished by the next open.
   const keys = journalKeys(ctx, todo, steps, outcomes);
   const payload = { paths: paths === undefined ? null : [...paths], force };
-  return journaled(ctx.lower, { kind: 'commit', owner: ctx.owner, payload, keys, signal }, async () => {
+  // A folder whose root takes no journal (not writable here) gets nothing: every change left to
+  // commit fails with that error, as each would have failed or half-landed on its own.
+  const refused = (err: FsError) => {
+    todo.forEach((c, i) => (outcomes[i] ??= { path: c.path, code: err.code, message: err.message }));
+    return summary(todo, outcomes);
+  };
+  return journaled(ctx.lower, { kind: 'commit', owner: ctx.owner, payload, keys, signal, refused }, async () => {
     await runSteps(ctx, steps, run, finish);
     const result = summary(todo, outcomes);
     await dropLowerDirectories(ctx, signal);
