@@ -34,7 +34,7 @@ ${paths}
 
 Reverts changes in the sandbox: the hunks given (ids from "dsh-fs review --json"), or whole files
 (PATH...). DIR is not touched. The reason is told to the agent once, on its next tool result
-through "dsh-fs serve" (for --postgres and --sqlite: only to an agent served by this process). An
+through "dsh-fs serve", in any process (for --postgres and --sqlite it waits in the database). An
 id whose hunk changed since it was listed is refused (exit status 1) and nothing is reverted.
 
 Options:

@@ -35,8 +35,8 @@ import type { TransportEnd } from './stdio-transport.js';
 import { importPeer } from '../peers.js';
 import { fsTools, moveDeleteTools, patchTools, searchTools, textEditorTool } from '../tools/index.js';
 import { openWorkspace, resolveRoot, resolveStateDir, type Mode } from './workspace.js';
-import { closePools, openPostgresWorkspace, postgresTarget, transfer } from './postgres.js';
-import { openSqliteWorkspace, sqliteTarget } from './sqlite.js';
+import { closePools, openPostgresWorkspace, postgresFeedback, postgresTarget, transfer } from './postgres.js';
+import { openSqliteWorkspace, sqliteFeedback, sqliteTarget } from './sqlite.js';
 import { describeQuota, quotaOptions } from './quota.js';
 
 export function packageVersion(): string {
@@ -181,6 +181,8 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
   const version = packageVersion();
   const audit = await serveAuditLog({ ...(pgTarget ? { pg: pgTarget } : {}), ...(fileTarget ? { file: fileTarget } : {}), root, ...(stateDir ? { stateDir } : {}), mode }, parsed, io);
   const auditing = audit === undefined ? [] : [auditPlugin({ log: audit, onError: (err, info) => log(`the audit log could not record a ${info.tool} call: ${String(err)}`) })];
+  // Where the sandbox is: its state directory, or its database.
+  const feedback = mode === 'direct' ? undefined : stateDir !== undefined ? dirFeedback(stateDir) : pgTarget !== undefined ? postgresFeedback(pgTarget) : fileTarget !== undefined ? sqliteFeedback(fileTarget) : undefined;
   const tools = () => [
     ...auditing,
     fsTools(),
@@ -190,8 +192,8 @@ async function serve(parsed: Parsed, io: Io): Promise<number> {
     ...(extra.includes('text-editor') ? [textEditorTool()] : []),
     // Reasons a reviewer gave for rejected hunks reach the agent on its next tool result.
     // Not to a supervisor serving the review: the reasons are the agent's to hear.
-    ...(stateDir === undefined || extra.includes('review') ? [] : [reviewNotes(dirFeedback(stateDir))]),
-    ...(extra.includes('review') ? [reviewTools(stateDir === undefined ? {} : { feedback: dirFeedback(stateDir) })] : []),
+    ...(feedback === undefined || extra.includes('review') ? [] : [reviewNotes(feedback)]),
+    ...(extra.includes('review') ? [reviewTools(feedback === undefined ? {} : { feedback })] : []),
   ];
   const { server, idle } = await createDshFsMcpServer(workspace, { version, log, tools, moveDelete, rewindTool });
 

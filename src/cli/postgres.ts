@@ -5,8 +5,9 @@
  */
 import type pg from 'pg';
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
-import { createPostgresFs, createPostgresUpperStore, exportTree, importTree, type PostgresUpperStore, type TransferReport } from '../backends/postgres/index.js';
+import { createPostgresFeedback, createPostgresFs, createPostgresUpperStore, exportTree, importTree, type PostgresUpperStore, type TransferReport } from '../backends/postgres/index.js';
 import { requirePeer } from '../peers.js';
+import type { FeedbackStore } from '../review/types.js';
 import { KeyedMutex, type FileSystem, type FsQuota } from '../seam/index.js';
 import { EXIT_OK, UsageError, optionalString, requireString, type Command, type Parsed } from './args.js';
 import type { StateLockOptions } from './lock.js';
@@ -75,6 +76,8 @@ const LOCK_TIMEOUT_MS = 120_000;
 export interface PostgresSandbox {
   readonly store: PostgresUpperStore;
   readonly where: string;
+  /** The reasons of rejected hunks waiting for the agent, kept in the database. */
+  readonly feedback: FeedbackStore;
   exists(): Promise<boolean>;
   open(): Promise<OverlayFileSystem>;
   /** Holds the sandbox's lock around `fn` (waiting up to two minutes for another holder). */
@@ -88,6 +91,7 @@ export function postgresSandbox(target: PostgresTarget): PostgresSandbox {
   return {
     store,
     where: `sandbox "${target.sandbox}" of workspace "${target.workspace}"`,
+    feedback: postgresFeedback(target),
     exists: () => store.exists(),
     open: () => createOverlayFs({ lower, store }),
     exclusive: (fn, options = {}) => store.withLock(fn, lockOptions(options)),
@@ -100,6 +104,11 @@ function lockOptions(options: StateLockOptions) {
     ...(options.signal ? { signal: options.signal } : {}),
     ...(options.onWait ? { onWait: () => options.onWait!(undefined) } : {}),
   };
+}
+
+/** The review feedback of the target's sandbox, in its database (heard by the agent that `serve --postgres` serves). */
+export function postgresFeedback(target: PostgresTarget): FeedbackStore {
+  return createPostgresFeedback({ client: poolFor(target.url), sandbox: target.sandbox });
 }
 
 /** What `serve --postgres` works on: the workspace, or a sandbox over it kept in the database. */

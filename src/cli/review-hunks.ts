@@ -1,5 +1,4 @@
 import { openReview, dirFeedback, type Review, type ReviewDecision, type ReviewFile, type ReviewResult } from '../review/index.js';
-import { memoryFeedback } from '../review/feedback.js';
 import { FsError } from '../seam/index.js';
 import { UsageError, type Command, type Parsed, EXIT_FAILURE, EXIT_OK, optionalString } from './args.js';
 import { colorsFor } from './color.js';
@@ -10,13 +9,12 @@ import { walk } from './review-walk.js';
 
 // The review by hunk on the command line: review (--json, --web, the terminal walk), commit --hunk, reject.
 
-/** The review of the located sandbox; feedback kept in its state directory so the serving process hears it. */
+/** The review of the located sandbox; feedback kept where the sandbox is (state directory or database) so the serving process hears it. */
 async function reviewOf(located: Located, parsed: Parsed, command: Command): Promise<Review | undefined> {
   if (parsed.values['against-parent'] === true) throw new UsageError('--against-parent is not supported by review by hunk yet', command);
   const overlay = await openExisting(located);
   if (!overlay) return undefined;
-  // A database sandbox has no directory to keep feedback in: it reaches an agent of this process only.
-  return openReview(overlay, { feedback: located.pg ? memoryFeedback() : dirFeedback(located.stateDir) });
+  return openReview(overlay, { feedback: located.pg ? located.pg.feedback : dirFeedback(located.stateDir) });
 }
 
 /** `--hunk ID` (any number of times): the ids given, or undefined without the option. */

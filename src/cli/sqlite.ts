@@ -5,7 +5,8 @@
  */
 import { resolve } from 'node:path';
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
-import { createSqliteFs, createSqliteUpperStore } from '../backends/sqlite/index.js';
+import { createSqliteFeedback, createSqliteFs, createSqliteUpperStore } from '../backends/sqlite/index.js';
+import type { FeedbackStore } from '../review/types.js';
 import { KeyedMutex, type FileSystem, type FsQuota } from '../seam/index.js';
 import { UsageError, optionalString, type Command, type Parsed } from './args.js';
 import type { StateLockOptions } from './lock.js';
@@ -49,10 +50,16 @@ export function sqliteSandbox(target: SqliteTarget): SqliteSandbox {
   const store = createSqliteUpperStore({ path: target.file, sandbox: target.sandbox });
   return {
     where: `sandbox "${target.sandbox}" of workspace "${target.workspace}" in ${target.file}`,
+    feedback: sqliteFeedback(target),
     exists: () => store.exists(),
     open: () => createOverlayFs({ lower, store }),
     exclusive: (fn, options = {}) => store.withLock(fn, lockOptions(options)),
   };
+}
+
+/** The review feedback of the target's sandbox, in its file (heard by the agent that `serve --sqlite` serves). */
+export function sqliteFeedback(target: SqliteTarget): FeedbackStore {
+  return createSqliteFeedback({ path: target.file, sandbox: target.sandbox });
 }
 
 /** What `serve --sqlite` (and mount, run) works on: the workspace, or a sandbox over it kept in the file. */

@@ -60,7 +60,7 @@ export async function decide(sandbox: OverlayFileSystem, feedback: FeedbackStore
       record(discards, [], result, heard);
     }
   });
-  if (heard.length > 0) feedback.add(heard);
+  if (heard.length > 0) await feedback.add(heard);
   return result;
 }
 

@@ -92,7 +92,8 @@ export function dirFeedback(dir: string): FeedbackStore {
   };
 }
 
-function isFeedback(v: unknown): v is ReviewFeedback {
+/** Whether `v` is a feedback item (a store in a database reads back what it saved). */
+export function isFeedback(v: unknown): v is ReviewFeedback {
   const f = v as Partial<ReviewFeedback> | null;
   return typeof f === 'object' && f !== null && typeof f.path === 'string' && typeof f.lines === 'string' && typeof f.reason === 'string' && typeof f.id === 'string';
 }

@@ -77,11 +77,11 @@ export interface OpenReviewOptions {
   readonly feedback?: FeedbackStore;
 }
 
-/** Where reasons of rejected hunks wait until the agent is told. */
+/** Where reasons of rejected hunks wait until the agent is told. A store in a database answers with promises. */
 export interface FeedbackStore {
-  add(items: readonly ReviewFeedback[]): void;
+  add(items: readonly ReviewFeedback[]): void | Promise<void>;
   /** What waits, oldest first. */
-  pending(): readonly ReviewFeedback[];
+  pending(): readonly ReviewFeedback[] | Promise<readonly ReviewFeedback[]>;
   /** What waits, removed: it is handed over once. */
-  take(): readonly ReviewFeedback[];
+  take(): readonly ReviewFeedback[] | Promise<readonly ReviewFeedback[]>;
 }

@@ -33,6 +33,24 @@ describe.runIf(SERVER !== undefined)('dsh-fs over PostgreSQL (DSH_FS_TEST_PG)', 
     expect(text.stdout).toMatch(/^\S+Z {2}mcp-session-\S+ {2}edit {2}FS_EDIT_NOT_FOUND {2}a\.txt ([\w-]{10})→\1\n$/);
   });
 
+  it('a reason given by reject --hunk in one process reaches the agent served by another, once', async () => {
+    const workspace = `cli-feedback-${randomUUID()}`;
+    const served = await serve([...pgArgs(workspace)]);
+    try {
+      await served.call('write', { file_path: '/a.txt', content: 'one\ntwo\n' });
+      const listed = await runCli(['review', ...pgArgs(workspace), '--json']);
+      expect(listed.code, listed.stderr).toBe(EXIT_OK);
+      const [a] = (JSON.parse(listed.stdout) as { files: { id: string }[] }).files;
+      const rejected = await runCli(['reject', ...pgArgs(workspace), '--hunk', a!.id, '--reason', 'not this file']);
+      expect(rejected.code, rejected.stderr).toBe(EXIT_OK);
+      const next = textOf(await served.call('list', { path: '/' }));
+      expect(next).toContain('Note: a reviewer rejected your change to a.txt and reverted it in the sandbox: not this file');
+      expect(textOf(await served.call('list', { path: '/' }))).not.toContain('reviewer');
+    } finally {
+      await served.close();
+    }
+  });
+
   it('import, a sandboxed serve, review from another process (status, diff, commit, discard), export', async () => {
     const workspace = `cli-${randomUUID()}`;
     const src = await tempDir();

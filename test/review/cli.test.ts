@@ -158,4 +158,28 @@ describe('review by hunk over a SQLite sandbox', () => {
     expect((await runCli(['reject', ...args, '--hunk', a!.hunks[1]!.id, '--reason', 'no'])).code).toBe(0);
     expect((await runCli(['status', ...args])).stdout).toBe('No changes.\n');
   });
+
+  it('a reason given by reject in one process reaches the agent served by another, once', { timeout: 120_000 }, async () => {
+    const { createSqliteFs } = await import('../../src/backends/sqlite/index.js');
+    const { tempDir } = await import('../cli/helpers.js');
+    const file = join(await tempDir(), 'ws.db');
+    const ws = createSqliteFs({ path: file, workspace: 'app' });
+    await ws.writeText(await ws.resolve('/a.txt'), numbered(30));
+    await ws.writeText(await ws.resolve('/b.txt'), 'one\ntwo\n');
+    const args = ['--sqlite', file, '--workspace', 'app'];
+    const agent = await serve(args);
+    try {
+      await agent.call('read', { file_path: '/a.txt' });
+      await agent.call('edit', { file_path: '/a.txt', old_string: 'line 25\n', new_string: 'changed 25\n' });
+      const listed = await runCli(['review', ...args, '--json']);
+      const [a] = (JSON.parse(listed.stdout) as Listed).files;
+      const rejected = await runCli(['reject', ...args, '--hunk', a!.hunks[0]!.id, '--reason', 'keep line 25']);
+      expect(rejected.code, rejected.stderr).toBe(0);
+      const next = textOf(await agent.call('read', { file_path: '/b.txt' }));
+      expect(next).toContain('Note: a reviewer rejected your change to a.txt (lines 25) and reverted it in the sandbox: keep line 25');
+      expect(textOf(await agent.call('read', { file_path: '/a.txt' }))).not.toContain('reviewer');
+    } finally {
+      await agent.close();
+    }
+  });
 });

@@ -35,3 +35,4 @@ export function createPostgresFs(options: PostgresFsOptions): PostgresFileSystem
 }
 export { exportTree, importTree, type TransferOptions, type TransferReport } from './transfer.js';
 export { createPostgresAuditLog, type PostgresAuditLogOptions } from './audit.js';
+export { createPostgresFeedback, type PostgresFeedbackOptions } from './feedback.js';

@@ -11,7 +11,7 @@ import { sqlState, type Db } from './client.js';
  * executable bit. 4: the audit log. 5: the change feed's trigger. 6: file content in chunks (one
  * row per MiB) instead of one value per file.
  */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 export const ENTRIES = 'dsh_fs_entries';
 export const CHUNKS = 'dsh_fs_chunks';
 /** The sequence every new content of a file takes its blob id from. */
@@ -23,6 +23,7 @@ export const SANDBOXES = 'dsh_fs_sandboxes';
 export const SANDBOX_BLOBS = 'dsh_fs_sandbox_blobs';
 export const SANDBOX_JOURNAL = 'dsh_fs_sandbox_journal';
 export const AUDIT = 'dsh_fs_audit';
+export const FEEDBACK = 'dsh_fs_review_feedback';
 /** Any constant: the advisory lock every dsh-fs process takes while creating or migrating the schema. */
 const SCHEMA_LOCK = 0x64736866; // 'dshf'
 
@@ -182,8 +183,21 @@ const CREATE_V6 = [
    FOR EACH ROW WHEN (OLD.blob IS NOT NULL AND OLD.blob IS DISTINCT FROM NEW.blob) EXECUTE FUNCTION ${CHUNKS}_drop()`,
 ];
 
+/**
+ * The review feedback: the reasons of rejected hunks waiting for a sandbox's agent, a JSON text
+ * per row in the order added (seq). Not tied to the sandbox's row: a reason outlives a discard.
+ */
+const CREATE_V7 = [
+  `CREATE TABLE ${FEEDBACK} (
+    sandbox text NOT NULL,
+    seq     bigserial,
+    item    text NOT NULL,
+    PRIMARY KEY (sandbox, seq)
+  )`,
+];
+
 /** What takes a database from each version to the next. */
-const MIGRATIONS: Record<number, readonly string[]> = { 1: CREATE_V2, 2: CREATE_V3, 3: CREATE_V4, 4: CREATE_V5, 5: CREATE_V6 };
+const MIGRATIONS: Record<number, readonly string[]> = { 1: CREATE_V2, 2: CREATE_V3, 3: CREATE_V4, 4: CREATE_V5, 5: CREATE_V6, 6: CREATE_V7 };
 
 /** Creates or checks the schema; safe to call from many processes at once. */
 export async function ensureSchema(db: Db): Promise<void> {

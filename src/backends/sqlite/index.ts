@@ -48,3 +48,4 @@ export function createSqliteFs(options: SqliteFsOptions): SqliteFileSystem {
   return Object.assign(fs, { workspace, file: db.file, close: () => db.close() });
 }
 export { createSqliteAuditLog, type SqliteAuditLogOptions } from './audit.js';
+export { createSqliteFeedback, type SqliteFeedbackOptions } from './feedback.js';

@@ -9,10 +9,13 @@ export const SANDBOXES = 'dsh_fs_sandboxes';
 export const SANDBOX_BLOBS = 'dsh_fs_sandbox_blobs';
 export const SANDBOX_JOURNAL = 'dsh_fs_sandbox_journal';
 export const AUDIT = 'dsh_fs_audit';
+export const FEEDBACK = 'dsh_fs_review_feedback';
 
 /**
  * The audit log (a table added without a version change: older readers never look at it) has one
  * row per tool call, keyed by workspace and sandbox ('' when served directly), in order of `seq`.
+ * So has the review feedback: the reasons of rejected hunks waiting for a sandbox's agent, a JSON
+ * text per row in order of `seq`.
  *
  * One row per entry of a workspace. `parent` and `name` split the key once, when it is written,
  * so a listing is one range of an index; the root `/` has the parent ''.
@@ -64,6 +67,12 @@ CREATE TABLE IF NOT EXISTS ${AUDIT} (
   record TEXT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS ${AUDIT}_key ON ${AUDIT} (workspace, sandbox, seq);
+CREATE TABLE IF NOT EXISTS ${FEEDBACK} (
+  seq INTEGER PRIMARY KEY AUTOINCREMENT,
+  sandbox TEXT NOT NULL,
+  item TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS ${FEEDBACK}_key ON ${FEEDBACK} (sandbox, seq);
 `;
 
 /** Throws when the file was made by a newer dsh-fs (or is not a dsh-fs file at all). */
