@@ -22,10 +22,12 @@ tarball="$work/$tarball"
 # dsh-fs-source condition's files), 0.39 MB packed; docs; examples and bench/RESULTS.md, which the
 # docs link to (the rest of bench/ needs the repository's dev dependencies: 0.05 MB more, left
 # out). Without src the maps would name files that are not there; without src and the maps the
-# tarball would be 0.74 MB. A tarball past 1.6 MB has taken in something new: look before raising it.
+# tarball would be 0.74 MB. With review by hunk and its page, merge, runs on overlayfs, quotas and
+# the commit journal (code in dist and src alike, no new asset but the page's 76 KB screenshot):
+# 1.69 MB packed, 6.7 MB unpacked. A tarball past 2 MB has taken in something new: look before raising it.
 size="$(stat -c %s "$tarball")"
 echo "pack-check: the tarball is $size bytes"
-[ "$size" -lt 1600000 ] || { echo "pack-check: the tarball is $size bytes, past 1.6 MB (1.36 MB measured); see what it took in"; exit 1; }
+[ "$size" -lt 2000000 ] || { echo "pack-check: the tarball is $size bytes, past 2 MB (1.69 MB measured); see what it took in"; exit 1; }
 
 # The tarball: no install-time scripts, and the files the README and the exports point at.
 tar -xzf "$tarball" -C "$work"
