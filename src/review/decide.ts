@@ -9,8 +9,11 @@ import type { ReviewConflict, ReviewDecision, ReviewFeedback, ReviewResult } fro
 // Applying a reviewer's decisions: accepted hunks to the folder, rejected ones out of the sandbox.
 
 /** One file's decisions: on the whole file, or on some of its hunks. */
-interface Plan {
-  readonly c: Collected;
+/** What a plan needs of a review file: the file and its key. */
+export type Decidable = Pick<Collected, 'file' | 'key'>;
+
+export interface Plan<C extends Decidable = Collected> {
+  readonly c: C;
   readonly accept: Set<string>;
   readonly reject: Map<string, string | undefined>;
 }
@@ -65,7 +68,7 @@ export async function decide(sandbox: OverlayFileSystem, feedback: FeedbackStore
 }
 
 /** Records each plan's decisions as taken, or its file's problem as a conflict. */
-function record(plans: readonly Plan[], problems: readonly OverlayCommitProblem[], result: { accepted: string[]; rejected: string[]; conflicts: ReviewConflict[] }, heard: ReviewFeedback[]): void {
+export function record<C extends Decidable>(plans: readonly Plan<C>[], problems: readonly OverlayCommitProblem[], result: { accepted: string[]; rejected: string[]; conflicts: ReviewConflict[] }, heard: ReviewFeedback[]): void {
   const failed = new Map(problems.map((p) => [p.path, p] as const));
   for (const plan of plans) {
     const problem = failed.get(plan.c.key);
@@ -75,7 +78,7 @@ function record(plans: readonly Plan[], problems: readonly OverlayCommitProblem[
 }
 
 /** Records a file's decisions as taken, and what the agent is to hear of its rejections. */
-function settle(plan: Plan, result: { accepted: string[]; rejected: string[] }, heard: ReviewFeedback[]): void {
+function settle(plan: Plan<Decidable>, result: { accepted: string[]; rejected: string[] }, heard: ReviewFeedback[]): void {
   const { c, accept, reject } = plan;
   result.accepted.push(...accept);
   for (const [id, reason] of reject) {
@@ -85,7 +88,7 @@ function settle(plan: Plan, result: { accepted: string[]; rejected: string[] }, 
   }
 }
 
-function checked(decisions: readonly ReviewDecision[]): readonly ReviewDecision[] {
+export function checked(decisions: readonly ReviewDecision[]): readonly ReviewDecision[] {
   if (!Array.isArray(decisions)) throw new FsError('FS_INVALID_ARGUMENT', 'decisions must be an array');
   const seen = new Map<string, string>();
   for (const d of decisions) {
@@ -101,8 +104,8 @@ function checked(decisions: readonly ReviewDecision[]): readonly ReviewDecision[
 }
 
 /** Each decided file's plan; unknown (or changed) ids refuse the whole call. */
-function planOf(files: readonly Collected[], decisions: readonly ReviewDecision[]): Plan[] {
-  const owner = new Map<string, Collected>();
+export function planOf<C extends Decidable>(files: readonly C[], decisions: readonly ReviewDecision[]): Plan<C>[] {
+  const owner = new Map<string, C>();
   for (const c of files) {
     owner.set(c.file.id, c);
     for (const h of c.file.hunks) owner.set(h.id, c);
@@ -114,7 +117,7 @@ function planOf(files: readonly Collected[], decisions: readonly ReviewDecision[
       `unknown or stale review id${stale.length === 1 ? '' : 's'}: ${[...new Set(stale)].join(', ')} (the change is gone or changed since it was listed; list the review again); nothing was applied`,
     );
   }
-  const plans = new Map<Collected, Plan>();
+  const plans = new Map<C, Plan<C>>();
   for (const d of decisions) {
     const c = owner.get(d.id)!;
     let plan = plans.get(c);

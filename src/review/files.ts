@@ -76,7 +76,7 @@ function statusOf(change: OverlayChange): ReviewFile['status'] {
   return change.kind === 'renamed' ? 'added' : change.kind;
 }
 
-function contentFile(
+export function contentFile(
   path: string,
   key: string,
   status: ReviewFile['status'],
@@ -93,11 +93,11 @@ function contentFile(
   return { file: { path, status, kind, id: fileId(path, [status, kind, ...parts]), hunks }, key };
 }
 
-function whole(path: string, key: string, status: ReviewFile['status'], kind: ReviewFile['kind'], parts: readonly string[]): Collected {
+export function whole(path: string, key: string, status: ReviewFile['status'], kind: ReviewFile['kind'], parts: readonly string[]): Collected {
   return { file: { path, status, kind, id: fileId(path, [status, kind, ...parts]), hunks: [] }, key };
 }
 
-function decode(bytes: Uint8Array | undefined): string {
+export function decode(bytes: Uint8Array | undefined): string {
   return bytes === undefined ? '' : keepBom.decode(bytes);
 }
 
@@ -105,7 +105,7 @@ function sha(bytes: Uint8Array | undefined): string {
   return bytes === undefined ? '-' : createHash('sha256').update(bytes).digest('hex');
 }
 
-function relative(rootKey: string, key: string): string {
+export function relative(rootKey: string, key: string): string {
   const rel = posix.relative(rootKey, key);
   return rel === '' || rel === '..' || rel.startsWith('../') ? key.replace(/^\/+/, '') : rel;
 }

@@ -3,7 +3,9 @@ import { FsError } from '../seam/index.js';
 import { decide } from './decide.js';
 import { sandboxFeedback } from './feedback.js';
 import { coreOf, collect } from './files.js';
-import type { OpenReviewOptions, Review, ReviewFile } from './types.js';
+import { decideAgainstParent } from './parent-decide.js';
+import { collectAgainstParent } from './parent.js';
+import type { OpenReviewOptions, Review, ReviewDecision, ReviewFile } from './types.js';
 
 export type {
   OpenReviewOptions,
@@ -25,36 +27,55 @@ export { sync } from './sync.js';
 /**
  * Opens the review of a sandbox: its changes as files and hunks, and the decisions on them (see
  * docs/review.md). Feedback waits in `feedback` (default: kept with the sandbox object, in memory).
+ * With `againstParent` and `parent`, a fork is reviewed against the sandbox it was forked from.
  */
 export function openReview(sandbox: OverlayFileSystem, options: OpenReviewOptions = {}): Review {
   coreOf(sandbox);
-  if (options.againstParent === true) throw new FsError('FS_UNSUPPORTED', 'a review against the parent (a fork) is not supported yet: review against the folder');
+  const parent = parentOf(options);
   const feedback = options.feedback ?? sandboxFeedback(sandbox);
+  const collected = async () => (parent ? (await collectAgainstParent(parent, sandbox)).files : await collect(sandbox));
+  const decided = (decisions: readonly ReviewDecision[]) => (parent ? decideAgainstParent(parent, sandbox, feedback, decisions) : decide(sandbox, feedback, decisions));
   const review: Review = {
     async files(paths?: readonly string[]): Promise<ReviewFile[]> {
-      const all = (await collect(sandbox)).map((c) => stripped(c.file));
+      const all = (await collected()).map((c) => stripped(c.file));
       if (paths === undefined) return all;
       const roots = paths.map((p) => p.replace(/^\.\/+|\/+$/g, ''));
       return all.filter((f) => roots.some((r) => r === '' || r === '.' || f.path === r || f.path.startsWith(`${r}/`)));
     },
-    decide: (decisions) => decide(sandbox, feedback, decisions),
-    accept: (ids) => decide(sandbox, feedback, idsOf(ids).map((id) => ({ id, decision: 'accept' }))),
-    reject: (ids, reason) => decide(sandbox, feedback, idsOf(ids).map((id) => ({ id, decision: 'reject', ...(reason === undefined ? {} : { reason }) }))),
+    decide: decided,
+    accept: (ids) => decided(idsOf(ids).map((id) => ({ id, decision: 'accept' }))),
+    reject: (ids, reason) => decided(idsOf(ids).map((id) => ({ id, decision: 'reject', ...(reason === undefined ? {} : { reason }) }))),
     pendingFeedback: () => Promise.resolve(feedback.pending()),
     watch(listener) {
-      const w = sandbox.watch?.();
-      if (!w) return () => {};
-      void (async () => {
-        try {
-          for await (const _ of w) listener();
-        } catch {
-          // The sandbox went away: no more changes to tell of.
-        }
-      })();
-      return () => void w.return();
+      // Against the parent, a change of either side changes the review.
+      const stops = [sandbox, ...(parent ? [parent] : [])].map((fs) => watchOne(fs, listener));
+      return () => stops.forEach((stop) => stop());
     },
   };
   return review;
+}
+
+function parentOf(options: OpenReviewOptions): OverlayFileSystem | undefined {
+  if (options.againstParent !== true) {
+    if (options.parent !== undefined) throw new FsError('FS_INVALID_ARGUMENT', 'parent goes with againstParent: true');
+    return undefined;
+  }
+  if (options.parent === undefined) throw new FsError('FS_INVALID_ARGUMENT', 'a review against the parent needs the parent: openReview(fork, { againstParent: true, parent })');
+  coreOf(options.parent);
+  return options.parent;
+}
+
+function watchOne(sandbox: OverlayFileSystem, listener: () => void): () => void {
+  const w = sandbox.watch?.();
+  if (!w) return () => {};
+  void (async () => {
+    try {
+      for await (const _ of w) listener();
+    } catch {
+      // The sandbox went away: no more changes to tell of.
+    }
+  })();
+  return () => void w.return();
 }
 
 function idsOf(ids: readonly string[]): readonly string[] {

@@ -1,6 +1,5 @@
-import { FsError, type FileSystem } from '../seam/index.js';
 import type { OverlayFileSystem } from '../backends/overlay/index.js';
-import { upperStateOf } from '../backends/overlay/compose.js';
+import { forkPair } from './fork-pair.js';
 import type { UpperSnapshot } from '../backends/overlay/state.js';
 import { runMerge, type MergeOptions, type MergeResult } from './merge-run.js';
 import { changedKeys, lowerSides, sideAt } from './merge-sides.js';
@@ -16,13 +15,7 @@ export type { MergeRegion } from './merge-lines.js';
  * is published to `parent` as one guarded change. See docs/merge.md.
  */
 export async function merge(parent: OverlayFileSystem, fork: OverlayFileSystem, options: MergeOptions = {}): Promise<MergeResult> {
-  const ours = upperStateOf(parent);
-  const theirs = upperStateOf(fork);
-  if (ours === undefined || theirs === undefined) throw new FsError('FS_INVALID_ARGUMENT', 'merge takes two overlays (createOverlayFs)');
-  if (ours === theirs) throw new FsError('FS_INVALID_ARGUMENT', 'cannot merge an overlay into itself');
-  if ((await rootOf(parent.lower)) !== (await rootOf(fork.lower))) throw new FsError('FS_INVALID_ARGUMENT', 'merge takes a fork over the same lower as the parent');
-  const base = await theirs.base();
-  if (base === undefined) throw new FsError('FS_INVALID_ARGUMENT', 'cannot merge: the overlay given as the fork is no fork (it has no base)');
+  const { parentState: ours, forkState: theirs, base } = await forkPair(parent, fork, 'merge');
   const parentNow = ours.snapshot();
   const forkNow = theirs.snapshot();
   // Only where the fork changed something can the merge change the parent.
@@ -33,8 +26,4 @@ export async function merge(parent: OverlayFileSystem, fork: OverlayFileSystem, 
   // After a failed guard: the parent as it is now, the lower read afresh.
   const current = (key: string) => sideAt(lowerSides(parent.lower, options.signal), ours.snapshot(), key);
   return runMerge(parent, keys, { base: read(base), ours: read(parentNow), theirs: read(forkNow), current }, options);
-}
-
-async function rootOf(lower: FileSystem): Promise<string> {
-  return (await lower.resolve(lower.root ?? '/')).targetKey;
 }

@@ -1,3 +1,4 @@
+import type { OverlayFileSystem } from '../backends/overlay/index.js';
 
 /**
  * The review model: a sandbox's changes as files and hunks, each with a stable id, and the
@@ -40,11 +41,11 @@ export interface ReviewDecision {
 }
 
 export interface ReviewResult {
-  /** Ids published to the folder (or parent). */
+  /** Ids published to the folder (or the parent). */
   readonly accepted: readonly string[];
   /** Ids reverted in the sandbox. */
   readonly rejected: readonly string[];
-  /** Accepted hunks whose file changed in the folder: nothing written for that file. */
+  /** Accepted hunks whose file changed in the folder (or the parent) meanwhile: nothing written for that file. */
   readonly conflicts: readonly ReviewConflict[];
 }
 
@@ -71,8 +72,13 @@ export interface Review {
 }
 
 export interface OpenReviewOptions {
-  /** Review a fork against its parent (accepted hunks go to the parent) instead of the lower. Not supported yet: FS_UNSUPPORTED. */
+  /**
+   * Review a fork against its parent (`parent`, required then) instead of the lower: the parent's
+   * view now against the fork's, where the fork changed something; accepted hunks go to the parent.
+   */
   readonly againstParent?: boolean;
+  /** The sandbox the fork was forked from (with `againstParent`). */
+  readonly parent?: OverlayFileSystem;
   /** Where the reasons of rejected hunks wait for the agent (default: `sandboxFeedback(sandbox)`, in memory). */
   readonly feedback?: FeedbackStore;
 }

@@ -1,0 +1,179 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
+import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
+import { applyHunks, textHunks } from '../../src/review/hunks.js';
+import { memoryFeedback, openReview } from '../../src/review/index.js';
+import { isFsError } from '../../src/seam/index.js';
+
+// A fork reviewed against its parent: accepted hunks go to the parent, rejected ones out of the fork.
+
+const enc = new TextEncoder();
+const dec = new TextDecoder('utf-8', { ignoreBOM: true });
+
+async function put(fs: MemoryFileSystem | OverlayFileSystem, path: string, text: string) {
+  await fs.writeBytes(await fs.resolve(path), enc.encode(text));
+}
+async function get(fs: MemoryFileSystem | OverlayFileSystem, path: string): Promise<string | undefined> {
+  try {
+    return dec.decode((await fs.readBytes(await fs.resolve(path), { maxBytes: 1 << 20 })).bytes);
+  } catch (err) {
+    if (isFsError(err, 'FS_NOT_FOUND')) return undefined;
+    throw err;
+  }
+}
+const numbered = (n: number, change: Record<number, string> = {}) =>
+  Array.from({ length: n }, (_, i) => `${change[i + 1] ?? `line ${i + 1}`}\n`).join('');
+
+/** The folder holds a.txt and b.txt; the parent changed a.txt's line 15 before forking; the fork changed lines 3 and 25 and b.txt. */
+async function scene() {
+  const lower = createMemoryFs();
+  await put(lower, '/a.txt', numbered(30));
+  await put(lower, '/b.txt', 'one\ntwo\n');
+  const parent = await createOverlayFs({ lower });
+  await put(parent, '/a.txt', numbered(30, { 15: 'parent 15' }));
+  const fork = await parent.fork();
+  await put(fork, '/a.txt', numbered(30, { 3: 'changed 3', 15: 'parent 15', 25: 'changed 25' }));
+  await put(fork, '/b.txt', 'one\nTWO\n');
+  await put(fork, '/c.txt', 'new\n');
+  const feedback = memoryFeedback();
+  return { lower, parent, fork, feedback, review: openReview(fork, { againstParent: true, parent, feedback }) };
+}
+
+describe('review of a fork against its parent', () => {
+  it('lists the fork against the parent now: the parent\'s own change is no hunk', async () => {
+    const { review } = await scene();
+    const files = await review.files();
+    expect(files.map((f) => [f.path, f.status, f.kind, f.hunks.length])).toEqual([
+      ['a.txt', 'modified', 'text', 2],
+      ['b.txt', 'modified', 'text', 1],
+      ['c.txt', 'added', 'text', 1],
+    ]);
+    expect(files[0]!.hunks.flatMap((h) => h.lines.filter((l) => l.startsWith('+') || l.startsWith('-')))).toEqual(['-line 3', '+changed 3', '-line 25', '+changed 25']);
+  });
+
+  it('accept writes the parent only, reject reverts the fork and is heard; each leaves the review', async () => {
+    const { lower, parent, fork, review, feedback } = await scene();
+    const [a, b] = (await review.files())[0]!.hunks;
+    const before = { parent: parent.checkpoints().length, fork: fork.checkpoints().length };
+    expect(await review.accept([a!.id])).toEqual({ accepted: [a!.id], rejected: [], conflicts: [] });
+    expect(await get(parent, '/a.txt')).toBe(numbered(30, { 3: 'changed 3', 15: 'parent 15' }));
+    expect(await get(lower, '/a.txt')).toBe(numbered(30));
+    expect(await get(fork, '/a.txt')).toBe(numbered(30, { 3: 'changed 3', 15: 'parent 15', 25: 'changed 25' }));
+    expect(parent.checkpoints().length).toBe(before.parent + 1);
+    expect(fork.checkpoints().length).toBe(before.fork);
+    // The accepted hunk left the review; the other kept its id, and can be accepted after the first.
+    expect((await review.files())[0]!.hunks.map((h) => h.id)).toEqual([b!.id]);
+
+    expect(await review.reject([b!.id], 'not line 25')).toEqual({ accepted: [], rejected: [b!.id], conflicts: [] });
+    expect(await get(fork, '/a.txt')).toBe(numbered(30, { 3: 'changed 3', 15: 'parent 15' }));
+    expect(await get(parent, '/a.txt')).toBe(numbered(30, { 3: 'changed 3', 15: 'parent 15' }));
+    expect(fork.checkpoints().length).toBe(before.fork + 1);
+    expect((await review.files()).map((f) => f.path)).toEqual(['b.txt', 'c.txt']);
+    expect(feedback.pending().map((f) => [f.path, f.lines, f.reason])).toEqual([['a.txt', '25', 'not line 25']]);
+  });
+
+  it('hunks accepted one after the other: the parent took only the fork\'s lines, so no conflict', async () => {
+    const { parent, review } = await scene();
+    const [a, b] = (await review.files())[0]!.hunks;
+    await review.accept([b!.id]);
+    expect((await review.accept([a!.id])).conflicts).toEqual([]);
+    expect(await get(parent, '/a.txt')).toBe(numbered(30, { 3: 'changed 3', 15: 'parent 15', 25: 'changed 25' }));
+    expect((await review.files()).map((f) => f.path)).toEqual(['b.txt', 'c.txt']);
+  });
+
+  it('whole files: an added file accepted, a change rejected as a whole', async () => {
+    const { parent, fork, review } = await scene();
+    const files = await review.files();
+    const r = await review.decide([
+      { id: files[2]!.id, decision: 'accept' },
+      { id: files[1]!.id, decision: 'reject' },
+    ]);
+    expect(r.conflicts).toEqual([]);
+    expect(await get(parent, '/c.txt')).toBe('new\n');
+    expect(await get(fork, '/b.txt')).toBe('one\ntwo\n');
+    expect((await review.files()).map((f) => f.path)).toEqual(['a.txt']);
+  });
+
+  it('a file the parent changed since the fork is a conflict: nothing written to either side', async () => {
+    const { parent, fork, review } = await scene();
+    const [a, b] = (await review.files())[0]!.hunks;
+    await put(parent, '/a.txt', numbered(30, { 10: 'parent 10', 15: 'parent 15' }));
+    // The listed ids are stale: the parent's line 10 is now in the diff.
+    await expect(review.accept([a!.id])).rejects.toMatchObject({ code: 'FS_STALE_VERSION' });
+    const fresh = (await review.files())[0]!;
+    const hunkOf = (text: string) => fresh.hunks.find((h) => h.lines.includes(text))!.id;
+    const before = { parent: parent.checkpoints().length, fork: fork.checkpoints().length };
+    const r = await review.decide([
+      { id: hunkOf('+changed 3'), decision: 'accept' },
+      { id: hunkOf('+changed 25'), decision: 'reject' },
+    ]);
+    expect(r).toMatchObject({ accepted: [], rejected: [], conflicts: [{ path: 'a.txt', code: 'FS_CONFLICT' }] });
+    expect(await get(parent, '/a.txt')).toBe(numbered(30, { 10: 'parent 10', 15: 'parent 15' }));
+    expect(await get(fork, '/a.txt')).toBe(numbered(30, { 3: 'changed 3', 15: 'parent 15', 25: 'changed 25' }));
+    expect([parent.checkpoints().length, fork.checkpoints().length]).toEqual([before.parent, before.fork]);
+    expect(b).toBeDefined();
+  });
+
+  it('needs the parent, and a fork of it', async () => {
+    const { parent, fork } = await scene();
+    expect(() => openReview(fork, { againstParent: true })).toThrow(expect.objectContaining({ code: 'FS_INVALID_ARGUMENT' }));
+    expect(() => openReview(fork, { parent })).toThrow(expect.objectContaining({ code: 'FS_INVALID_ARGUMENT' }));
+    await expect(openReview(parent, { againstParent: true, parent: fork }).files()).rejects.toMatchObject({ code: 'FS_INVALID_ARGUMENT' });
+  });
+});
+
+/** A base of short lines and an edit script over it (replace, insert, delete at random places). */
+const lineArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'x\r', '');
+const editArb = fc.record({ at: fc.nat(), del: fc.nat({ max: 3 }), ins: fc.array(lineArb, { maxLength: 3 }) });
+const caseArb = fc.record({
+  base: fc.array(lineArb, { maxLength: 40 }),
+  edits: fc.array(editArb, { minLength: 1, maxLength: 5 }),
+  finalNewline: fc.tuple(fc.boolean(), fc.boolean()),
+  picks: fc.array(fc.constantFrom('accept', 'reject', 'skip'), { minLength: 20, maxLength: 20 }),
+});
+function edited(base: readonly string[], edits: readonly { at: number; del: number; ins: readonly string[] }[]): string[] {
+  const out = [...base];
+  for (const e of edits) {
+    const at = out.length === 0 ? 0 : e.at % (out.length + 1);
+    out.splice(at, e.del, ...e.ins.map((l) => `${l}!`));
+  }
+  return out;
+}
+const text = (lines: readonly string[], newline: boolean) => (lines.length === 0 ? '' : lines.join('\n') + (newline ? '\n' : ''));
+
+describe('review against the parent: properties', () => {
+  it('any split: parent = base + accepted, fork = base + all but rejected, never a rejected line in the parent', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, async ({ base, edits, finalNewline, picks }) => {
+        const before = text(base, finalNewline[0]);
+        const after = text(edited(base, edits), finalNewline[1]);
+        fc.pre(before !== '' && after !== '' && before !== after);
+        const lower = createMemoryFs();
+        await put(lower, '/f.txt', 'the folder\n');
+        const parent = await createOverlayFs({ lower });
+        await put(parent, '/f.txt', before);
+        const fork = await parent.fork();
+        await put(fork, '/f.txt', after);
+        const review = openReview(fork, { againstParent: true, parent, feedback: memoryFeedback() });
+        const hunks = textHunks('f.txt', before, after);
+        expect((await review.files())[0]!.hunks.map((h) => h.id)).toEqual(hunks.map((h) => h.id));
+        const pick = (i: number) => picks[i % picks.length]!;
+        const decisions = hunks.flatMap((h, i) => (pick(i) === 'skip' ? [] : [{ id: h.id, decision: pick(i) as 'accept' | 'reject' }]));
+        if (decisions.length > 0) expect((await review.decide(decisions)).conflicts).toEqual([]);
+        const accepted = new Set(hunks.filter((_, i) => pick(i) === 'accept'));
+        const rejected = new Set(hunks.filter((_, i) => pick(i) === 'reject'));
+        expect(await get(parent, '/f.txt')).toBe(applyHunks(before, after, hunks, (h) => accepted.has(h)));
+        expect(await get(fork, '/f.txt')).toBe(applyHunks(before, after, hunks, (h) => !rejected.has(h)));
+        expect(await get(lower, '/f.txt')).toBe('the folder\n');
+        // The hunks left undecided are what is left to review; accepting them all then gives the parent the fork's file.
+        const left = (await review.files())[0]?.hunks ?? [];
+        expect(left.length).toBe(hunks.length - accepted.size - rejected.size);
+        if (left.length > 0) expect((await review.accept(left.map((h) => h.id))).conflicts).toEqual([]);
+        expect(await get(parent, '/f.txt')).toBe(await get(fork, '/f.txt'));
+        expect(await get(parent, '/f.txt')).toBe(applyHunks(before, after, hunks, (h) => !rejected.has(h)));
+      }),
+      { numRuns: 60 },
+    );
+  });
+});
