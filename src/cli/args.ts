@@ -39,7 +39,7 @@ const OPTIONS: Record<Command, Options> = {
   serve: options([...SANDBOX, 'mode', 'tools', 'max-request-bytes', 'audit-file', ...QUOTA], ['allow-delete', 'no-audit', 'rewind-tool']),
   status: options(SANDBOX, ['against-parent', 'json']),
   diff: options([...SANDBOX, 'color', 'from', 'to'], ['against-parent', 'json']),
-  commit: { ...options(SANDBOX, ['force', 'json', 'include-ignored']), hunk: { type: 'string', multiple: true } },
+  commit: { ...options(SANDBOX, ['against-parent', 'force', 'json', 'include-ignored']), hunk: { type: 'string', multiple: true } },
   discard: options(SANDBOX, ['json']),
   checkpoints: options(SANDBOX, ['json']),
   rewind: options([...SANDBOX, 'to'], ['json']),
@@ -51,7 +51,7 @@ const OPTIONS: Record<Command, Options> = {
   import: TRANSFER,
   export: TRANSFER,
   review: options([...SANDBOX, 'port'], ['against-parent', 'json', 'web']),
-  reject: { ...options([...SANDBOX, 'reason'], ['json']), hunk: { type: 'string', multiple: true } },
+  reject: { ...options([...SANDBOX, 'reason'], ['against-parent', 'json']), hunk: { type: 'string', multiple: true } },
   merge: options([...SANDBOX, 'from'], ['markers', 'dry-run', 'json']),
   sync: options(SANDBOX, ['markers', 'dry-run', 'json']),
 };

@@ -6,7 +6,7 @@ import type { Io } from './io.js';
 // The terminal walk of `dsh-fs review`, as `git add -p`: one question per hunk (or per file
 // without lines); the decisions are applied together at the end.
 
-const HELP = `y - accept this change (commit it to the folder)
+const help = (target: string) => `y - accept this change (commit it to ${target})
 n - reject this change (revert it in the sandbox)
 r - reject this change with a reason the agent is told
 s - skip: decide later
@@ -14,8 +14,8 @@ q - quit: apply the decisions taken so far
 ? - print this help
 `;
 
-/** Asks about every hunk of `files`; resolves to the decisions taken (none on an immediate quit). */
-export async function walk(files: readonly ReviewFile[], io: Io): Promise<ReviewDecision[]> {
+/** Asks about every hunk of `files`; resolves to the decisions taken (none on an immediate quit). `target`: where accepted ones go. */
+export async function walk(files: readonly ReviewFile[], io: Io, target = 'the folder'): Promise<ReviewDecision[]> {
   const input = io.stdin ?? process.stdin;
   const rl = createInterface({ input, terminal: false });
   const lines = rl[Symbol.asyncIterator]();
@@ -46,7 +46,7 @@ export async function walk(files: readonly ReviewFile[], io: Io): Promise<Review
           if (reason === undefined) return decisions;
           decisions.push({ id, decision: 'reject', ...(reason === '' ? {} : { reason }) });
         } else if (answer !== 's') {
-          io.stdout.write(c.red(HELP));
+          io.stdout.write(c.red(help(target)));
           continue;
         }
         break;

@@ -70,6 +70,7 @@ export async function diff(parsed: Parsed, io: Io): Promise<number> {
 }
 
 export async function commit(parsed: Parsed, io: Io): Promise<number> {
+  if (parsed.values['against-parent'] === true) throw new UsageError('--against-parent goes with --hunk (a whole fork goes to its parent with "dsh-fs merge")', 'commit');
   const located = await locate('commit', parsed, io);
   const json = parsed.values.json === true;
   const includeIgnored = parsed.values['include-ignored'] === true;

@@ -70,7 +70,7 @@ describe('review of a fork against its parent', () => {
     expect(await get(parent, '/a.txt')).toBe(numbered(30, { 3: 'changed 3', 15: 'parent 15' }));
     expect(fork.checkpoints().length).toBe(before.fork + 1);
     expect((await review.files()).map((f) => f.path)).toEqual(['b.txt', 'c.txt']);
-    expect(feedback.pending().map((f) => [f.path, f.lines, f.reason])).toEqual([['a.txt', '25', 'not line 25']]);
+    expect((await feedback.pending()).map((f) => [f.path, f.lines, f.reason])).toEqual([['a.txt', '25', 'not line 25']]);
   });
 
   it('hunks accepted one after the other: the parent took only the fork\'s lines, so no conflict', async () => {

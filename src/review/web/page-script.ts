@@ -193,7 +193,7 @@ async function commit() {
     state.decisions.clear();
     state.conflicts = new Map(result.conflicts.map(function (c) { return [c.path, c]; }));
     var text = 'Applied: ' + result.accepted.length + ' accepted, ' + result.rejected.length + ' rejected.';
-    if (result.conflicts.length) text += ' ' + result.conflicts.length + ' not applied (the folder changed): ' + result.conflicts.map(function (c) { return c.path; }).join(', ');
+    if (result.conflicts.length) text += ' ' + result.conflicts.length + ' not applied (changed meanwhile): ' + result.conflicts.map(function (c) { return c.path; }).join(', ');
     showStatus(text, result.conflicts.length > 0);
   } catch (err) {
     showStatus('Nothing applied: ' + err.message, true);
