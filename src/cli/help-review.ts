@@ -1,9 +1,14 @@
 // Help for review by hunk (review, reject); the option texts are help.ts's.
 
+const AGAINST = `  --against-parent
+                for a fork made by "dsh-fs fork --into" (--state is the fork): review it against
+                the sandbox it was forked from, as that is now; accepted hunks are written to
+                that sandbox (a file it changed since the fork is a conflict), not to DIR`;
+
 export function reviewHelp(state: string, postgres: string, paths: string) {
   return {
-    review: `Usage: dsh-fs review --root DIR [--state DIR] [--json] [PATH...]
-       dsh-fs review --root DIR [--state DIR] --web [--port N]
+    review: `Usage: dsh-fs review --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
+       dsh-fs review --root DIR [--state DIR] [--against-parent] --web [--port N]
        dsh-fs review --postgres URL --workspace NAME [--sandbox NAME] [...]
        dsh-fs review --sqlite FILE [--workspace NAME] [--sandbox NAME] [...]
 
@@ -18,6 +23,7 @@ Options:
   --root DIR    the directory the sandbox is over (required)
 ${state}
 ${postgres}
+${AGAINST}
   --json        print the changes without asking: { "files": [{ "path", "status", "kind", "id",
                 "hunks": [{ "id", "oldStart", "oldLines", "newStart", "newLines", "lines" }] }] }
                 ("lines" as in a unified diff, with their "+", "-" or " "; ids go to
@@ -27,8 +33,8 @@ ${postgres}
 ${paths}
   -h, --help    show this help
 `,
-    reject: `Usage: dsh-fs reject --root DIR [--state DIR] --hunk ID [--hunk ID...] [--reason TEXT] [--json]
-       dsh-fs reject --root DIR [--state DIR] [--reason TEXT] [--json] PATH...
+    reject: `Usage: dsh-fs reject --root DIR [--state DIR] [--against-parent] --hunk ID [--hunk ID...] [--reason TEXT] [--json]
+       dsh-fs reject --root DIR [--state DIR] [--against-parent] [--reason TEXT] [--json] PATH...
        dsh-fs reject --postgres URL --workspace NAME [--sandbox NAME] [...]
        dsh-fs reject --sqlite FILE [--workspace NAME] [--sandbox NAME] [...]
 
@@ -41,6 +47,7 @@ Options:
   --root DIR    the directory the sandbox is over (required)
 ${state}
 ${postgres}
+${AGAINST}
   --hunk ID     a hunk (or a whole file's id) to reject; may be given several times
   --reason TEXT why: told to the agent with the file and the lines
   --json        print { "accepted": [], "rejected": [ids], "conflicts": [] }

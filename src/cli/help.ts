@@ -40,9 +40,9 @@ Usage:
   dsh-fs status  --root DIR [--state DIR] [--against-parent] [--json] [PATH...]
   dsh-fs diff    --root DIR [--state DIR] [--against-parent | --from ID [--to ID]] [--color auto|always|never] [--json] [PATH...]
   dsh-fs commit  --root DIR [--state DIR] [--force] [--include-ignored] [--json] [PATH...]
-  dsh-fs commit  --root DIR [--state DIR] --hunk ID [--hunk ID...] [--json]
-  dsh-fs review  --root DIR [--state DIR] [--json | --web [--port N]] [PATH...]
-  dsh-fs reject  --root DIR [--state DIR] (--hunk ID... [--reason TEXT] | PATH...) [--json]
+  dsh-fs commit  --root DIR [--state DIR] --hunk ID [--hunk ID...] [--against-parent] [--json]
+  dsh-fs review  --root DIR [--state DIR] [--against-parent] [--json | --web [--port N]] [PATH...]
+  dsh-fs reject  --root DIR [--state DIR] [--against-parent] (--hunk ID... [--reason TEXT] | PATH...) [--json]
   dsh-fs discard --root DIR [--state DIR] [--json] [PATH...]
   dsh-fs checkpoints --root DIR [--state DIR] [--json]
   dsh-fs rewind  --root DIR [--state DIR] --to ID [--json] [PATH...]
@@ -194,6 +194,9 @@ ${POSTGRES_HELP}
                 leads elsewhere through a symlink is still refused)
   --hunk ID     commit only this hunk (an id from "dsh-fs review --json"); may be given several
                 times; not with PATH or --force
+  --against-parent
+                with --hunk, for a fork (dsh-fs fork): write the hunks to the sandbox it was
+                forked from instead of DIR (ids from "dsh-fs review --against-parent --json")
   --include-ignored
                 commit ignored outputs and git's own files (.git/) too; they are left out
                 otherwise. Git's files go whole or not at all: one that changed in DIR since
