@@ -1,29 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
-import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
+import { createMemoryFs } from '../../src/backends/memory/index.js';
+import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import { applyHunks, textHunks } from '../../src/review/hunks.js';
 import { openReview, reviewNotes, sandboxFeedback } from '../../src/review/index.js';
 import { createHarness } from '../../src/harness/index.js';
 import { fsTools } from '../../src/tools/index.js';
 import { isFsError } from '../../src/seam/index.js';
-
-const enc = new TextEncoder();
-const dec = new TextDecoder('utf-8', { ignoreBOM: true });
-
-async function put(fs: MemoryFileSystem | OverlayFileSystem, path: string, text: string) {
-  await fs.writeBytes(await fs.resolve(path), enc.encode(text));
-}
-async function get(fs: MemoryFileSystem | OverlayFileSystem, path: string): Promise<string | undefined> {
-  try {
-    return dec.decode((await fs.readBytes(await fs.resolve(path), { maxBytes: 1 << 20 })).bytes);
-  } catch (err) {
-    if (isFsError(err, 'FS_NOT_FOUND')) return undefined;
-    throw err;
-  }
-}
-const numbered = (n: number, change: Record<number, string> = {}) =>
-  Array.from({ length: n }, (_, i) => `${change[i + 1] ?? `line ${i + 1}`}\n`).join('');
+import { caseArb, get, lineArb, numbered, put, splitOf, text } from './review-helpers.js';
 
 async function scene() {
   const lower = createMemoryFs();
@@ -171,45 +155,19 @@ describe('review model', () => {
   });
 });
 
-/** A base of short lines and an edit script over it (replace, insert, delete at random places). */
-const lineArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'x\r', '');
-const editArb = fc.record({ at: fc.nat(), del: fc.nat({ max: 3 }), ins: fc.array(lineArb, { maxLength: 3 }) });
-const caseArb = fc.record({
-  base: fc.array(lineArb, { maxLength: 40 }),
-  edits: fc.array(editArb, { minLength: 1, maxLength: 5 }),
-  finalNewline: fc.tuple(fc.boolean(), fc.boolean()),
-  picks: fc.array(fc.constantFrom('accept', 'reject', 'skip'), { minLength: 20, maxLength: 20 }),
-});
-function edited(base: readonly string[], edits: readonly { at: number; del: number; ins: readonly string[] }[]): string[] {
-  const out = [...base];
-  for (const e of edits) {
-    const at = out.length === 0 ? 0 : e.at % (out.length + 1);
-    out.splice(at, e.del, ...e.ins.map((l) => `${l}!`));
-  }
-  return out;
-}
-const text = (lines: readonly string[], newline: boolean) => (lines.length === 0 ? '' : lines.join('\n') + (newline ? '\n' : ''));
-
 describe('review model properties', () => {
   it('any split: folder = base + accepted, sandbox = base + all but rejected; accept all = commit, reject all = discard', async () => {
     await fc.assert(
-      fc.asyncProperty(caseArb, async ({ base, edits, finalNewline, picks }) => {
-        const before = text(base, finalNewline[0]);
-        const after = text(edited(base, edits), finalNewline[1]);
-        fc.pre(before !== '' && after !== '' && before !== after);
+      fc.asyncProperty(caseArb, async (c) => {
+        const { before, after, hunks, decisions, accepted, rejected } = splitOf(c);
         const lower = createMemoryFs();
         await put(lower, '/f.txt', before);
         const sandbox = await createOverlayFs({ lower });
         await put(sandbox, '/f.txt', after);
         const review = openReview(sandbox);
         const [file] = await review.files();
-        const hunks = textHunks('f.txt', before, after);
         expect(file!.hunks.map((h) => h.id)).toEqual(hunks.map((h) => h.id));
-        const pick = (i: number) => picks[i % picks.length]!;
-        const decisions = hunks.flatMap((h, i) => (pick(i) === 'skip' ? [] : [{ id: h.id, decision: pick(i) as 'accept' | 'reject' }]));
         if (decisions.length > 0) await review.decide(decisions);
-        const accepted = new Set(hunks.filter((_, i) => pick(i) === 'accept'));
-        const rejected = new Set(hunks.filter((_, i) => pick(i) === 'reject'));
         const folder = applyHunks(before, after, hunks, (h) => accepted.has(h));
         const kept = applyHunks(before, after, hunks, (h) => !rejected.has(h));
         expect(await get(lower, '/f.txt')).toBe(folder);

@@ -1,29 +1,12 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createMemoryFs, type MemoryFileSystem } from '../../src/backends/memory/index.js';
-import { createOverlayFs, type OverlayFileSystem } from '../../src/backends/overlay/index.js';
-import { applyHunks, textHunks } from '../../src/review/hunks.js';
+import { createMemoryFs } from '../../src/backends/memory/index.js';
+import { createOverlayFs } from '../../src/backends/overlay/index.js';
+import { applyHunks } from '../../src/review/hunks.js';
 import { memoryFeedback, openReview } from '../../src/review/index.js';
-import { isFsError } from '../../src/seam/index.js';
+import { caseArb, get, numbered, put, splitOf } from './review-helpers.js';
 
 // A fork reviewed against its parent: accepted hunks go to the parent, rejected ones out of the fork.
-
-const enc = new TextEncoder();
-const dec = new TextDecoder('utf-8', { ignoreBOM: true });
-
-async function put(fs: MemoryFileSystem | OverlayFileSystem, path: string, text: string) {
-  await fs.writeBytes(await fs.resolve(path), enc.encode(text));
-}
-async function get(fs: MemoryFileSystem | OverlayFileSystem, path: string): Promise<string | undefined> {
-  try {
-    return dec.decode((await fs.readBytes(await fs.resolve(path), { maxBytes: 1 << 20 })).bytes);
-  } catch (err) {
-    if (isFsError(err, 'FS_NOT_FOUND')) return undefined;
-    throw err;
-  }
-}
-const numbered = (n: number, change: Record<number, string> = {}) =>
-  Array.from({ length: n }, (_, i) => `${change[i + 1] ?? `line ${i + 1}`}\n`).join('');
 
 /** The folder holds a.txt and b.txt; the parent changed a.txt's line 15 before forking; the fork changed lines 3 and 25 and b.txt. */
 async function scene() {
@@ -123,32 +106,11 @@ describe('review of a fork against its parent', () => {
   });
 });
 
-/** A base of short lines and an edit script over it (replace, insert, delete at random places). */
-const lineArb = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'x\r', '');
-const editArb = fc.record({ at: fc.nat(), del: fc.nat({ max: 3 }), ins: fc.array(lineArb, { maxLength: 3 }) });
-const caseArb = fc.record({
-  base: fc.array(lineArb, { maxLength: 40 }),
-  edits: fc.array(editArb, { minLength: 1, maxLength: 5 }),
-  finalNewline: fc.tuple(fc.boolean(), fc.boolean()),
-  picks: fc.array(fc.constantFrom('accept', 'reject', 'skip'), { minLength: 20, maxLength: 20 }),
-});
-function edited(base: readonly string[], edits: readonly { at: number; del: number; ins: readonly string[] }[]): string[] {
-  const out = [...base];
-  for (const e of edits) {
-    const at = out.length === 0 ? 0 : e.at % (out.length + 1);
-    out.splice(at, e.del, ...e.ins.map((l) => `${l}!`));
-  }
-  return out;
-}
-const text = (lines: readonly string[], newline: boolean) => (lines.length === 0 ? '' : lines.join('\n') + (newline ? '\n' : ''));
-
 describe('review against the parent: properties', () => {
   it('any split: parent = base + accepted, fork = base + all but rejected, never a rejected line in the parent', async () => {
     await fc.assert(
-      fc.asyncProperty(caseArb, async ({ base, edits, finalNewline, picks }) => {
-        const before = text(base, finalNewline[0]);
-        const after = text(edited(base, edits), finalNewline[1]);
-        fc.pre(before !== '' && after !== '' && before !== after);
+      fc.asyncProperty(caseArb, async (c) => {
+        const { before, after, hunks, decisions, accepted, rejected } = splitOf(c);
         const lower = createMemoryFs();
         await put(lower, '/f.txt', 'the folder\n');
         const parent = await createOverlayFs({ lower });
@@ -156,13 +118,8 @@ describe('review against the parent: properties', () => {
         const fork = await parent.fork();
         await put(fork, '/f.txt', after);
         const review = openReview(fork, { againstParent: true, parent, feedback: memoryFeedback() });
-        const hunks = textHunks('f.txt', before, after);
         expect((await review.files())[0]!.hunks.map((h) => h.id)).toEqual(hunks.map((h) => h.id));
-        const pick = (i: number) => picks[i % picks.length]!;
-        const decisions = hunks.flatMap((h, i) => (pick(i) === 'skip' ? [] : [{ id: h.id, decision: pick(i) as 'accept' | 'reject' }]));
         if (decisions.length > 0) expect((await review.decide(decisions)).conflicts).toEqual([]);
-        const accepted = new Set(hunks.filter((_, i) => pick(i) === 'accept'));
-        const rejected = new Set(hunks.filter((_, i) => pick(i) === 'reject'));
         expect(await get(parent, '/f.txt')).toBe(applyHunks(before, after, hunks, (h) => accepted.has(h)));
         expect(await get(fork, '/f.txt')).toBe(applyHunks(before, after, hunks, (h) => !rejected.has(h)));
         expect(await get(lower, '/f.txt')).toBe('the folder\n');
