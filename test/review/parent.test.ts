@@ -98,6 +98,38 @@ describe('review of a fork against its parent', () => {
     expect(b).toBeDefined();
   });
 
+  it('files without lines: a removed directory, an empty one made, a link, a mode; accepted in the parent or rejected in the fork', async () => {
+    const lower = createMemoryFs();
+    await put(lower, '/d/x.txt', 'x\n');
+    await put(lower, '/run.sh', 'echo\n');
+    const parent = await createOverlayFs({ lower });
+    const fork = await parent.fork();
+    await fork.remove(await fork.resolve('/d/x.txt'));
+    await fork.rmdir(await fork.resolve('/d'));
+    await fork.mkdir(await fork.resolve('/empty'));
+    await fork.symlink!(await fork.resolve('/link', { noFollow: true }), 'run.sh');
+    await fork.setExecutable!(await fork.resolve('/run.sh'), true);
+    const review = openReview(fork, { againstParent: true, parent, feedback: memoryFeedback() });
+    const files = await review.files();
+    expect(files.map((f) => [f.path, f.status, f.kind])).toEqual([
+      ['d', 'deleted', 'directory'],
+      ['d/x.txt', 'deleted', 'text'],
+      ['empty', 'added', 'directory'],
+      ['link', 'added', 'symlink'],
+      ['run.sh', 'modified', 'mode'],
+    ]);
+    // A directory goes only with what is below it.
+    expect((await review.accept([files[0]!.id])).conflicts.map((c) => c.path)).toEqual(['d']);
+    expect(await get(parent, '/d/x.txt')).toBe('x\n');
+    const [d, x, empty, link, mode] = files.map((f) => f.id);
+    expect((await review.accept([d!, x!, mode!])).conflicts).toEqual([]);
+    expect(await get(parent, '/d/x.txt')).toBeUndefined();
+    expect((await parent.stat(await parent.resolve('/run.sh')))?.executable).toBe(true);
+    expect((await review.reject([empty!, link!])).conflicts).toEqual([]);
+    expect(await fork.stat(await fork.resolve('/empty'))).toBeUndefined();
+    expect(await review.files()).toEqual([]);
+  });
+
   it('needs the parent, and a fork of it', async () => {
     const { parent, fork } = await scene();
     expect(() => openReview(fork, { againstParent: true })).toThrow(expect.objectContaining({ code: 'FS_INVALID_ARGUMENT' }));
