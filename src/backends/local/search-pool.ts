@@ -138,6 +138,8 @@ function startProcess(onReply: (reply: Reply) => void, onGone: () => void, onRef
   // No exec arguments of ours (a test runner's loader or inspector) and no stdio: a bare node.
   const child: ChildProcess = spawn(process.execPath, ['-e', PROCESS_SOURCE, JSON.stringify(ioFlags())], {
     stdio: ['ignore', 'ignore', 'ignore', 'ipc'],
+    // Started where it can be whatever the caller's working directory (which may be gone).
+    cwd: '/',
     // Nothing the caller's NODE_OPTIONS would load (a loader, a preload) belongs in it.
     env: { ...process.env, NODE_OPTIONS: undefined },
     serialization: 'advanced',

@@ -52,7 +52,6 @@ export function checkSearchHelpers(n: unknown, kind: unknown): SearchHelpers {
   return { kind: chosen, count: n };
 }
 
-
 export async function searchReads(
   ctx: LocalContext,
   helpers: SearchHelpers,
