@@ -22,6 +22,14 @@ import { interleave, reps, row, tempDir, type BenchRow, type Timing } from './li
  */
 
 const SECTION = 'search';
+
+/** DSH_FS_BENCH_SEARCH_HELPERS=threads|processes: the local provider's searchHelpers (default: its own default). */
+function helpers(): { searchHelpers?: 'threads' | 'processes' } {
+  const kind = process.env.DSH_FS_BENCH_SEARCH_HELPERS;
+  if (kind === undefined || kind === '') return {};
+  if (kind !== 'threads' && kind !== 'processes') throw new Error(`DSH_FS_BENCH_SEARCH_HELPERS must be threads or processes, got ${kind}`);
+  return { searchHelpers: kind };
+}
 const execFileAsync = promisify(execFile);
 
 /** The shape the search benchmark reports; also a BenchRow for the shared table. */
@@ -181,7 +189,7 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
   try {
     const root = join(dir, 'tree');
     await writeTree(root, tree);
-    const local = createLocalFs({ root });
+    const local = createLocalFs({ root, ...helpers() });
     // The memory provider gets one tenth of the tree: its listDir costs ~0.2 ms per entry.
     const tenth = tree.entries.filter(([p]) => p.startsWith('d0/'));
     const memory = createMemoryFs({ cwd: '/tree', files: Object.fromEntries(tenth) });

@@ -9,7 +9,8 @@ import { textProblem } from '../../src/seam/index.js';
 import { makeArea, type Area } from './helpers.js';
 
 // searchReads of the local provider: each answer is the file's bytes, null (text without the
-// literal), or undefined (read it the usual way); workers and the calling thread answer alike.
+// literal), or undefined (read it the usual way); helpers (processes or threads) and the calling
+// thread answer alike.
 
 let area: Area;
 beforeAll(async () => {
@@ -20,6 +21,9 @@ afterAll(async () => {
 });
 
 const LITERAL = 'needle';
+const KINDS = ['processes', 'threads'] as const;
+/** A provider whose searches read on two helpers of `kind`. */
+const onHelpers = (kind: (typeof KINDS)[number]) => createLocalFs({ root: area.root, searchThreads: 2, searchHelpers: kind });
 const enc = (s: string) => Buffer.from(s, 'utf8');
 
 /** What a file of the tree holds: text with or without the literal, or bytes that are not text. */
@@ -49,9 +53,9 @@ async function planted(
   return { targets, dir };
 }
 
-describe('local searchReads', () => {
-  it('answers bytes as read, null only for text without the literal, on workers and on the calling thread alike', async () => {
-    const onWorkers = createLocalFs({ root: area.root, searchThreads: 2 });
+describe.each(KINDS)('local searchReads on %s', (kind) => {
+  it('answers bytes as read, null only for text without the literal, on helpers and on the calling thread alike', async () => {
+    const onWorkers = onHelpers(kind);
     const here = createLocalFs({ root: area.root, searchThreads: 0 });
     await fc.assert(
       fc.asyncProperty(fc.array(content, { minLength: 64, maxLength: 140 }), fc.integer({ min: 0, max: 400 }), async (files, maxBytes) => {
@@ -76,7 +80,7 @@ describe('local searchReads', () => {
   });
 
   it('stops reading at the first file over maxTotalBytes: it and every later file are left to the usual read', async () => {
-    const onWorkers = createLocalFs({ root: area.root, searchThreads: 2 });
+    const onWorkers = onHelpers(kind);
     const here = createLocalFs({ root: area.root, searchThreads: 0 });
     await fc.assert(
       fc.asyncProperty(
@@ -107,8 +111,8 @@ describe('local searchReads', () => {
     );
   });
 
-  it('shares a request of over 2,048 files among the workers, each answer in its place', async () => {
-    const fs = createLocalFs({ root: area.root, searchThreads: 2 });
+  it('shares a request of over 2,048 files among the helpers, each answer in its place', async () => {
+    const fs = onHelpers(kind);
     const files = Array.from({ length: 2_100 }, (_, i) => enc(i % 5 === 0 ? `${LITERAL} ${i}\n` : `other ${i}\n`));
     const { targets } = await planted(fs, files);
     const answers = await fs.searchReads!(targets, { maxBytes: 1024, maxTotalBytes: 1 << 20, contains: enc(LITERAL) });
@@ -116,7 +120,7 @@ describe('local searchReads', () => {
   });
 
   it('leaves names swapped for a link, a FIFO or a directory, and removed ones, to the usual read (a FIFO is never opened)', async () => {
-    const fs = createLocalFs({ root: area.root, searchThreads: 2 });
+    const fs = onHelpers(kind);
     const { targets, dir } = await planted(fs, Array.from({ length: 70 }, (_, i) => enc(`${LITERAL} ${i}\n`)));
     // f0, f3, f6 and f9 are in a/: swapped after they were resolved.
     const at = (i: number) => join(dir, 'a', `f${i}.txt`);
@@ -133,7 +137,7 @@ describe('local searchReads', () => {
 
   it('reads nothing through a directory moved out of the root, or swapped for a link out of it (P2)', async () => {
     for (const threads of [0, 2]) {
-      const fs = createLocalFs({ root: area.root, searchThreads: threads });
+      const fs = createLocalFs({ root: area.root, searchThreads: threads, searchHelpers: kind });
       const { targets, dir } = await planted(fs, Array.from({ length: 90 }, () => enc('inside\n')));
       const away = join(area.outside, `b${round++}`);
       renameSync(join(dir, 'b'), away);
@@ -145,11 +149,18 @@ describe('local searchReads', () => {
   });
 });
 
-describe('grep with reads on workers', () => {
+/** grep's files: those of `content`, and lines ending in CRLF, and now and then one over the helpers' 256 KiB. */
+const grepContent = fc.oneof(
+  { arbitrary: content, weight: 160 },
+  { arbitrary: fc.array(fc.constantFrom(`a ${LITERAL}`, 'nope', '', `${LITERAL}\r`, 'é n e'), { maxLength: 6 }).map((lines) => enc(lines.join('\r\n'))), weight: 40 },
+  { arbitrary: fc.constant(enc(`${'x'.repeat(99)}\n`.repeat(3_000) + `${LITERAL} large\r\n`)), weight: 1 },
+);
+
+describe('grep with reads on helpers', () => {
   it('finds what it finds reading each file by itself: matches, skips, counts and truncation', async () => {
     const top = join(area.root, 'grep');
     await fc.assert(
-      fc.asyncProperty(fc.array(content, { minLength: 100, maxLength: 700 }), fc.integer({ min: 1, max: 60 }), async (files, maxMatches) => {
+      fc.asyncProperty(fc.array(grepContent, { minLength: 100, maxLength: 700 }), fc.integer({ min: 1, max: 60 }), async (files, maxMatches) => {
         const dir = join(top, `g${round++}`);
         files.forEach((bytes, i) => {
           const sub = join(dir, `d${i % 7}`, i % 2 === 0 ? '' : 'e');
@@ -157,15 +168,16 @@ describe('grep with reads on workers', () => {
           writeFileSync(join(sub, `f${i}.txt`), bytes);
         });
         // Each file read by itself, as without searchReads.
-        const fsOf = (threads: number | 'none') => {
-          const fs = createLocalFs({ root: area.root, searchThreads: threads === 'none' ? 0 : threads });
+        const fsOf = (threads: number | 'none', kind: (typeof KINDS)[number] = 'threads') => {
+          const fs = createLocalFs({ root: area.root, searchThreads: threads === 'none' ? 0 : threads, searchHelpers: kind });
           return threads === 'none' ? Object.assign(Object.create(fs) as typeof fs, { searchReads: undefined }) : fs;
         };
         const strip = (r: Awaited<ReturnType<typeof grep>>) => ({ ...r, matches: r.matches.map(({ target: _, ...m }) => m) });
         for (const pattern of [LITERAL, /n.e/i]) {
           for (const options of [{}, { maxMatches }, { maxFileBytes: 40 }]) {
             const alone = strip(await grep(fsOf('none'), pattern, { path: dir, ...options }));
-            for (const threads of [2, 0]) expect(strip(await grep(fsOf(threads), pattern, { path: dir, ...options }))).toEqual(alone);
+            for (const kind of KINDS) expect(strip(await grep(fsOf(2, kind), pattern, { path: dir, ...options }))).toEqual(alone);
+            expect(strip(await grep(fsOf(0), pattern, { path: dir, ...options }))).toEqual(alone);
           }
         }
       }),
@@ -195,8 +207,15 @@ describe('grep reading ahead', () => {
   });
 });
 
-describe('searchThreads', () => {
-  it('is an integer from 0 to 64, else FS_INVALID_ARGUMENT', () => {
+describe('searchThreads and searchHelpers', () => {
+  it('searchHelpers is "processes" or "threads", else FS_INVALID_ARGUMENT', () => {
+    for (const bad of ['process', 'thread', '', 2]) {
+      expect(() => createLocalFs({ root: area.root, searchHelpers: bad as 'threads' })).toThrow(expect.objectContaining({ code: 'FS_INVALID_ARGUMENT' }));
+    }
+    for (const good of KINDS) expect(createLocalFs({ root: area.root, searchHelpers: good }).searchReads).toBeTypeOf('function');
+  });
+
+  it('searchThreads is an integer from 0 to 64, else FS_INVALID_ARGUMENT', () => {
     for (const bad of [-1, 1.5, 65, Number.NaN, '2' as unknown as number]) {
       expect(() => createLocalFs({ root: area.root, searchThreads: bad })).toThrow(expect.objectContaining({ code: 'FS_INVALID_ARGUMENT' }));
     }

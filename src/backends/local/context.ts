@@ -23,11 +23,17 @@ export interface LocalProviderOptions {
   /** Wall clock in nanoseconds since the epoch (tests inject one). */
   readonly clock?: () => bigint;
   /**
-   * How many worker threads a search's reads of small files use (default 2 where the machine has
-   * two cores or more, else 0; 0 reads them on the calling thread). Idle workers stay for the
-   * next search without keeping the process alive.
+   * How many helpers a search's reads of small files use (default 2 where the machine has two
+   * cores or more, else 0; 0 reads them on the calling thread). Idle helpers stay for the next
+   * search without keeping the process alive.
    */
   readonly searchThreads?: number;
+  /**
+   * What those helpers are (default `processes` where this process is node itself, else
+   * `threads`): child processes each have a descriptor table of their own, which the reads'
+   * opens and closes do not then share, and hold each directory as their working directory.
+   */
+  readonly searchHelpers?: 'processes' | 'threads';
   /**
    * For tests only (fault injection), not a stable API: the `fs.promises` functions every file
    * operation goes through, including those on the handles its `open` returns. Default: node's.

@@ -18,6 +18,12 @@ export interface PinnedIo {
   readonly O_DIRECTORY: number;
   /** How the pinned inode is opened for reading (never following a link, never blocking). */
   readonly readFlags: number;
+  /**
+   * Where given (a process of its own, never the caller's), a directory is held as the working
+   * directory rather than by a descriptor: its files are then opened by name relative to it, as
+   * openat would, instead of through /proc/self/fd.
+   */
+  readonly chdir?: (dir: string) => void;
 }
 
 /** What a pinned read found at a name. */
@@ -99,19 +105,21 @@ export function readDirFiles(
 ): (Buffer | null | undefined)[] {
   const out: (Buffer | null | undefined)[] = new Array<undefined>(names.length).fill(undefined);
   if (budget.left < 0) return out;
-  let dirFd: number;
+  let dirFd: number | undefined;
   try {
-    dirFd = io.openSync(dir, io.O_DIRECTORY);
+    if (io.chdir === undefined) dirFd = io.openSync(dir, io.O_DIRECTORY);
+    else io.chdir(dir);
   } catch {
     return out;
   }
   try {
-    const self = `/proc/self/fd/${dirFd}`;
+    const self = dirFd === undefined ? '/proc/self/cwd' : `/proc/self/fd/${dirFd}`;
+    const prefix = dirFd === undefined ? '' : `${self}/`;
     if (io.readlinkSync(self) !== dir) return out;
     for (let i = 0; i < names.length; i++) {
       let found: PinnedRead;
       try {
-        found = read(io, `${self}/${names[i]}`, maxBytes);
+        found = read(io, `${prefix}${names[i]}`, maxBytes);
       } catch {
         continue;
       }
@@ -129,7 +137,7 @@ export function readDirFiles(
     }
     if (io.readlinkSync(self) !== dir) out.fill(undefined);
   } finally {
-    io.closeSync(dirFd);
+    if (dirFd !== undefined) io.closeSync(dirFd);
   }
   return out;
 }

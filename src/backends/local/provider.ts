@@ -11,7 +11,7 @@ import { setExecutable } from './modes.js';
 import { read, stat } from './read.js';
 import { rename } from './rename.js';
 import { resolveKey, withRedirects } from './resolve.js';
-import { checkSearchThreads, searchReads } from './search-reads.js';
+import { checkSearchHelpers, searchReads } from './search-reads.js';
 import { swapLocked } from './swap.js';
 import { openRead } from './stream.js';
 import { sweepTemps, TEMP_NAME_PATTERN, type SweepOptions } from './temps.js';
@@ -37,7 +37,7 @@ export interface LocalProvider extends FsProvider {
 /** A provider for a directory on local disk, confined to it, with atomic durable writes. */
 export function createLocalProvider(options: LocalProviderOptions): LocalProvider {
   const ctx = createContext(options);
-  const threads = checkSearchThreads(options.searchThreads);
+  const helpers = checkSearchHelpers(options.searchThreads, options.searchHelpers);
   return {
     root: ctx.root,
     cwd: ctx.cwd,
@@ -83,7 +83,7 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
     listDir: (target, { stats }) => listDir(ctx, target, stats),
     walk: (target, options) => walk(ctx, target, options),
     // Only where small files are read with pinned synchronous calls (see LocalContext.syncWalk).
-    ...(ctx.syncWalk ? { searchReads: (targets: readonly FsTarget[], query: FsSearchReadQuery, opts: FsOpOptions) => searchReads(ctx, threads, targets, query, opts) } : {}),
+    ...(ctx.syncWalk ? { searchReads: (targets: readonly FsTarget[], query: FsSearchReadQuery, opts: FsOpOptions) => searchReads(ctx, helpers, targets, query, opts) } : {}),
     journal: {
       begin: (record) => guard(`cannot journal the ${String(record?.kind)}`, () => beginJournal(ctx, record)),
       pending: () => guard('cannot look for unfinished operations', () => pendingJournals(ctx)),
