@@ -24,7 +24,7 @@ interface Manifest {
 }
 
 /** What a key needs in the layer, as a short signature (equal signatures: nothing to redo). */
-function signature(entry: UpperEntry): string {
+export function signature(entry: UpperEntry): string {
   if (entry.kind === 'whiteout') return 'w';
   if (entry.kind === 'link') return `l:${entry.text}`;
   return `f:${entry.version}:${entry.executable === true ? 'x' : '-'}`;
@@ -40,7 +40,7 @@ function wanted(layer: UpperSnapshot, root: string): Map<string, string> {
   return want;
 }
 
-async function readManifest(path: string): Promise<Manifest | undefined> {
+export async function readManifest(path: string): Promise<Manifest | undefined> {
   try {
     const m = JSON.parse(await readFile(path, 'utf8')) as Manifest;
     return m.format === 'dsh-fs-run-layer' && m.dirty === false && typeof m.entries === 'object' ? m : undefined;
@@ -49,7 +49,7 @@ async function readManifest(path: string): Promise<Manifest | undefined> {
   }
 }
 
-async function writeManifest(path: string, dirty: boolean, entries: Record<string, string>): Promise<void> {
+export async function writeManifest(path: string, dirty: boolean, entries: Record<string, string>): Promise<void> {
   const m: Manifest = { format: 'dsh-fs-run-layer', dirty, entries };
   await writeFile(path, `${JSON.stringify(m)}\n`);
 }
