@@ -76,7 +76,7 @@ export async function buildLayer(paths: LayerPaths, layer: UpperSnapshot, root: 
   const goneSet = new Set(gone);
   const redo = [...want.keys()].filter((rel) => had.get(rel) !== want.get(rel) || hasAncestorIn(rel, goneSet)).sort(compareNames);
   const opaque = [...want].filter(([, sig]) => sig === 'do').map(([rel]) => rel);
-  if (gone.length === 0 && redo.length === 0 && opaque.length === 0) return { made: 0, removed: 0 };
+  if (before !== undefined && gone.length === 0 && redo.length === 0 && opaque.length === 0) return { made: 0, removed: 0 };
   await writeManifest(paths.manifest, true, Object.fromEntries(had));
   for (const rel of gone.filter((r) => !hasAncestorIn(r, goneSet))) await rm(join(paths.dir, rel), { recursive: true, force: true });
   const whiteouts: string[] = [];

@@ -51,13 +51,14 @@ export async function readBack(upper: string, merged: string, root: string, fork
   const files = listing.items.filter((i) => i.kind === 'file');
   for (const item of listing.items) if (item.kind === 'dir') await visitDir(w, item.rel);
   for (const item of files) await visitFile(w, item);
-  for (const item of listing.items) if (item.kind === 'link') await visitLink(w, item.rel, item.text);
-  if (w.writes.length > 0) await fork.applyChanges!(w.writes);
-  for (const [path, executable] of w.modes) await fork.setExecutable!(await fork.resolve(path), executable);
+  // Removals first: under a quota, the room they give back is there for what the run adds.
   for (const path of w.gone.keys()) {
     await removeAt(fork, path);
     w.out.deleted.push(path);
   }
+  for (const item of listing.items) if (item.kind === 'link') await visitLink(w, item.rel, item.text);
+  if (w.writes.length > 0) await fork.applyChanges!(w.writes);
+  for (const [path, executable] of w.modes) await fork.setExecutable!(await fork.resolve(path), executable);
   return w.out;
 }
 
