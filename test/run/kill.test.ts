@@ -1,7 +1,9 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { buildForChildren, runScript, type Build } from '../local/helpers.js';
+import { ensureBuilt } from '../cli/helpers.js';
+import { REPO, runScript } from '../local/helpers.js';
 import { runInSandbox } from '../../src/run/index.js';
 import { overlayfsMissing, project } from './support.js';
 
@@ -20,13 +22,16 @@ const PROGRAM = `mkdir -p out/sub && for i in $(seq 1 ${FILES}); do echo "file $
  * state's apply of the run's change (wrapped on the prototype the overlay uses), or the Nth
  * rename into the kept layer (node:fs patched, its ESM bindings synced).
  */
-const childScript = (build: Build, root: string, state: string, point: Point) => `
+/** The built package's module for a source file (dist/, which the CLI's tests build too). */
+const built = (source: string) => pathToFileURL(join(REPO, 'dist', source.replace(/^src\//, '').replace(/\.ts$/, '.js'))).href;
+
+const childScript = (root: string, state: string, point: Point) => `
   const fs = (await import('node:fs')).default;
   const { syncBuiltinESMExports } = await import('node:module');
-  const { UpperState } = await import(${JSON.stringify(build.url('src/backends/overlay/state.ts'))});
-  const { createLocalFs } = await import(${JSON.stringify(build.url('src/backends/local/index.ts'))});
-  const { createOverlayFs } = await import(${JSON.stringify(build.url('src/backends/overlay/index.ts'))});
-  const { runInSandbox } = await import(${JSON.stringify(build.url('src/run/index.ts'))});
+  const { UpperState } = await import(${JSON.stringify(built('src/backends/overlay/state.ts'))});
+  const { createLocalFs } = await import(${JSON.stringify(built('src/backends/local/index.ts'))});
+  const { createOverlayFs } = await import(${JSON.stringify(built('src/backends/overlay/index.ts'))});
+  const { runInSandbox } = await import(${JSON.stringify(built('src/run/index.ts'))});
   const point = ${JSON.stringify(point)};
   const die = () => process.kill(process.pid, 'SIGKILL');
   const apply = UpperState.prototype.apply;
@@ -55,10 +60,7 @@ const points: Point[] = full
   : ['before import', 'after import', 'layer rename 5'];
 
 describe.skipIf(missing !== undefined)(`a run killed while it imports${missing === undefined ? '' : ` (skipped: ${missing})`}`, () => {
-  let build: Build;
-  beforeAll(() => {
-    build = buildForChildren(['src/run/index.ts', 'src/backends/local/index.ts', 'src/backends/overlay/index.ts']);
-  }, 180_000);
+  beforeAll(() => ensureBuilt(), 300_000);
 
   it.each(points.map((p, i) => [p, i] as const))('killed %s (%#): the sandbox holds none of the run or all of it; the next run sees exactly that', async (point) => {
     const p = await project({ 'a.txt': 'a\n', 'gone.txt': 'g\n', 'keep.txt': 'k\n' });
@@ -67,7 +69,7 @@ describe.skipIf(missing !== undefined)(`a run killed while it imports${missing =
       const warm = await p.sandbox();
       await warm.writeText(await warm.resolve(join(p.root, 'agent.txt')), 'agent\n');
       await runInSandbox(warm, ['true'], { scratchDir: p.scratch });
-      const child = await runScript(childScript(build, p.root, p.state, point), { timeoutMs: 60_000 });
+      const child = await runScript(childScript(p.root, p.state, point), { timeoutMs: 60_000 });
       expect(child.signal, child.stderr).toBe('SIGKILL');
 
       const sandbox = await p.sandbox();
