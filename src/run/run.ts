@@ -39,7 +39,8 @@ export async function runInSandbox(sandbox: OverlayFileSystem | RunSandboxAccess
     });
     const t1 = Date.now();
     const ran = await runProgram(scratch, root, cwd, argv, options, start);
-    const t2 = Date.now();
+    // The read-back counts as import: it starts when the program ends.
+    const t2 = ran.exitedAt;
     const output = ran.stdout === undefined ? {} : { stdout: ran.stdout, stderr: ran.stderr };
     if (ran.found === undefined) {
       const kept = await keepUpper(scratch);
@@ -104,6 +105,8 @@ interface Ran {
   /** Undefined when the sandbox's quota refused the run's changes (`refused`). */
   readonly found: ReadBack | undefined;
   readonly refused?: FsError;
+  /** When the program ended (Date.now()). */
+  readonly exitedAt: number;
   readonly stdout?: Buffer;
   readonly stderr?: Buffer;
 }
@@ -129,8 +132,10 @@ async function runProgram(scratch: Scratch, root: string, cwd: string, argv: rea
   let exitCode: number;
   let found: ReadBack | undefined;
   let refused: FsError | undefined;
+  let exitedAt = 0;
   try {
     exitCode = await ns.exited;
+    exitedAt = Date.now();
     found = await readBack(scratch.upper, `${ns.procRoot}${root}`, root, start.fork);
   } catch (err) {
     // FS_UNSUPPORTED means "nothing ran" to callers (who may run the program another way).
@@ -141,7 +146,7 @@ async function runProgram(scratch: Scratch, root: string, cwd: string, argv: rea
     await ns.close();
   }
   // The output ends with the namespace (its first process holds it to the end).
-  return { exitCode: exitCode!, found, ...(refused ? { refused } : {}), ...(out === undefined ? {} : { stdout: await out, stderr: await err! }) };
+  return { exitCode: exitCode!, found, exitedAt, ...(refused ? { refused } : {}), ...(out === undefined ? {} : { stdout: await out, stderr: await err! }) };
 }
 
 /** The program in bubblewrap: the host read-only but the project, private /tmp and $HOME. */

@@ -66,6 +66,6 @@ export interface RunResult {
   /** With `stdio: 'pipe'`: the program's output. */
   readonly stdout?: Buffer;
   readonly stderr?: Buffer;
-  /** Milliseconds spent laying out the layer, in the program, and importing. */
+  /** Milliseconds spent laying out the layer, in the program (with the mount), and importing (reading the upper back, the import, the kept layer taking the run's files). */
   readonly timings: { readonly layer: number; readonly program: number; readonly import: number };
 }
