@@ -64,6 +64,7 @@ export async function runInSandbox(sandbox: OverlayFileSystem | RunSandboxAccess
     const added = imported(found.added);
     const changed = imported(found.changed);
     // The kept layer takes the imported files as they are (renamed out of the upper), so the next run need not write them.
+    // A failure there costs only a rebuild: the manifest stays marked dirty.
     if (scratch.shared) await adoptUpper(scratch.layer, scratch.upper, root, [...added, ...changed], forkLayer(start), absorbed.layer).catch(() => 0);
     return {
       exitCode: ran.exitCode,
