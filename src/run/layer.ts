@@ -36,7 +36,11 @@ function wanted(layer: UpperSnapshot, root: string): Map<string, string> {
   const inside = (key: string) => key !== root && !rel(key).startsWith('..');
   for (const [key, entry] of layer.entries) if (inside(key)) want.set(rel(key), signature(entry));
   for (const key of layer.dirs) if (inside(key)) want.set(rel(key), layer.opaque.has(key) ? 'do' : 'd');
-  for (const key of layer.opaque) if (inside(key) && !layer.dirs.has(key)) want.set(rel(key), 'w');
+  // A file or link put where a project directory was removed hides it by itself: it keeps its own signature.
+  for (const key of layer.opaque) if (inside(key) && !layer.dirs.has(key) && layer.entries.get(key) === undefined) want.set(rel(key), 'w');
+  // Below such a file the state may still remember removals: nothing below a file can show.
+  const files = new Set([...want].filter(([, sig]) => sig.startsWith('f:') || sig.startsWith('l:')).map(([r]) => r));
+  if (files.size > 0) for (const r of want.keys()) if (hasAncestorIn(r, files)) want.delete(r);
   return want;
 }
 

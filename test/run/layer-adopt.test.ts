@@ -42,7 +42,7 @@ describe.skipIf(missing !== undefined)(`the kept layer takes a run's files from 
       'mkdir -p out/deep/er && for i in 1 2 3 4 5 6; do echo $i > out/deep/er/f$i; done',
       'echo changed > agent.txt && echo lib > lib/new.js && echo A > a.txt && echo s > same.txt',
       'printf "#!/bin/sh\\n" > out/run.sh && chmod 755 out/run.sh && chmod 600 out/deep/er/f1',
-      'echo in-opaque > old/w && rm -r dir && rm gone.txt && ln -s a.txt link',
+      'echo in-opaque > old/w && rm -r dir && echo now-a-file > dir && rm gone.txt && ln -s a.txt link',
     ].join(' && ');
     const result = await runInSandbox(sandbox, ['sh', '-c', script], { scratchDir: p.scratch, stdio: 'pipe' });
     expect(result.exitCode, result.stderr?.toString()).toBe(0);
@@ -57,7 +57,7 @@ describe.skipIf(missing !== undefined)(`the kept layer takes a run's files from 
     await buildLayer(fresh, layerOf(sandbox), p.root);
     expect(await tree(kept.dir)).toEqual(await tree(fresh.dir));
     // And what a program sees through it is the sandbox.
-    const seen = await runInSandbox(sandbox, ['sh', '-c', 'cat agent.txt a.txt old/w out/deep/er/f6; ls old; test -x out/run.sh && echo x'], { scratchDir: p.scratch, stdio: 'pipe' });
-    expect(seen.stdout?.toString()).toBe('changed\nA\nin-opaque\n6\nw\nx\n');
+    const seen = await runInSandbox(sandbox, ['sh', '-c', 'cat agent.txt a.txt dir old/w out/deep/er/f6; ls old; test -x out/run.sh && echo x'], { scratchDir: p.scratch, stdio: 'pipe' });
+    expect(seen.stdout?.toString()).toBe('changed\nA\nnow-a-file\nin-opaque\n6\nw\nx\n');
   });
 });
