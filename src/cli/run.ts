@@ -62,7 +62,7 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
   const ignored = await workspace.use((fs) => ignoredOfRun(fs as OverlayFileSystem, result, root));
   if (json) io.stdout.write(`${JSON.stringify({ ...runJson(result, root, ignored.paths), ignored: ignoredJson(ignored.groups) })}\n`);
   io.stderr.write(`${summary(result, root, ignored)}\n`);
-  return result.conflicts.length > 0 && result.exitCode === 0 ? EXIT_FAILURE : result.exitCode;
+  return (result.conflicts.length > 0 || result.refused !== undefined) && result.exitCode === 0 ? EXIT_FAILURE : result.exitCode;
 }
 
 const rel = (root: string, path: string) => relativeInside(root, path) ?? path;
@@ -104,7 +104,8 @@ function withAncestors(paths: Iterable<string>): Set<string> {
 export function summary(r: RunResult, root: string, ignored: RunIgnored = { paths: new Set(), groups: [] }): string {
   const shown = (paths: readonly string[]) => paths.filter((p) => !ignored.paths.has(p)).length;
   const counts = [`${shown(r.changed)} changed`, `${shown(r.deleted)} deleted`, `${shown(r.added)} added`].join(', ');
-  const parts = [`run: ${counts}`];
+  const kept = r.refused?.kept === undefined ? '' : `; the program's files are kept in ${r.refused.kept}`;
+  const parts = [r.refused === undefined ? `run: ${counts}` : `run: nothing imported (${r.refused.code}): ${r.refused.message}${kept}`];
   const hidden = ignored.groups.reduce((n, g) => n + g.count, 0);
   if (hidden > 0) parts.push(`${hidden} ignored (${ignored.groups.map((g) => g.path).join(', ')})`);
   if (r.conflicts.length > 0) {
@@ -126,6 +127,7 @@ function runJson(r: RunResult, root: string, ignored: ReadonlySet<string>) {
     conflicts: r.conflicts.map((c) => ({ path: rel(root, c.path), ...(c.kept === undefined ? {} : { kept: c.kept }) })),
     skipped: r.skipped.map((s) => ({ path: rel(root, s.path), reason: s.reason })),
     ...(r.checkpoint === undefined ? {} : { checkpoint: r.checkpoint }),
+    ...(r.refused === undefined ? {} : { refused: r.refused }),
     timings: r.timings,
   };
 }

@@ -24,7 +24,7 @@ interface Manifest {
 }
 
 /** What a key needs in the layer, as a short signature (equal signatures: nothing to redo). */
-function signature(entry: UpperEntry): string {
+export function signature(entry: UpperEntry): string {
   if (entry.kind === 'whiteout') return 'w';
   if (entry.kind === 'link') return `l:${entry.text}`;
   return `f:${entry.version}:${entry.executable === true ? 'x' : '-'}`;
@@ -36,11 +36,15 @@ function wanted(layer: UpperSnapshot, root: string): Map<string, string> {
   const inside = (key: string) => key !== root && !rel(key).startsWith('..');
   for (const [key, entry] of layer.entries) if (inside(key)) want.set(rel(key), signature(entry));
   for (const key of layer.dirs) if (inside(key)) want.set(rel(key), layer.opaque.has(key) ? 'do' : 'd');
-  for (const key of layer.opaque) if (inside(key) && !layer.dirs.has(key)) want.set(rel(key), 'w');
+  // A file or link put where a project directory was removed hides it by itself: it keeps its own signature.
+  for (const key of layer.opaque) if (inside(key) && !layer.dirs.has(key) && layer.entries.get(key) === undefined) want.set(rel(key), 'w');
+  // Below such a file the state may still remember removals: nothing below a file can show.
+  const files = new Set([...want].filter(([, sig]) => sig.startsWith('f:') || sig.startsWith('l:')).map(([r]) => r));
+  if (files.size > 0) for (const r of want.keys()) if (hasAncestorIn(r, files)) want.delete(r);
   return want;
 }
 
-async function readManifest(path: string): Promise<Manifest | undefined> {
+export async function readManifest(path: string): Promise<Manifest | undefined> {
   try {
     const m = JSON.parse(await readFile(path, 'utf8')) as Manifest;
     return m.format === 'dsh-fs-run-layer' && m.dirty === false && typeof m.entries === 'object' ? m : undefined;
@@ -49,7 +53,7 @@ async function readManifest(path: string): Promise<Manifest | undefined> {
   }
 }
 
-async function writeManifest(path: string, dirty: boolean, entries: Record<string, string>): Promise<void> {
+export async function writeManifest(path: string, dirty: boolean, entries: Record<string, string>): Promise<void> {
   const m: Manifest = { format: 'dsh-fs-run-layer', dirty, entries };
   await writeFile(path, `${JSON.stringify(m)}\n`);
 }
@@ -76,7 +80,7 @@ export async function buildLayer(paths: LayerPaths, layer: UpperSnapshot, root: 
   const goneSet = new Set(gone);
   const redo = [...want.keys()].filter((rel) => had.get(rel) !== want.get(rel) || hasAncestorIn(rel, goneSet)).sort(compareNames);
   const opaque = [...want].filter(([, sig]) => sig === 'do').map(([rel]) => rel);
-  if (gone.length === 0 && redo.length === 0 && opaque.length === 0) return { made: 0, removed: 0 };
+  if (before !== undefined && gone.length === 0 && redo.length === 0 && opaque.length === 0) return { made: 0, removed: 0 };
   await writeManifest(paths.manifest, true, Object.fromEntries(had));
   for (const rel of gone.filter((r) => !hasAncestorIn(r, goneSet))) await rm(join(paths.dir, rel), { recursive: true, force: true });
   const whiteouts: string[] = [];

@@ -1,6 +1,7 @@
-import { lstat, readFile, readdir, readlink } from 'node:fs/promises';
+import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { contentVersion, isFsError, type FileSystem, type FsTarget, type FsVersion } from '../seam/index.js';
+import { contentVersion, isFsError, type FileSystem, type FsChange, type FsDirEntry, type FsTarget, type FsVersion } from '../seam/index.js';
+import { listUpper, type UpperItem } from './upper-walk.js';
 
 /** A path the run made that the sandbox cannot hold, reported and not imported. */
 export interface RunSkipped {
@@ -17,37 +18,68 @@ export interface ReadBack {
 }
 
 interface Walk {
-  readonly upper: string;
-  /** The merged view (the project's path as the namespace sees it). */
-  readonly merged: string;
   readonly root: string;
   /** The sandbox as the run started, in memory: the run's changes are made here. */
   readonly fork: FileSystem;
   readonly out: ReadBack;
+  /** What the start held directly in each directory the program touched, by sandbox path. */
+  readonly start: Map<string, FsDirEntry>;
   /**
    * What the merged view no longer lists, removed from the fork only at the end: a file added
    * elsewhere with the same bytes is then moved there instead (a rename, as review shows it).
    */
   readonly gone: Map<string, { readonly file?: { readonly version: FsVersion; readonly size: number } }>;
+  /** The files' writes, made at once (one batch: checked against a quota as a whole, one change of the fork). */
+  readonly writes: FsChange[];
+  /** Executable bits to set once the writes are made. */
+  readonly modes: Array<readonly [string, boolean]>;
 }
 
-const WHOLE = Number.MAX_SAFE_INTEGER;
-
 /**
- * Reads the upper directory back into `fork` (a view of the sandbox as the run started): for each
- * directory the program touched, what the merged view no longer lists is removed (whiteouts and
- * directories made opaque alike, so no xattr is read); regular files are compared by content
- * (and executable bit) with the start; symlinks by their text; new directories are made.
+ * Reads the upper directory back into `fork` (a view of the sandbox as the run started). The upper
+ * is read straight from the host; the start is asked once per directory the program touched
+ * (its listing), and per file only where the start had something at that path. What the merged
+ * view no longer lists is removed (whiteouts and directories made opaque alike, so no xattr is
+ * read); files are compared by content and executable bit with the start, symlinks by their
+ * text; new directories are made. The files' writes go to the fork as one batch, so a quota on
+ * the sandbox refuses the run's files as a whole (FS_QUOTA_EXCEEDED), before any is written.
  */
 export async function readBack(upper: string, merged: string, root: string, fork: FileSystem): Promise<ReadBack> {
-  const out: ReadBack = { added: [], changed: [], deleted: [], skipped: [] };
-  const gone: Walk['gone'] = new Map();
-  await visitDir({ upper, merged, root, fork, out, gone }, '');
-  for (const path of gone.keys()) {
+  const listing = await listUpper(upper, (rel) => join(root, rel));
+  const w: Walk = { root, fork, out: { added: [], changed: [], deleted: [], skipped: listing.skipped }, start: new Map(), gone: new Map(), writes: [], modes: [] };
+  for (const rel of listing.dirs) await startOf(w, rel, join(merged, rel));
+  const files = listing.items.filter((i) => i.kind === 'file');
+  for (const item of listing.items) if (item.kind === 'dir') await visitDir(w, item.rel);
+  for (const item of files) await visitFile(w, item);
+  // Removals first: under a quota, the room they give back is there for what the run adds.
+  for (const path of w.gone.keys()) {
     await removeAt(fork, path);
-    out.deleted.push(path);
+    w.out.deleted.push(path);
   }
-  return out;
+  for (const item of listing.items) if (item.kind === 'link') await visitLink(w, item.rel, item.text);
+  if (w.writes.length > 0) await fork.applyChanges!(w.writes);
+  for (const [path, executable] of w.modes) await fork.setExecutable!(await fork.resolve(path), executable);
+  return w.out;
+}
+
+/** The start's entries in an upper directory that was a directory at the start, and what the merged view no longer lists there. */
+async function startOf(w: Walk, rel: string, mergedDir: string): Promise<void> {
+  const path = join(w.root, rel);
+  if (rel !== '' && w.start.get(path)?.type !== 'directory') return;
+  const { fork } = w;
+  const entries = await fork.listDir(await fork.resolve(path), { stats: false }).catch((err: unknown) => {
+    if (isFsError(err, 'FS_NOT_FOUND') || isFsError(err, 'FS_NOT_DIRECTORY')) return [];
+    throw err;
+  });
+  const shown = new Set(await readdir(mergedDir));
+  for (const entry of entries) {
+    const child = join(path, entry.name);
+    w.start.set(child, entry);
+    if (shown.has(entry.name)) continue;
+    const now = entry.type === 'file' ? await lookAt(fork, child) : undefined;
+    const info = now?.kind === 'file' ? await fork.stat(now.target) : undefined;
+    w.gone.set(child, info?.type === 'file' && info.size !== undefined ? { file: { version: info.version, size: info.size } } : {});
+  }
 }
 
 /** What the fork has at `path`, not following a link there. */
@@ -71,72 +103,48 @@ async function removeAt(fs: FileSystem, path: string): Promise<void> {
 }
 
 async function visitDir(w: Walk, rel: string): Promise<void> {
+  const path = join(w.root, rel);
+  const was = w.start.get(path);
+  if (was?.type === 'directory') return;
   const { fork } = w;
-  const here = await fork.resolve(join(w.root, rel));
-  const shown = new Set(await readdir(join(w.merged, rel)));
-  for (const entry of await fork.listDir(here, { stats: false })) {
-    if (shown.has(entry.name)) continue;
-    const path = join(w.root, rel, entry.name);
-    const now = entry.type === 'file' ? await lookAt(fork, path) : undefined;
-    const info = now?.kind === 'file' ? await fork.stat(now.target) : undefined;
-    w.gone.set(path, info?.type === 'file' && info.size !== undefined ? { file: { version: info.version, size: info.size } } : {});
-  }
-  for (const name of (await readdir(join(w.upper, rel))).sort()) {
-    const childRel = rel === '' ? name : `${rel}/${name}`;
-    const info = await lstat(join(w.upper, childRel));
-    const path = join(w.root, childRel);
-    if (info.isCharacterDevice() && info.rdev === 0) continue;
-    if (info.isDirectory()) {
-      const now = await lookAt(fork, path);
-      if (now.kind !== 'directory') {
-        await removeAt(fork, path);
-        await fork.mkdir(await fork.resolve(path));
-        (now.kind === 'none' ? w.out.added : w.out.changed).push(path);
-      }
-      await visitDir(w, childRel);
-    } else if (info.isFile()) {
-      await visitFile(w, childRel, info.mode, info.nlink);
-    } else if (info.isSymbolicLink()) {
-      await visitLink(w, childRel);
-    } else {
-      w.out.skipped.push({ path, reason: info.isFIFO() ? 'a FIFO' : info.isSocket() ? 'a socket' : 'a device' });
-    }
-  }
+  if (was !== undefined) await removeAt(fork, path);
+  await fork.mkdir(await fork.resolve(path));
+  (was === undefined ? w.out.added : w.out.changed).push(path);
 }
 
-async function visitFile(w: Walk, rel: string, mode: number, links: number): Promise<void> {
+async function visitFile(w: Walk, { rel, bytes, executable }: Extract<UpperItem, { kind: 'file' }>): Promise<void> {
   const path = join(w.root, rel);
-  if (links > 1) {
-    w.out.skipped.push({ path, reason: `a hard link (${links} names): the sandbox holds no hard links` });
+  const { fork } = w;
+  const was = w.start.get(path);
+  if (was === undefined) {
+    const from = movedFrom(w, bytes);
+    if (from !== undefined) {
+      const target = await fork.resolve(path);
+      await fork.rename(await fork.resolve(from), target);
+      if ((await fork.stat(target))?.executable !== executable) w.modes.push([path, executable]);
+      w.gone.delete(from);
+      w.out.deleted.push(from);
+    } else {
+      w.writes.push({ kind: 'write', target: await fork.resolve(path), bytes, intent: { kind: 'createIfAbsent' } });
+      if (executable) w.modes.push([path, true]);
+    }
+    w.out.added.push(path);
     return;
   }
-  if ((mode & 0o7000) !== 0) w.out.skipped.push({ path, reason: `mode ${(mode & 0o7777).toString(8)}: only the executable bit is kept` });
-  const bytes = await readFile(join(w.upper, rel));
-  const executable = (mode & 0o100) !== 0;
-  const { fork } = w;
   const now = await lookAt(fork, path);
   if (now.kind === 'file') {
-    const before = await fork.readBytes(now.target, { maxBytes: WHOLE });
-    const same = Buffer.compare(before.bytes, bytes) === 0;
-    if (!same) await fork.writeBytes(now.target, bytes);
+    const info = await fork.stat(now.target);
+    const same = info?.size === bytes.byteLength && info.version === contentVersion(bytes);
+    if (!same) w.writes.push({ kind: 'write', target: now.target, bytes, intent: info === undefined ? { kind: 'createIfAbsent' } : { kind: 'replaceIfVersion', version: info.version } });
     const modeChanged = (now.executable === true) !== executable;
-    if (modeChanged) await fork.setExecutable!(now.target, executable);
+    if (modeChanged) w.modes.push([path, executable]);
     if (!same || modeChanged) w.out.changed.push(path);
     return;
   }
   await removeAt(fork, path);
-  const target = await fork.resolve(path);
-  const from = now.kind === 'none' ? movedFrom(w, bytes) : undefined;
-  if (from !== undefined) {
-    await fork.rename(await fork.resolve(from), target);
-    if ((await fork.stat(target))?.executable !== executable) await fork.setExecutable!(target, executable);
-    w.gone.delete(from);
-    w.out.deleted.push(from);
-  } else {
-    await fork.writeBytes(target, bytes);
-    if (executable) await fork.setExecutable!(target, true);
-  }
-  (now.kind === 'none' ? w.out.added : w.out.changed).push(path);
+  w.writes.push({ kind: 'write', target: await fork.resolve(path), bytes, intent: { kind: 'createIfAbsent' } });
+  if (executable) w.modes.push([path, true]);
+  w.out.changed.push(path);
 }
 
 /** A file the program removed whose bytes were exactly these (the first such, by path). */
@@ -150,9 +158,8 @@ function movedFrom(w: Walk, bytes: Uint8Array): string | undefined {
   return undefined;
 }
 
-async function visitLink(w: Walk, rel: string): Promise<void> {
+async function visitLink(w: Walk, rel: string, text: string): Promise<void> {
   const path = join(w.root, rel);
-  const text = await readlink(join(w.upper, rel));
   const { fork } = w;
   const now = await lookAt(fork, path);
   if (now.kind === 'link' && now.text === text) return;

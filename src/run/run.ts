@@ -1,15 +1,16 @@
-import { cp, lstat, mkdir } from 'node:fs/promises';
-import { join, relative } from 'node:path';
+import { join } from 'node:path';
 import type { Readable } from 'node:stream';
-import { absorb, startLayer, type LayerStart } from '../backends/overlay/absorb.js';
+import { absorb, forkLayer, startLayer, type LayerStart } from '../backends/overlay/absorb.js';
 import type { OverlayFileSystem } from '../backends/overlay/index.js';
 import { FsError, toFsError } from '../seam/index.js';
 import { relativeInside } from '../seam/path.js';
+import { keepConflicts, keepUpper } from './keep.js';
 import { buildLayer } from './layer.js';
+import { adoptUpper } from './layer-adopt.js';
 import { startNamespace } from './namespace.js';
 import { readBack, type ReadBack } from './readback.js';
 import { openScratch, type Scratch } from './scratch.js';
-import type { RunConflict, RunOptions, RunResult, RunSandboxAccess } from './types.js';
+import type { RunOptions, RunResult, RunSandboxAccess } from './types.js';
 
 /**
  * Runs `argv` on kernel overlayfs over a sandbox of a local folder (docs/run.md): the program sees
@@ -38,7 +39,15 @@ export async function runInSandbox(sandbox: OverlayFileSystem | RunSandboxAccess
     });
     const t1 = Date.now();
     const ran = await runProgram(scratch, root, cwd, argv, options, start);
-    const t2 = Date.now();
+    // The read-back counts as import: it starts when the program ends.
+    const t2 = ran.exitedAt;
+    const output = ran.stdout === undefined ? {} : { stdout: ran.stdout, stderr: ran.stderr };
+    if (ran.found === undefined) {
+      const kept = await keepUpper(scratch);
+      const refused = { code: 'FS_QUOTA_EXCEEDED' as const, message: ran.refused!.message, ...(kept === undefined ? {} : { kept }) };
+      return { exitCode: ran.exitCode, added: [], changed: [], deleted: [], conflicts: [], skipped: [], refused, ...output, timings: { layer: t1 - t0, program: t2 - t1, import: Date.now() - t2 } };
+    }
+    const { found } = ran;
     const source = options.label?.source ?? `run: ${argv.join(' ')}`;
     const label = { ...(options.label?.owner === undefined ? {} : { owner: options.label.owner }), source };
     const absorbed = await access
@@ -52,15 +61,20 @@ export async function runInSandbox(sandbox: OverlayFileSystem | RunSandboxAccess
       });
     const conflicts = await keepConflicts(scratch, root, absorbed.conflicts);
     const imported = (list: readonly string[]) => list.filter((p) => !covered(p, absorbed.conflicts));
+    const added = imported(found.added);
+    const changed = imported(found.changed);
+    // The kept layer takes the imported files as they are (renamed out of the upper), so the next run need not write them.
+    // A failure there costs only a rebuild: the manifest stays marked dirty.
+    if (scratch.shared) await adoptUpper(scratch.layer, scratch.upper, root, [...added, ...changed], forkLayer(start), absorbed.layer).catch(() => 0);
     return {
       exitCode: ran.exitCode,
-      added: imported(ran.found.added),
-      changed: imported(ran.found.changed),
-      deleted: imported(ran.found.deleted),
+      added,
+      changed,
+      deleted: imported(found.deleted),
       conflicts,
-      skipped: ran.found.skipped,
+      skipped: found.skipped,
       ...(absorbed.checkpoint === undefined ? {} : { checkpoint: absorbed.checkpoint }),
-      ...(ran.stdout === undefined ? {} : { stdout: ran.stdout, stderr: ran.stderr }),
+      ...output,
       timings: { layer: t1 - t0, program: t2 - t1, import: Date.now() - t2 },
     };
   } finally {
@@ -89,7 +103,11 @@ function covered(path: string, tops: readonly string[]): boolean {
 
 interface Ran {
   readonly exitCode: number;
-  readonly found: ReadBack;
+  /** Undefined when the sandbox's quota refused the run's changes (`refused`). */
+  readonly found: ReadBack | undefined;
+  readonly refused?: FsError;
+  /** When the program ended (Date.now()). */
+  readonly exitedAt: number;
   readonly stdout?: Buffer;
   readonly stderr?: Buffer;
 }
@@ -113,19 +131,23 @@ async function runProgram(scratch: Scratch, root: string, cwd: string, argv: rea
   const out = stdio === 'pipe' ? collect(ns.child.stdout!) : undefined;
   const err = stdio === 'pipe' ? collect(ns.child.stderr!) : undefined;
   let exitCode: number;
-  let found: ReadBack;
+  let found: ReadBack | undefined;
+  let refused: FsError | undefined;
+  let exitedAt = 0;
   try {
     exitCode = await ns.exited;
+    exitedAt = Date.now();
     found = await readBack(scratch.upper, `${ns.procRoot}${root}`, root, start.fork);
   } catch (err) {
     // FS_UNSUPPORTED means "nothing ran" to callers (who may run the program another way).
     const e = toFsError(err, 'cannot read back what the program changed');
-    throw e.code === 'FS_UNSUPPORTED' ? new FsError('FS_IO_ERROR', e.message) : e;
+    if (e.code !== 'FS_QUOTA_EXCEEDED') throw e.code === 'FS_UNSUPPORTED' ? new FsError('FS_IO_ERROR', e.message) : e;
+    refused = e;
   } finally {
     await ns.close();
   }
   // The output ends with the namespace (its first process holds it to the end).
-  return { exitCode, found, ...(out === undefined ? {} : { stdout: await out, stderr: await err! }) };
+  return { exitCode: exitCode!, found, exitedAt, ...(refused ? { refused } : {}), ...(out === undefined ? {} : { stdout: await out, stderr: await err! }) };
 }
 
 /** The program in bubblewrap: the host read-only but the project, private /tmp and $HOME. */
@@ -140,32 +162,4 @@ function collect(stream: Readable): Promise<Buffer> {
   const parts: Buffer[] = [];
   stream.on('data', (b: Buffer) => parts.push(b));
   return new Promise((resolve) => stream.on('close', () => resolve(Buffer.concat(parts))));
-}
-
-/** Copies the program's version of each conflicting path out of the upper, into conflicts/RUN/. */
-async function keepConflicts(scratch: Scratch, root: string, tops: readonly string[]): Promise<RunConflict[]> {
-  const out: RunConflict[] = [];
-  for (const path of tops) {
-    const rel = relative(root, path);
-    const from = join(scratch.upper, rel);
-    const to = join(scratch.dir, 'conflicts', scratch.id, rel);
-    try {
-      if (await isWhiteout(from).catch(() => true)) {
-        out.push({ path });
-        continue;
-      }
-      await mkdir(join(to, '..'), { recursive: true });
-      // Whiteouts (the program removed something) are not copied: a removal keeps nothing.
-      await cp(from, to, { recursive: true, verbatimSymlinks: true, filter: async (src) => !(await isWhiteout(src)) });
-      out.push({ path, kept: to });
-    } catch {
-      out.push({ path });
-    }
-  }
-  return out;
-}
-
-async function isWhiteout(path: string): Promise<boolean> {
-  const info = await lstat(path).catch(() => undefined);
-  return info !== undefined && info.isCharacterDevice() && info.rdev === 0;
 }

@@ -19,6 +19,8 @@ export interface Scratch {
   readonly upper: string;
   readonly work: string;
   readonly layer: LayerPaths;
+  /** True when `layer` is the one kept between runs (this run holds its lock). */
+  readonly shared: boolean;
   /** Lets go of the shared layer (when this run held it) and removes the run's directory. */
   release(): Promise<void>;
 }
@@ -57,7 +59,7 @@ export async function openScratch(dir: string): Promise<Scratch> {
       if (shared) await rm(join(dir, 'layer.lock'), { force: true });
       await removeTree(run);
     };
-    return { dir, run, id, upper: join(run, 'upper'), work: join(run, 'work'), layer, release };
+    return { dir, run, id, upper: join(run, 'upper'), work: join(run, 'work'), layer, shared, release };
   } catch (err) {
     throw toFsError(err, `cannot prepare the run's scratch space in "${dir}"`);
   }

@@ -53,6 +53,12 @@ export interface RunResult {
   readonly deleted: readonly string[];
   /** Not imported: the sandbox changed them during the run and keeps its own version. */
   readonly conflicts: readonly RunConflict[];
+  /**
+   * Set when the import was refused whole (FS_QUOTA_EXCEEDED: the run's files would pass the
+   * sandbox's `maxBytes` or `maxFiles`): nothing was imported, the lists above are empty, and all
+   * the program wrote is kept in `kept` (absent when it could not be kept).
+   */
+  readonly refused?: { readonly code: 'FS_QUOTA_EXCEEDED'; readonly message: string; readonly kept?: string };
   /** What the sandbox cannot hold (hard links, FIFOs, sockets, devices, other mode bits): reported, not imported. */
   readonly skipped: readonly RunSkipped[];
   /** The checkpoint the import recorded; absent when nothing was imported. */
@@ -60,6 +66,6 @@ export interface RunResult {
   /** With `stdio: 'pipe'`: the program's output. */
   readonly stdout?: Buffer;
   readonly stderr?: Buffer;
-  /** Milliseconds spent laying out the layer, in the program, and importing. */
+  /** Milliseconds spent laying out the layer, in the program (with the mount), and importing (reading the upper back, the import, the kept layer taking the run's files). */
   readonly timings: { readonly layer: number; readonly program: number; readonly import: number };
 }

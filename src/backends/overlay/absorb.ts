@@ -22,6 +22,8 @@ export interface AbsorbResult {
   readonly applied: readonly string[];
   /** The topmost keys the run changed that the sandbox also changed meanwhile: not imported. */
   readonly conflicts: readonly string[];
+  /** The sandbox's layer right after the import (what a run's kept layer is brought up to). */
+  readonly layer: UpperSnapshot;
 }
 
 function coreOrThrow(overlay: OverlayFileSystem): OverlayCore {
@@ -37,6 +39,11 @@ export async function startLayer(overlay: OverlayFileSystem): Promise<LayerStart
   return { layer: coreOrThrow(fork).state.snapshot(), fork };
 }
 
+/** The fork's layer now: the start with what the run did to it. */
+export function forkLayer(start: LayerStart): UpperSnapshot {
+  return coreOrThrow(start.fork).state.snapshot();
+}
+
 /**
  * Imports what was done on `start.fork` into `overlay` as one change (one checkpoint, labelled),
  * but for the keys that overlap what the sandbox itself changed since the start: those are
@@ -44,21 +51,21 @@ export async function startLayer(overlay: OverlayFileSystem): Promise<LayerStart
  */
 export async function absorb(overlay: OverlayFileSystem, start: LayerStart, label: CheckpointLabel): Promise<AbsorbResult> {
   const core = coreOrThrow(overlay);
-  const ran = layerChange(start.layer, coreOrThrow(start.fork).state.snapshot(), () => true);
-  if (!changesLayer(ran)) return { applied: [], conflicts: [] };
+  const ran = layerChange(start.layer, forkLayer(start), () => true);
+  if (!changesLayer(ran)) return { applied: [], conflicts: [], layer: core.state.snapshot() };
   const theirsNow = () => layerChange(start.layer, core.state.snapshot(), () => true);
   for (let attempt = 1; attempt <= 20; attempt++) {
     const conflicts = overlaps(ran, theirsNow());
     const change = without(ran, conflicts);
     const keys = changePaths(change);
-    const done = await lockAll(core.lock, keys, () =>
+    const layer = await lockAll(core.lock, keys, () =>
       core.lock.run(TREE_LOCK, async () => {
-        if (overlaps(change, theirsNow()).length > 0) return false;
+        if (overlaps(change, theirsNow()).length > 0) return undefined;
         if (changesLayer(change)) await core.state.apply({ ...change, label });
-        return true;
+        return core.state.snapshot();
       }),
     );
-    if (done) return { applied: keys, conflicts };
+    if (layer !== undefined) return { applied: keys, conflicts, layer };
   }
   throw new FsError('FS_STALE_VERSION', 'cannot import the run: the sandbox kept changing; try again');
 }
