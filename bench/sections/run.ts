@@ -1,0 +1,176 @@
+import { existsSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { interleave, reps, row, tempDir, type BenchRow, type Timing } from '../lib.js';
+import { sh } from '../mount-fixture.js';
+import { CLI, NPM_CI_FLAGS, bareOverlay, benchEnv, dshDiscard, dshRun, emptyScratch, makeRunTrees, quote, type RunTrees } from '../run-fixture.js';
+
+const SECTION = 'run';
+const WRITES = 1_000;
+
+type Subject = 'plain' | 'overlay' | 'fuse' | 'floor';
+
+interface Workload {
+  readonly name: string;
+  /** Run in the tree's root. */
+  readonly script: string;
+  /** The overlayfs run's goal against the plain folder (FUSE runs: always 3×). */
+  readonly goal: number;
+  /** What the workload leaves behind, removed (plain) or discarded (runs) before each round. */
+  readonly writes?: string;
+  /** On the trees without node_modules. */
+  readonly fresh?: boolean;
+  readonly reps: number;
+  readonly warmup: number;
+  readonly needs?: string;
+}
+
+const WORKLOADS: readonly Workload[] = [
+  { name: 'npm test (eslint + mocha)', script: 'npm test >/dev/null', goal: 1.2, reps: 2, warmup: 1 },
+  { name: 'git status', script: 'git status --porcelain >/dev/null', goal: 1.2, reps: 3, warmup: 1 },
+  { name: 'rg -uu PATTERN (incl. node_modules)', script: "rg -uu -c 'function' . >/dev/null", goal: 1.2, reps: 3, warmup: 1, needs: 'rg' },
+  // tar skips reading files when its archive is /dev/null itself: a pipe makes it read them.
+  { name: 'tar cf - . | wc -c', script: 'tar cf - . | wc -c >/dev/null', goal: 1.2, reps: 3, warmup: 1 },
+  { name: 'find . -type f', script: 'find . -type f | wc -l >/dev/null', goal: 1.2, reps: 3, warmup: 1 },
+  {
+    name: `write ${WRITES.toLocaleString('en')} files (sh loop)`,
+    script: `mkdir w && cd w && i=0; while [ $i -lt ${WRITES} ]; do echo "line $i of a small file" > f$i.txt; i=$((i+1)); done`,
+    goal: 1.3,
+    writes: 'w',
+    reps: 2,
+    warmup: 0,
+  },
+  { name: 'npm ci (no node_modules before)', script: `npm ci ${NPM_CI_FLAGS} >/dev/null`, goal: 1.3, writes: 'node_modules', fresh: true, reps: 1, warmup: 0 },
+];
+
+/** The fixed cost of a run: `dsh-fs run -- true` (mount, program, read-back, import of nothing) over `node -e 0`. */
+const FIXED_GOAL_MS = 150;
+
+interface Setup {
+  readonly t: RunTrees;
+  readonly dir: string;
+  readonly subjects: readonly Subject[];
+}
+
+/**
+ * Programs through `dsh-fs run` on a real package (bench/fixtures/js-yaml, its dependencies
+ * installed by the bench): on kernel overlayfs, on the FUSE mount (the same sandbox over a
+ * folder, sent to the fallback by a state path overlayfs cannot take in its mount options), and a
+ * bare overlayfs mount as the floor; each a whole process, against the plain folder.
+ */
+export async function runRunBench(): Promise<BenchRow[]> {
+  if (process.platform !== 'linux') return skip('overlayfs is Linux only');
+  if (!existsSync(CLI)) return skip(`no build at ${CLI}: run npm run build`);
+  const only = process.env.BENCH_RUN_ROWS?.split(',').map((s) => s.trim());
+  const { dir, cleanup } = await tempDir('run');
+  try {
+    const t = await makeRunTrees(dir);
+    const subjects = await probe(t, dir);
+    if (!subjects.includes('overlay')) return skip('dsh-fs run does not reach overlayfs here');
+    const setup: Setup = { t, dir, subjects };
+    const rows: BenchRow[] = [...(await fixedCost(setup))];
+    for (const w of WORKLOADS) {
+      if (only !== undefined && !only.some((o) => w.name.startsWith(o))) continue;
+      if (w.needs !== undefined && (await sh(`command -v ${w.needs} || true`)).trim() === '') {
+        process.stdout.write(`[${w.name}: skipped, ${w.needs} is not installed] `);
+        continue;
+      }
+      rows.push(...(await measure(setup, w)));
+    }
+    return rows;
+  } finally {
+    await cleanup();
+  }
+}
+
+function skip(why: string): BenchRow[] {
+  process.stdout.write(`skipped (${why}) `);
+  return [];
+}
+
+/** Where each sandbox keeps its state; the FUSE one's name holds a ',', which overlayfs refuses. */
+const stateOf = (dir: string, s: 'overlay' | 'fuse', fresh: boolean) =>
+  join(dir, `state-${fresh ? 'fresh-' : ''}${s === 'fuse' ? 'fuse,no-overlayfs' : 'overlay'}`);
+
+/** Opens each sandbox with a first run, and finds which engine each subject reaches. */
+async function probe(t: RunTrees, dir: string): Promise<Subject[]> {
+  const engine = async (s: 'overlay' | 'fuse', fresh: boolean) => {
+    const out = await sh(`${dshRun(fresh ? t.freshTree : t.tree, stateOf(dir, s, fresh), 'true')} 2>&1`).catch((err: Error) => err.message);
+    return /running on the FUSE mount/.test(out) ? 'fuse' : /^run: /m.test(out) ? 'overlay' : `failed: ${out.slice(0, 300)}`;
+  };
+  const subjects: Subject[] = ['plain', 'floor'];
+  const overlay = [await engine('overlay', false), await engine('overlay', true)];
+  if (overlay.every((e) => e === 'overlay')) subjects.push('overlay');
+  else process.stdout.write(`[overlayfs run: ${overlay.join(', ')}] `);
+  const fuse = [await engine('fuse', false), await engine('fuse', true)];
+  if (fuse.every((e) => e === 'fuse')) subjects.push('fuse');
+  else process.stdout.write(`[FUSE run left out: ${fuse.join(', ')}] `);
+  return subjects;
+}
+
+/** One subject's command for a workload, in the tree's root, with the bench's environment. */
+function command(setup: Setup, s: Subject, w: Pick<Workload, 'script' | 'fresh'>, argv = `sh -c ${quote(w.script)}`): string {
+  const { t, dir } = setup;
+  const fresh = w.fresh === true;
+  const tree = fresh ? t.freshTree : t.tree;
+  const inner =
+    s === 'plain'
+      ? `cd ${quote(fresh ? t.freshPlain : t.plain)} && ${w.script}`
+      : s === 'floor'
+        ? bareOverlay(tree, join(dir, 'floor'), w.script)
+        : dshRun(tree, stateOf(dir, s, fresh), argv);
+  return `${benchEnv(t)}; ${inner}`;
+}
+
+/** Untimed, before each round: the same starting point for every round of a subject. */
+async function reset(setup: Setup, s: Subject, w: Workload): Promise<void> {
+  const { t, dir } = setup;
+  const fresh = w.fresh === true;
+  if (s === 'floor') return emptyScratch(join(dir, 'floor'));
+  if (w.writes === undefined) return;
+  if (s === 'plain') await rm(join(fresh ? t.freshPlain : t.plain, w.writes), { recursive: true, force: true });
+  else await dshDiscard(fresh ? t.freshTree : t.tree, stateOf(dir, s, fresh));
+}
+
+const rounds = (full: number) => reps(Number(process.env.BENCH_RUN_REPS ?? full));
+
+async function measure(setup: Setup, w: Workload): Promise<BenchRow[]> {
+  const t0 = performance.now();
+  const variants = Object.fromEntries(setup.subjects.map((s) => [s, () => sh(command(setup, s, w))])) as Record<Subject, () => Promise<string>>;
+  const t = await interleave(variants, { reps: rounds(w.reps), warmup: w.warmup, before: (s) => reset(setup, s, w) });
+  const ms = (s: Subject) => (t[s] === undefined ? '–' : t[s].median.toFixed(0));
+  process.stdout.write(
+    `[${w.name}: plain ${ms('plain')}, overlayfs run ${ms('overlay')}, FUSE run ${ms('fuse')}, bare overlayfs ${ms('floor')} ms; ${((performance.now() - t0) / 1000).toFixed(0)} s] `,
+  );
+  const f = (subject: string) => ({ section: SECTION, case: `js-yaml + deps: ${w.name}`, subject, unit: 'ms' as const });
+  const plain = { name: 'plain folder', timing: t.plain };
+  const ratio = (n: number) => ({ text: `≤ ${n}× plain`, maxRatio: n });
+  return [
+    row(f('dsh-fs run (overlayfs)'), t.overlay, plain, ratio(w.goal)),
+    row(f('dsh-fs run (overlayfs)'), t.overlay, { name: 'bare overlayfs mount', timing: t.floor }),
+    ...(t.fuse === undefined ? [] : [row(f('dsh-fs run (FUSE)'), t.fuse, plain, ratio(3))]),
+    row(f('bare overlayfs mount (unshare + mount, no dsh-fs)'), t.floor, plain),
+  ];
+}
+
+/** `dsh-fs run -- true` on each engine, and the bare mount running `true`, against `node -e 0`. */
+async function fixedCost(setup: Setup): Promise<BenchRow[]> {
+  const w = { script: 'true' };
+  const variants: Record<string, () => Promise<string>> = {
+    node: () => sh(`${benchEnv(setup.t)}; exec node -e 0`),
+  };
+  for (const s of setup.subjects) if (s !== 'plain') variants[s] = () => sh(command(setup, s, w, 'true'));
+  const t: Record<string, Timing> = await interleave(variants, {
+    reps: rounds(5),
+    warmup: 1,
+    before: (s) => (s === 'floor' ? emptyScratch(join(setup.dir, 'floor')) : undefined),
+  });
+  const f = (subject: string) => ({ section: SECTION, case: 'run -- true (fixed cost)', subject, unit: 'ms' as const });
+  const node = { name: 'node -e 0', timing: t.node! };
+  process.stdout.write(`[run -- true: node -e 0 ${t.node!.median.toFixed(0)}, overlayfs run ${t.overlay!.median.toFixed(0)} ms] `);
+  return [
+    row(f('dsh-fs run (overlayfs)'), t.overlay!, node, { text: `≤ +${FIXED_GOAL_MS} ms over node -e 0`, maxDelta: FIXED_GOAL_MS }),
+    ...(t.fuse === undefined ? [] : [row(f('dsh-fs run (FUSE)'), t.fuse, node)]),
+    row(f('bare overlayfs mount (unshare + mount + true)'), t.floor!, node),
+  ];
+}
