@@ -1,6 +1,7 @@
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { shellWord as quote } from '../src/cli/advice.js';
 import { commitAll, sh } from './mount-fixture.js';
 
 /** A real package with a real test suite (js-yaml 4.1.1, MIT; see its README.md). */
@@ -8,9 +9,6 @@ export const FIXTURE = fileURLToPath(new URL('./fixtures/js-yaml', import.meta.u
 
 /** The CLI as it ships. */
 export const CLI = fileURLToPath(new URL('../dist/cli/main.js', import.meta.url));
-
-/** One word for the shell, quoted. */
-export const quote = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 
 export interface RunTrees {
   /** The package under git, its dependencies installed: the plain folder. */
@@ -59,20 +57,15 @@ export const benchEnv = (t: RunTrees) => `export GIT_OPTIONAL_LOCKS=0 npm_config
 export const dshRun = (root: string, state: string, argv: string) =>
   `exec node ${quote(CLI)} run --root ${quote(root)} --state ${quote(state)} -- ${argv}`;
 
-/** `dsh-fs discard` of everything the sandbox holds: a round that writes starts from the same sandbox. */
-export const dshDiscard = (root: string, state: string) =>
-  sh(`node ${quote(CLI)} discard --root ${quote(root)} --state ${quote(state)} >/dev/null`);
-
-/** Empty upper and work directories for a bare overlayfs mount (untimed, before each round). */
+/** New, empty upper and work directories for a bare overlayfs mount (untimed, before each round). */
 export async function emptyScratch(scratch: string): Promise<void> {
-  await rm(scratch, { recursive: true, force: true });
   await mkdir(join(scratch, 'upper'), { recursive: true });
   await mkdir(join(scratch, 'work'));
 }
 
 /**
  * The floor: kernel overlayfs mounted over `lower` at its own path in a private mount namespace, no
- * dsh-fs code, upper and work in `scratch` (emptied first by `emptyScratch`). Without root, a user
+ * dsh-fs code, upper and work in `scratch` (made by `emptyScratch` first). Without root, a user
  * namespace and `userxattr`, as a run does.
  */
 export function bareOverlay(lower: string, scratch: string, script: string): string {

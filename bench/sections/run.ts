@@ -1,9 +1,9 @@
 import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { interleave, reps, row, tempDir, type BenchRow, type Timing } from '../lib.js';
 import { sh } from '../mount-fixture.js';
-import { CLI, NPM_CI_FLAGS, bareOverlay, benchEnv, dshDiscard, dshRun, emptyScratch, makeRunTrees, quote, type RunTrees } from '../run-fixture.js';
+import { shellWord as quote } from '../../src/cli/advice.js';
+import { CLI, NPM_CI_FLAGS, bareOverlay, benchEnv, dshRun, emptyScratch, makeRunTrees, type RunTrees } from '../run-fixture.js';
 
 const SECTION = 'run';
 const WRITES = 1_000;
@@ -16,8 +16,8 @@ interface Workload {
   readonly script: string;
   /** The overlayfs run's goal against the plain folder (FUSE runs: always 3×). */
   readonly goal: number;
-  /** What the workload leaves behind, removed (plain) or discarded (runs) before each round. */
-  readonly writes?: string;
+  /** Each round works in places of its own (see `command`). */
+  readonly writes?: boolean;
   /** On the trees without node_modules. */
   readonly fresh?: boolean;
   readonly reps: number;
@@ -26,7 +26,7 @@ interface Workload {
 }
 
 const WORKLOADS: readonly Workload[] = [
-  { name: 'npm test (eslint + mocha)', script: 'npm test >/dev/null', goal: 1.2, reps: 2, warmup: 1 },
+  { name: 'npm test (eslint + mocha)', script: 'npm test >/dev/null', goal: 1.2, reps: 3, warmup: 1 },
   { name: 'git status', script: 'git status --porcelain >/dev/null', goal: 1.2, reps: 3, warmup: 1 },
   { name: 'rg -uu PATTERN (incl. node_modules)', script: "rg -uu -c 'function' . >/dev/null", goal: 1.2, reps: 3, warmup: 1, needs: 'rg' },
   // tar skips reading files when its archive is /dev/null itself: a pipe makes it read them.
@@ -34,13 +34,22 @@ const WORKLOADS: readonly Workload[] = [
   { name: 'find . -type f', script: 'find . -type f | wc -l >/dev/null', goal: 1.2, reps: 3, warmup: 1 },
   {
     name: `write ${WRITES.toLocaleString('en')} files (sh loop)`,
-    script: `mkdir w && cd w && i=0; while [ $i -lt ${WRITES} ]; do echo "line $i of a small file" > f$i.txt; i=$((i+1)); done`,
+    // A new directory each round in the plain folder (the last row on that tree: find and tar are done).
+    script: `d=w$$ && mkdir $d && cd $d && i=0; while [ $i -lt ${WRITES} ]; do echo "line $i of a small file" > f$i.txt; i=$((i+1)); done`,
     goal: 1.3,
-    writes: 'w',
+    writes: true,
     reps: 2,
     warmup: 0,
   },
-  { name: 'npm ci (no node_modules before)', script: `npm ci ${NPM_CI_FLAGS} >/dev/null`, goal: 1.3, writes: 'node_modules', fresh: true, reps: 1, warmup: 0 },
+  {
+    name: 'npm ci (no node_modules before)',
+    script: `npm ci ${NPM_CI_FLAGS} >/dev/null`,
+    goal: 1.3,
+    writes: true,
+    fresh: true,
+    reps: 1,
+    warmup: 0,
+  },
 ];
 
 /** The fixed cost of a run: `dsh-fs run -- true` (mount, program, read-back, import of nothing) over `node -e 0`. */
@@ -50,6 +59,8 @@ interface Setup {
   readonly t: RunTrees;
   readonly dir: string;
   readonly subjects: readonly Subject[];
+  /** Rounds so far, all workloads: names each round's own places. */
+  rounds: number;
 }
 
 /**
@@ -67,7 +78,7 @@ export async function runRunBench(): Promise<BenchRow[]> {
     const t = await makeRunTrees(dir);
     const subjects = await probe(t, dir);
     if (!subjects.includes('overlay')) return skip('dsh-fs run does not reach overlayfs here');
-    const setup: Setup = { t, dir, subjects };
+    const setup: Setup = { t, dir, subjects, rounds: 0 };
     const rows: BenchRow[] = [...(await fixedCost(setup))];
     for (const w of WORKLOADS) {
       if (only !== undefined && !only.some((o) => w.name.startsWith(o))) continue;
@@ -88,9 +99,12 @@ function skip(why: string): BenchRow[] {
   return [];
 }
 
-/** Where each sandbox keeps its state; the FUSE one's name holds a ',', which overlayfs refuses. */
-const stateOf = (dir: string, s: 'overlay' | 'fuse', fresh: boolean) =>
-  join(dir, `state-${fresh ? 'fresh-' : ''}${s === 'fuse' ? 'fuse,no-overlayfs' : 'overlay'}`);
+/**
+ * Where each sandbox keeps its state: one per tree, or one per round (`round`) where the workload
+ * writes. The FUSE one's name holds a ',', which overlayfs refuses in its mount options.
+ */
+const stateOf = (dir: string, s: 'overlay' | 'fuse', fresh: boolean, round?: number) =>
+  join(dir, `state-${fresh ? 'fresh-' : ''}${s}${round === undefined ? '' : `-${round}`}${s === 'fuse' ? ',no-overlayfs' : ''}`);
 
 /** Opens each sandbox with a first run, and finds which engine each subject reaches. */
 async function probe(t: RunTrees, dir: string): Promise<Subject[]> {
@@ -108,36 +122,43 @@ async function probe(t: RunTrees, dir: string): Promise<Subject[]> {
   return subjects;
 }
 
-/** One subject's command for a workload, in the tree's root, with the bench's environment. */
-function command(setup: Setup, s: Subject, w: Pick<Workload, 'script' | 'fresh'>, argv = `sh -c ${quote(w.script)}`): string {
+/**
+ * One subject's command for round `round` of a workload, in the tree's root, with the bench's
+ * environment. A round that writes works in places of its own (a sandbox, an upper, a copy of the
+ * plain folder), made before it and removed only with the section: files written where as many
+ * were just deleted took 2–5× as long here (ext4), which would measure the removal, not the work.
+ */
+function command(setup: Setup, s: Subject, w: Pick<Workload, 'script' | 'fresh' | 'writes'>, round: number, argv = `sh -c ${quote(w.script)}`): string {
   const { t, dir } = setup;
   const fresh = w.fresh === true;
   const tree = fresh ? t.freshTree : t.tree;
   const inner =
     s === 'plain'
-      ? `cd ${quote(fresh ? t.freshPlain : t.plain)} && ${w.script}`
+      ? `cd ${quote(plainOf(setup, w, round))} && ${w.script}`
       : s === 'floor'
-        ? bareOverlay(tree, join(dir, 'floor'), w.script)
-        : dshRun(tree, stateOf(dir, s, fresh), argv);
+        ? bareOverlay(tree, join(dir, `floor-${round}`), w.script)
+        : dshRun(tree, stateOf(dir, s, fresh, w.writes === true ? round : undefined), argv);
   return `${benchEnv(t)}; ${inner}`;
 }
 
-/** Untimed, before each round: the same starting point for every round of a subject. */
-async function reset(setup: Setup, s: Subject, w: Workload): Promise<void> {
-  const { t, dir } = setup;
-  const fresh = w.fresh === true;
-  if (s === 'floor') return emptyScratch(join(dir, 'floor'));
-  if (w.writes === undefined) return;
-  if (s === 'plain') await rm(join(fresh ? t.freshPlain : t.plain, w.writes), { recursive: true, force: true });
-  else await dshDiscard(fresh ? t.freshTree : t.tree, stateOf(dir, s, fresh));
+/** The plain folder of a round: a copy of its own where it starts without node_modules and writes. */
+const plainOf = (setup: Setup, w: Pick<Workload, 'fresh' | 'writes'>, round: number) =>
+  w.fresh !== true ? setup.t.plain : w.writes === true ? join(setup.dir, `fresh-plain-${round}`) : setup.t.freshPlain;
+
+/** Untimed, before each round: its own places where it needs them. */
+async function prepare(setup: Setup, s: Subject, w: Pick<Workload, 'fresh' | 'writes'>, round: number): Promise<void> {
+  if (s === 'floor') await emptyScratch(join(setup.dir, `floor-${round}`));
+  if (s === 'plain' && w.fresh === true && w.writes === true) await sh(`cp -a ${quote(setup.t.freshPlain)} ${quote(plainOf(setup, w, round))}`);
 }
 
 const rounds = (full: number) => reps(Number(process.env.BENCH_RUN_REPS ?? full));
 
 async function measure(setup: Setup, w: Workload): Promise<BenchRow[]> {
   const t0 = performance.now();
-  const variants = Object.fromEntries(setup.subjects.map((s) => [s, () => sh(command(setup, s, w))])) as Record<Subject, () => Promise<string>>;
-  const t = await interleave(variants, { reps: rounds(w.reps), warmup: w.warmup, before: (s) => reset(setup, s, w) });
+  const round: Partial<Record<Subject, number>> = {};
+  const variants = Object.fromEntries(setup.subjects.map((s) => [s, () => sh(command(setup, s, w, round[s]!))])) as Record<Subject, () => Promise<string>>;
+  const before = (s: Subject) => prepare(setup, s, w, (round[s] = setup.rounds++));
+  const t = await interleave(variants, { reps: rounds(w.reps), warmup: w.warmup, before });
   const ms = (s: Subject) => (t[s] === undefined ? '–' : t[s].median.toFixed(0));
   process.stdout.write(
     `[${w.name}: plain ${ms('plain')}, overlayfs run ${ms('overlay')}, FUSE run ${ms('fuse')}, bare overlayfs ${ms('floor')} ms; ${((performance.now() - t0) / 1000).toFixed(0)} s] `,
@@ -155,16 +176,12 @@ async function measure(setup: Setup, w: Workload): Promise<BenchRow[]> {
 
 /** `dsh-fs run -- true` on each engine, and the bare mount running `true`, against `node -e 0`. */
 async function fixedCost(setup: Setup): Promise<BenchRow[]> {
-  const w = { script: 'true' };
-  const variants: Record<string, () => Promise<string>> = {
-    node: () => sh(`${benchEnv(setup.t)}; exec node -e 0`),
-  };
-  for (const s of setup.subjects) if (s !== 'plain') variants[s] = () => sh(command(setup, s, w, 'true'));
-  const t: Record<string, Timing> = await interleave(variants, {
-    reps: rounds(5),
-    warmup: 1,
-    before: (s) => (s === 'floor' ? emptyScratch(join(setup.dir, 'floor')) : undefined),
-  });
+  const w: Pick<Workload, 'script' | 'fresh' | 'writes'> = { script: 'true', writes: false };
+  const round: Record<string, number> = {};
+  const variants: Record<string, () => Promise<string>> = { node: () => sh(`${benchEnv(setup.t)}; exec node -e 0`) };
+  for (const s of setup.subjects) if (s !== 'plain') variants[s] = () => sh(command(setup, s, w, round[s]!, 'true'));
+  const before = (s: string) => (s === 'floor' ? prepare(setup, s, w, (round[s] = setup.rounds++)) : undefined);
+  const t: Record<string, Timing> = await interleave(variants, { reps: rounds(5), warmup: 1, before });
   const f = (subject: string) => ({ section: SECTION, case: 'run -- true (fixed cost)', subject, unit: 'ms' as const });
   const node = { name: 'node -e 0', timing: t.node! };
   process.stdout.write(`[run -- true: node -e 0 ${t.node!.median.toFixed(0)}, overlayfs run ${t.overlay!.median.toFixed(0)} ms] `);
