@@ -54,8 +54,8 @@ export const NPM_CI_FLAGS = '--prefer-offline --no-audit --no-fund';
 export const benchEnv = (t: RunTrees) => `export GIT_OPTIONAL_LOCKS=0 npm_config_cache=${quote(t.npmCache)}`;
 
 /** `dsh-fs run` of `argv` (shell words) over `root` with its state in `state`, as a user types it. */
-export const dshRun = (root: string, state: string, argv: string) =>
-  `exec node ${quote(CLI)} run --root ${quote(root)} --state ${quote(state)} -- ${argv}`;
+export const dshRun = (root: string, state: string, argv: string, json = false) =>
+  `exec node ${quote(CLI)} run${json ? ' --json' : ''} --root ${quote(root)} --state ${quote(state)} -- ${argv}`;
 
 /** New, empty upper and work directories for a bare overlayfs mount (untimed, before each round). */
 export async function emptyScratch(scratch: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { interleave, reps, row, tempDir, type BenchRow, type Timing } from '../lib.js';
+import { interleave, median, reps, row, tempDir, type BenchRow, type Timing } from '../lib.js';
 import { sh } from '../mount-fixture.js';
 import { shellWord as quote } from '../../src/cli/advice.js';
 import { CLI, NPM_CI_FLAGS, bareOverlay, benchEnv, dshRun, emptyScratch, makeRunTrees, type RunTrees } from '../run-fixture.js';
@@ -137,7 +137,7 @@ function command(setup: Setup, s: Subject, w: Pick<Workload, 'script' | 'fresh' 
       ? `cd ${quote(plainOf(setup, w, round))} && ${w.script}`
       : s === 'floor'
         ? bareOverlay(tree, join(dir, `floor-${round}`), w.script)
-        : dshRun(tree, stateOf(dir, s, fresh, w.writes === true ? round : undefined), argv);
+        : dshRun(tree, stateOf(dir, s, fresh, w.writes === true ? round : undefined), argv, s === 'overlay');
   return `${benchEnv(t)}; ${inner}`;
 }
 
@@ -156,7 +156,9 @@ const rounds = (full: number) => reps(Number(process.env.BENCH_RUN_REPS ?? full)
 async function measure(setup: Setup, w: Workload): Promise<BenchRow[]> {
   const t0 = performance.now();
   const round: Partial<Record<Subject, number>> = {};
+  const parts: Parts[] = [];
   const variants = Object.fromEntries(setup.subjects.map((s) => [s, () => sh(command(setup, s, w, round[s]!))])) as Record<Subject, () => Promise<string>>;
+  variants.overlay = accounted(variants.overlay, parts);
   const before = (s: Subject) => prepare(setup, s, w, (round[s] = setup.rounds++));
   const t = await interleave(variants, { reps: rounds(w.reps), warmup: w.warmup, before });
   const ms = (s: Subject) => (t[s] === undefined ? '–' : t[s].median.toFixed(0));
@@ -169,6 +171,7 @@ async function measure(setup: Setup, w: Workload): Promise<BenchRow[]> {
   return [
     row(f('dsh-fs run (overlayfs)'), t.overlay, plain, ratio(w.goal)),
     row(f('dsh-fs run (overlayfs)'), t.overlay, { name: 'bare overlayfs mount', timing: t.floor }),
+    insideRow(f, parts.slice(w.warmup), t.overlay, t.floor),
     ...(t.fuse === undefined ? [] : [row(f('dsh-fs run (FUSE)'), t.fuse, plain, ratio(3))]),
     row(f('bare overlayfs mount (unshare + mount, no dsh-fs)'), t.floor, plain),
   ];
@@ -180,6 +183,8 @@ async function fixedCost(setup: Setup): Promise<BenchRow[]> {
   const round: Record<string, number> = {};
   const variants: Record<string, () => Promise<string>> = { node: () => sh(`${benchEnv(setup.t)}; exec node -e 0`) };
   for (const s of setup.subjects) if (s !== 'plain') variants[s] = () => sh(command(setup, s, w, round[s]!, 'true'));
+  const parts: Parts[] = [];
+  variants.overlay = accounted(variants.overlay!, parts);
   const before = (s: string) => (s === 'floor' ? prepare(setup, s, w, (round[s] = setup.rounds++)) : undefined);
   const t: Record<string, Timing> = await interleave(variants, { reps: rounds(5), warmup: 1, before });
   const f = (subject: string) => ({ section: SECTION, case: 'run -- true (fixed cost)', subject, unit: 'ms' as const });
@@ -187,7 +192,32 @@ async function fixedCost(setup: Setup): Promise<BenchRow[]> {
   process.stdout.write(`[run -- true: node -e 0 ${t.node!.median.toFixed(0)}, overlayfs run ${t.overlay!.median.toFixed(0)} ms] `);
   return [
     row(f('dsh-fs run (overlayfs)'), t.overlay!, node, { text: `≤ +${FIXED_GOAL_MS} ms over node -e 0`, maxDelta: FIXED_GOAL_MS }),
+    insideRow(f, parts.slice(1), t.overlay!, t.floor!),
     ...(t.fuse === undefined ? [] : [row(f('dsh-fs run (FUSE)'), t.fuse, node)]),
     row(f('bare overlayfs mount (unshare + mount + true)'), t.floor!, node),
   ];
+}
+
+/** The overlayfs run's own account of a round (`--json` timings, ms). */
+type Parts = { readonly layer: number; readonly program: number; readonly import: number };
+
+/** The variant, keeping each round's account from the JSON line the run prints last. */
+function accounted(variant: () => Promise<string>, into: Parts[]): () => Promise<string> {
+  return async () => {
+    const out = await variant();
+    into.push((JSON.parse(out.trim().split('\n').at(-1)!) as { timings: Parts }).timings);
+    return out;
+  };
+}
+
+/**
+ * Where an overlayfs run's time goes: its mount + program + read-back against the bare mount
+ * (which does the first two), the layer and the import beside it, and the rest of the command
+ * (starting the CLI, opening the sandbox, the summary).
+ */
+function insideRow(f: (subject: string) => Omit<Parameters<typeof row>[0], 'note'>, parts: readonly Parts[], total: Timing, floor: Timing): BenchRow {
+  const m = (k: keyof Parts) => median(parts.map((p) => p[k]));
+  const rest = total.median - m('layer') - m('program') - m('import');
+  const note = `layer ${m('layer').toFixed(0)} ms, import ${m('import').toFixed(0)} ms, the rest (CLI start, opening the sandbox, summary) ${rest.toFixed(0)} ms`;
+  return row({ ...f('dsh-fs run (overlayfs): mount + program + read-back'), note }, m('program'), { name: 'bare overlayfs mount', timing: floor });
 }
