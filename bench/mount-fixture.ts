@@ -33,6 +33,11 @@ export async function makeProject(dir: string, files: number): Promise<void> {
     if (i % 5 === 0) await mkdir(join(path, '..'), { recursive: true });
     await writeFile(path, smallFile(i));
   }
+  await commitAll(dir);
+}
+
+/** Makes `dir` a git repository holding everything in it (what its .gitignore leaves out aside) in one commit. */
+export async function commitAll(dir: string): Promise<void> {
   const git = 'git -c user.name=bench -c user.email=bench@example.invalid -c init.defaultBranch=main';
   await sh(`cd '${dir}' && ${git} init -q && ${git} add -A && ${git} commit -qm tree`);
 }

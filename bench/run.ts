@@ -12,6 +12,7 @@ import { runOverlayBench } from './sections/overlay.js';
 import { runPatchBench } from './sections/patch.js';
 import { runPostgresBench } from './sections/postgres.js';
 import { runPostgresFeedBench } from './sections/postgres-feed.js';
+import { runRunBench } from './sections/run.js';
 import { runScaleBench } from './sections/scale.js';
 import { runSqliteBench } from './sections/sqlite.js';
 import { runToolStackBench } from './sections/tool-stack.js';
@@ -35,6 +36,7 @@ const SECTIONS: readonly Section[] = [
   { name: 'postgres-feed', run: runPostgresFeedBench },
   { name: 'sqlite', run: runSqliteBench },
   { name: 'mount', run: runMountBench },
+  { name: 'run', run: runRunBench },
 ];
 
 /** The search benchmark lives in its own file, owned with the search feature; included when present. */
