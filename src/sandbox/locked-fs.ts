@@ -1,4 +1,5 @@
 import type { OverlayFileSystem } from '../backends/overlay/index.js';
+import { registerOverlayView } from '../backends/overlay/compose.js';
 import type { FsTarget, FsWalkEntry, FsWalkOptions } from '../seam/index.js';
 import type { LockedOverlay } from './locked.js';
 
@@ -38,6 +39,7 @@ export function lockedFs(locked: LockedOverlay, first: OverlayFileSystem): Overl
     contains: (parent: FsTarget, child: FsTarget) => now().contains(parent, child),
     childKey: (parent: FsTarget, name: string) => now().childKey(parent, name),
     checkpoints: () => now().checkpoints(),
+    ...(first.watch === undefined ? {} : { watch: (...args: Parameters<NonNullable<OverlayFileSystem['watch']>>) => now().watch!(...args) }),
     ...Object.fromEntries([...ASYNC, ...OPTIONAL.filter((name) => first[name] !== undefined)].map((name) => [name, through(name)])),
     async *walk(target: FsTarget, options?: FsWalkOptions) {
       yield* await locked.use(async (o) => {
@@ -47,5 +49,7 @@ export function lockedFs(locked: LockedOverlay, first: OverlayFileSystem): Overl
       });
     },
   };
+  // Review, merge and runs reach the overlay's storage through the view (outside the lock, as before).
+  registerOverlayView(fs as unknown as OverlayFileSystem, now);
   return fs as unknown as OverlayFileSystem;
 }
