@@ -7,7 +7,7 @@ import { merge } from '../review/index.js';
 import type { MergeResult } from '../review/merge.js';
 import { UsageError, EXIT_FAILURE, EXIT_OK, requireString, type Parsed } from './args.js';
 import type { Io } from './io.js';
-import { withStateLock } from './lock.js';
+import { withStateLock } from '../sandbox/lock.js';
 import { display, exclusive, hasState, locate, waiting } from './sandbox.js';
 import { sqliteSandbox, sqliteTarget } from './sqlite.js';
 import { hasSandboxState, openLower, openSandbox, resolveStateDir } from './workspace.js';

@@ -10,7 +10,7 @@ import { requirePeer } from '../peers.js';
 import type { FeedbackStore } from '../review/types.js';
 import { KeyedMutex, type FileSystem, type FsQuota } from '../seam/index.js';
 import { EXIT_OK, UsageError, optionalString, requireString, type Command, type Parsed } from './args.js';
-import type { StateLockOptions } from './lock.js';
+import type { StateLockOptions } from '../sandbox/lock.js';
 import type { Io } from './io.js';
 import type { Mode, Workspace } from './workspace.js';
 

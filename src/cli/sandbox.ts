@@ -3,7 +3,7 @@ import { realpathSync } from 'node:fs';
 import { isAbsolute, posix, resolve } from 'node:path';
 import type { OverlayFileSystem } from '../backends/overlay/index.js';
 import { UsageError, type Command, type Parsed, EXIT_OK, optionalString, requireString } from './args.js';
-import { deadHolder, withStateLock, type StateLockOptions } from './lock.js';
+import { deadHolder, withStateLock, type StateLockOptions } from '../sandbox/lock.js';
 import type { Io } from './io.js';
 import { relativeInside } from '../seam/path.js';
 import { hasSandboxState, mkdirState, openLower, openSandbox, resolveRoot, resolveStateDir } from './workspace.js';

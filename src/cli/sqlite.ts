@@ -9,7 +9,7 @@ import { createSqliteFeedback, createSqliteFs, createSqliteUpperStore } from '..
 import type { FeedbackStore } from '../review/types.js';
 import { KeyedMutex, type FileSystem, type FsQuota } from '../seam/index.js';
 import { UsageError, optionalString, type Command, type Parsed } from './args.js';
-import type { StateLockOptions } from './lock.js';
+import type { StateLockOptions } from '../sandbox/lock.js';
 import type { PostgresSandbox } from './postgres.js';
 import type { Mode, Workspace } from './workspace.js';
 

@@ -1,10 +1,10 @@
-import { hash } from 'node:crypto';
-import { mkdir, readFile, realpath, stat } from 'node:fs/promises';
+import { mkdir, realpath, stat } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { createLocalFs, type LocalFileSystem } from '../backends/local/index.js';
 import { createOverlayFs, type OverlayFileSystem, type OverlayRecovery } from '../backends/overlay/index.js';
-import { KeyedMutex, toFsError, type FileSystem, type FsQuota } from '../seam/index.js';
-import { lockWanted, withStateLock, type StateLockOptions } from './lock.js';
+import { toFsError, type FileSystem, type FsQuota } from '../seam/index.js';
+import type { StateLockOptions } from '../sandbox/lock.js';
+import { lockedOverlay, STATE_DOCUMENT } from '../sandbox/locked.js';
 import { UsageError, type Command } from './args.js';
 import { relativeInside } from '../seam/path.js';
 import { defaultStateDir, realpathOfNearest } from '../sandbox/state.js';
@@ -12,10 +12,6 @@ import { defaultStateDir, realpathOfNearest } from '../sandbox/state.js';
 export { defaultStateDir };
 
 export type Mode = 'sandbox' | 'direct';
-
-/** The overlay's state document, as the overlay backend names it. */
-const STATE_DOCUMENT = 'overlay.json';
-const STATE_JOURNAL = 'overlay.journal';
 
 /** `--root`: must be an existing directory; the rest of the tool works on its real path. */
 export async function resolveRoot(dir: string): Promise<string> {
@@ -97,47 +93,11 @@ export async function openWorkspace(options: { root: string; mode: Mode; stateDi
   const stateDir = options.stateDir;
   if (stateDir === undefined) throw new UsageError('a sandbox needs a state directory');
 
-  const serial = new KeyedMutex();
-  let overlay: OverlayFileSystem | undefined;
-  let stamp: string | undefined;
-
-  // The state is a document plus a journal of the changes since it (format 3): both, in order.
-  const stampNow = async () => {
-    const bytes = await readFile(join(stateDir, STATE_DOCUMENT)).catch(() => undefined);
-    if (bytes === undefined) return 'absent';
-    const journal = await readFile(join(stateDir, STATE_JOURNAL)).catch(() => undefined);
-    return `${hash('sha256', bytes, 'hex')}:${journal === undefined ? 'none' : hash('sha256', journal, 'hex')}`;
-  };
-
-  let queued = 0;
-  const use = <T>(fn: (fs: FileSystem) => Promise<T>, lockOptions: StateLockOptions = {}) => {
-    queued++;
-    let counted = true;
-    const entered = () => {
-      if (counted) queued--;
-      counted = false;
-    };
-    return serial.run('', () =>
-      withStateLock(
-        stateDir,
-        async () => {
-          entered();
-          // Another process may have committed or discarded since: reload the upper layer then.
-          const before = await stampNow();
-          if (overlay === undefined || before !== stamp) {
-            overlay = await openSandbox(lower, stateDir, { quota, ...(options.onRecovered === undefined ? {} : { onRecovered: options.onRecovered }) });
-          }
-          try {
-            return await fn(overlay);
-          } finally {
-            stamp = await stampNow();
-          }
-        },
-        lockOptions,
-      ),
-    ).finally(entered);
-  };
-  const contended = async () => queued > 0 || (await lockWanted(stateDir).catch(() => true));
+  const locked = lockedOverlay(stateDir, () =>
+    openSandbox(lower, stateDir, { quota, ...(options.onRecovered === undefined ? {} : { onRecovered: options.onRecovered }) }),
+  );
+  const use = <T>(fn: (fs: FileSystem) => Promise<T>, lockOptions: StateLockOptions = {}) => locked.use(fn, lockOptions);
+  const contended = () => locked.contended();
 
   // Opens the state now, so a bad state directory fails at startup rather than on the first call.
   await mkdirState(stateDir);

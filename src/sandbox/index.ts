@@ -19,6 +19,8 @@ import { createObservationPolicy } from '../policy/index.js';
 import { FsError, toFsError } from '../seam/index.js';
 import { relativeInside } from '../seam/path.js';
 import { fsTools, moveDeleteTools, patchTools, searchTools, textEditorTool } from '../tools/index.js';
+import { lockedFs } from './locked-fs.js';
+import { lockedOverlay, type LockedOverlay } from './locked.js';
 import { defaultStateDir, realpathOfNearest } from './state.js';
 
 /** Tools served beside the default set, as `dsh-fs serve --tools` names them. */
@@ -49,6 +51,11 @@ export interface CreateSandboxOptions extends Omit<OverlayFsOptions, 'lower' | '
   readonly policy?: HarnessPlugin;
   /** For the default state directory (`XDG_STATE_HOME`); default `process.env`. */
   readonly env?: NodeJS.ProcessEnv;
+  /**
+   * How long an operation waits for the state's lock while another process (a CLI `commit`, a
+   * server) holds it, before failing with FS_IO_ERROR naming the holder (default 120 s, as the CLI).
+   */
+  readonly lockTimeoutMs?: number;
 }
 
 /**
@@ -81,11 +88,11 @@ export interface Sandbox {
 /**
  * A copy-on-write sandbox over `root` with the defaults of `dsh-fs serve`: the observation
  * policy, the tools (move and delete included: a person reviews before anything lands), an audit
- * log in the state directory and checkpoints labelled with the tool. One live sandbox should
- * change a state directory at a time (docs/overlay.md).
+ * log in the state directory and checkpoints labelled with the tool. Every operation holds the
+ * state's cross-process lock, as the CLI's commands do, and sees what they did (docs/overlay.md).
  */
 export async function createSandbox(options: CreateSandboxOptions): Promise<Sandbox> {
-  const { root: given, state, tools: extra = [], plugins = [], audit, onAuditError, policy: ownPolicy, env, ...overlayOptions } = options;
+  const { root: given, state, tools: extra = [], plugins = [], audit, onAuditError, policy: ownPolicy, env, lockTimeoutMs, ...overlayOptions } = options;
   const root = await realRoot(given);
   const stateDir = await stateOutside(root, state === undefined ? defaultStateDir(root, env) : resolve(state), state ?? 'the default state directory');
   try {
@@ -93,7 +100,10 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
   } catch (err) {
     throw toFsError(err, `cannot create the sandbox state directory "${stateDir}"`);
   }
-  const fs = await createOverlayFs({ ...overlayOptions, lower: createLocalFs({ root }), stateDir });
+  // Each operation takes the state's lock and sees what other processes did, as `dsh-fs serve` does.
+  const lower = createLocalFs({ root });
+  const locked = lockedOverlay(stateDir, () => createOverlayFs({ ...overlayOptions, lower, stateDir }), lockTimeoutMs === undefined ? {} : { timeoutMs: lockTimeoutMs });
+  const fs = lockedFs(locked, await locked.use(async (overlay) => overlay));
   const auditLog = audit === false ? undefined : (audit ?? createJsonlAuditLog({ file: join(stateDir, AUDIT_FILE) }));
   const policy = ownPolicy ?? createObservationPolicy();
   const tools: HarnessPlugin[] = [
@@ -105,7 +115,7 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
     ...(extra.includes('text-editor') ? [textEditorTool()] : []),
     ...plugins,
   ];
-  const ctx = createHarness({ fs, plugins: [policy, checkpointLabels(fs), ...tools] });
+  const ctx = createHarness({ fs, plugins: [policy, wholeCallLocked(locked), checkpointLabels(fs), ...tools] });
   return {
     root,
     stateDir,
@@ -124,6 +134,11 @@ export async function createSandbox(options: CreateSandboxOptions): Promise<Sand
       await auditLog?.close?.();
     },
   };
+}
+
+/** Each tool call holds the lock from start to end, as a call to `dsh-fs serve` does. */
+function wholeCallLocked(locked: LockedOverlay): HarnessPluginObject {
+  return { name: 'state-lock', apply: (ctx) => ctx.tools.around((_info, next) => locked.use(() => next())) };
 }
 
 /** Labels the checkpoint of each tool call's change as MCP does: `tool:<name>`, and the call's owner. */

@@ -1,5 +1,5 @@
 import { generateText, stepCountIs } from 'ai';
-import { MockLanguageModelV4 } from 'ai/test';
+import { MockLanguageModelV3 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
 import { aiSdkTools } from '../../src/adapters/ai-sdk.js';
 import { createMemoryFs } from '../../src/backends/memory/index.js';
@@ -27,7 +27,7 @@ describe('aiSdkTools (dsh-fs/ai-sdk)', () => {
     const tools = aiSdkTools(ctx);
     expect(Object.keys(tools)).toEqual(['read', 'write', 'edit', 'list', 'glob', 'grep']);
 
-    const model = new MockLanguageModelV4({
+    const model = new MockLanguageModelV3({
       doGenerate: [
         callStep('c1', 'read', { file_path: 'a.txt' }),
         callStep('c2', 'edit', { file_path: 'b.txt', old_string: 'other', new_string: 'changed' }),
@@ -50,7 +50,7 @@ describe('aiSdkTools (dsh-fs/ai-sdk)', () => {
       { type: 'text', value: 'Edited "/w/a.txt": 1 replacement; changed line 1.' },
     ]);
     // The application gets the structured results.
-    const results = result.steps.flatMap((s) => s.toolResults).map((r) => r.output as { isError: boolean; error?: { code: string } });
+    const results = result.steps.flatMap((s) => s.toolResults).map((r) => r?.output as { isError: boolean; error?: { code: string } });
     expect(results.map((r) => r.isError)).toEqual([false, true, false]);
     expect(results[1]!.error?.code).toBe('FS_NOT_OBSERVED');
 
@@ -62,7 +62,7 @@ describe('aiSdkTools (dsh-fs/ai-sdk)', () => {
     const ctx = createHarness({ fs: createMemoryFs(), plugins: [createObservationPolicy(), fsTools(), searchTools()] });
     const tools = aiSdkTools(ctx, { names: ['read', 'grep'] });
     expect(Object.keys(tools)).toEqual(['read', 'grep']);
-    const model = new MockLanguageModelV4({
+    const model = new MockLanguageModelV3({
       doGenerate: { content: [{ type: 'text', text: 'ok' }], finishReason: { unified: 'stop', raw: undefined }, usage, warnings: [] },
     });
     await generateText({ model, tools, prompt: 'x' });

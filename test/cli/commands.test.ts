@@ -8,7 +8,7 @@ import { createLocalFs } from '../../src/backends/local/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import { COMMANDS, HELP, MAIN_HELP, UsageError } from '../../src/cli/args.js';
 import { colorsFor } from '../../src/cli/color.js';
-import { LOCK_FILE, withStateLock } from '../../src/cli/lock.js';
+import { LOCK_FILE, withStateLock } from '../../src/sandbox/lock.js';
 import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/io.js';
 import { rootRelative } from '../../src/cli/sandbox.js';

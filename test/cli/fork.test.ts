@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createLocalFs } from '../../src/backends/local/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
-import { LOCK_FILE } from '../../src/cli/lock.js';
+import { LOCK_FILE } from '../../src/sandbox/lock.js';
 import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/io.js';
 import { REPO, ensureBuilt, project, removeTemps, serve, textOf } from './helpers.js';

@@ -2,7 +2,7 @@ import { mkdir, readdir, utimes, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { leasedFs } from '../../src/cli/lease.js';
-import { LOCK_FILE, lockWanted, withStateLock } from '../../src/cli/lock.js';
+import { LOCK_FILE, lockWanted, withStateLock } from '../../src/sandbox/lock.js';
 import { openWorkspace, type Workspace } from '../../src/cli/workspace.js';
 import { removeTemps, tempDir } from './helpers.js';
 

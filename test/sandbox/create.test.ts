@@ -9,6 +9,7 @@ import { main } from '../../src/cli/main.js';
 import type { Io } from '../../src/cli/io.js';
 import { createMcpServer } from '../../src/mcp/index.js';
 import { defaultStateDir } from '../../src/sandbox/state.js';
+import { openReview } from '../../src/review/index.js';
 
 const temps: string[] = [];
 afterAll(async () => {
@@ -63,6 +64,8 @@ describe('createSandbox', () => {
     expect((await cli(['log', '--root', p.root, '--state', p.state])).stdout.split('\n').filter(Boolean)).toHaveLength(4);
 
     expect((await sandbox.changes()).map((c) => c.kind)).toEqual(['modified', 'added']);
+    // Its fs is a view over the overlay, and the review entry takes it as the overlay itself.
+    expect((await openReview(sandbox.fs).files()).map((f) => f.path)).toEqual(['a.txt', 'b.txt']);
     expect(await sandbox.diff()).toContain('+ONE');
     const committed = await sandbox.commit();
     expect(committed.conflicts).toEqual([]);

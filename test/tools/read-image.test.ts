@@ -70,7 +70,7 @@ describe('read: images', () => {
     expect((await exact.read('ok.png')).isError).toBe(false);
   });
 
-  it('goes to MCP as image content, to the AI SDK as a file part, and to the Anthropic and OpenAI result shapes', async () => {
+  it('goes to MCP as image content, to the AI SDK as an image-data part, and to the Anthropic and OpenAI result shapes', async () => {
     const bytes = png();
     const h = harness({ '/p/i.png': bytes });
     const r = await h.read('i.png');
@@ -87,7 +87,7 @@ describe('read: images', () => {
       type: 'content',
       value: [
         { type: 'text', text: r.text },
-        { type: 'file', data: { type: 'data', data: b64(bytes) }, mediaType: 'image/png' },
+        { type: 'image-data', data: b64(bytes), mediaType: 'image/png' },
       ],
     });
 

@@ -36,19 +36,27 @@ const states = new WeakMap<OverlayFileSystem, UpperState>();
 /** The storage of each overlay this module made (for rebase.ts). */
 const cores = new WeakMap<OverlayFileSystem, OverlayCore & { readonly changed: () => void }>();
 
+/** Views that stand for an overlay this module made, reopened as they go (createSandbox's `fs`). */
+const views = new WeakMap<OverlayFileSystem, () => OverlayFileSystem>();
+/** Makes `view` stand for the overlay `current()` returns, for review, merge and runs. */
+export function registerOverlayView(view: OverlayFileSystem, current: () => OverlayFileSystem): void {
+  views.set(view, current);
+}
+const underlying = (overlay: OverlayFileSystem) => views.get(overlay)?.() ?? overlay;
+
 /** The storage of an overlay this module made (for runs, which import a layer of changes at once); undefined for any other object. */
 export function coreOf(overlay: OverlayFileSystem): OverlayCore | undefined {
-  return cores.get(overlay);
+  return cores.get(underlying(overlay));
 }
 
 /** An overlay's storage and a way to tell its watchers that many paths changed; undefined for any other filesystem. */
 export function overlayCore(overlay: OverlayFileSystem): (OverlayCore & { readonly changed: () => void }) | undefined {
-  return cores.get(overlay);
+  return cores.get(underlying(overlay));
 }
 
 /** The upper state of an overlay this module made (merge compares layers), else undefined. */
 export function upperStateOf(overlay: OverlayFileSystem): UpperState | undefined {
-  return states.get(overlay);
+  return states.get(underlying(overlay));
 }
 
 function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, rootKey: string, state: UpperState, owner: string | undefined): OverlayFileSystem {
@@ -92,7 +100,7 @@ function assemble(options: CreateFsOptions & { readonly lower: FileSystem }, roo
       return assemble(options, rootKey, child, dir === undefined ? undefined : await realpath(dir).catch(() => undefined));
     },
     async adopt(winner: OverlayFileSystem, adoptOptions: FsOpOptions = {}) {
-      const other = states.get(winner);
+      const other = states.get(underlying(winner));
       if (other === undefined || winner.lower !== lower) throw new FsError('FS_INVALID_ARGUMENT', 'adopt takes an overlay over the same lower (a fork of this one)');
       throwIfAborted(adoptOptions.signal, 'cannot adopt the fork');
       if (other !== state) await thenOverflow(state.replaceWith(other));
