@@ -3,16 +3,17 @@
  * through a sandbox whose upper layer lives in the same database (named by `--sandbox`, default
  * the workspace's name), so the review commands work from any machine that reaches the database.
  */
-import type pg from 'pg';
 import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
 import { createPostgresFeedback, createPostgresFs, createPostgresUpperStore, exportTree, importTree, type PostgresUpperStore, type TransferReport } from '../backends/postgres/index.js';
-import { requirePeer } from '../peers.js';
 import type { FeedbackStore } from '../review/types.js';
 import { KeyedMutex, type FileSystem, type FsQuota } from '../seam/index.js';
 import { EXIT_OK, UsageError, optionalString, requireString, type Command, type Parsed } from './args.js';
 import type { StateLockOptions } from '../sandbox/lock.js';
 import type { Io } from './io.js';
 import type { Mode, Workspace } from './workspace.js';
+import { poolFor } from './pools.js';
+
+export { closePools, poolFor } from './pools.js';
 
 export interface PostgresTarget {
   readonly url: string;
@@ -42,33 +43,6 @@ export function postgresTarget(parsed: Parsed, command: Command): PostgresTarget
   const workspace = requireString(parsed, 'workspace', command);
   return { url, workspace, sandbox: optionalString(parsed, 'sandbox') ?? workspace };
 }
-
-const pools = new Set<pg.Pool>();
-
-/** One pool per command; `closePools` ends them so the process can exit. */
-export function poolFor(url: string): pg.Pool {
-  // pg is an optional peer, loaded by the commands that reach a database.
-  const { Pool } = requirePeer<typeof pg>('pg', 'pg', '--postgres');
-  const pool = new Pool({ connectionString: url, max: 4, application_name: 'dsh-fs' });
-  // An idle connection the server closed: the next statement gets another one.
-  pool.on('error', () => {});
-  pools.add(pool);
-  return pool;
-}
-
-export async function closePools(): Promise<void> {
-  const all = [...pools];
-  pools.clear();
-  // `end` waits for every checked-out connection; a command that is done must still exit, so
-  // the wait is bounded (the server ends a session whose connection closes with the process).
-  const ended = Promise.all(all.map((p) => p.end().catch(() => {})));
-  let timer: NodeJS.Timeout | undefined;
-  const bound = new Promise<void>((resolve) => (timer = setTimeout(resolve, POOL_END_MS)));
-  await Promise.race([ended, bound]);
-  clearTimeout(timer);
-}
-
-const POOL_END_MS = 2000;
 
 const LOCK_TIMEOUT_MS = 120_000;
 

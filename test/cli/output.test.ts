@@ -6,7 +6,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalFs } from '../../src/backends/local/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
 import { HELP, MAIN_HELP } from '../../src/cli/args.js';
-import { SERVE_TTY_HINT, main } from '../../src/cli/main.js';
+import { main } from '../../src/cli/main.js';
+import { SERVE_TTY_HINT } from '../../src/cli/serve-command.js';
 import type { Io } from '../../src/cli/io.js';
 import { MAIN_JS, REPO, ensureBuilt, project, removeTemps, runCli, tempDir } from './helpers.js';
 
