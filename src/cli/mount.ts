@@ -1,10 +1,9 @@
 import { spawn } from 'node:child_process';
-import { constants as fsConstants } from 'node:fs';
-import { access, mkdtemp, rmdir } from 'node:fs/promises';
+import { mkdtemp, rmdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { constants } from 'node:os';
-import { mountFs, type Mount, type MountOptions } from '../mount/index.js';
+import { mountFs, type Mount } from '../mount/index.js';
 import { FsError, type FileSystem } from '../seam/index.js';
 import { EXIT_FAILURE, EXIT_OK, UsageError, oneOf, optionalString, requireString, type Command, type Parsed } from './args.js';
 import { Writable } from 'node:stream';
@@ -15,6 +14,7 @@ import { openWorkspace, resolveRoot, resolveStateDir, type Mode, type Workspace 
 import { openPostgresWorkspace, postgresTarget } from './postgres.js';
 import { openSqliteWorkspace, sqliteTarget } from './sqlite.js';
 import { describeQuota, quotaOptions } from './quota.js';
+import { mountOptions, onPath } from './mount-options.js';
 
 interface Served {
   readonly workspace: Workspace;
@@ -101,23 +101,6 @@ export async function mountCommand(parsed: Parsed, io: Io): Promise<number> {
   return EXIT_OK;
 }
 
-/**
- * A run's mount caches for as long as the run may last by default: the cache only delays when the
- * program sees another writer's changes (mount.md, "Caching"), and a run on overlayfs sees the
- * sandbox as it was at the start anyway; the guarantees against lost updates hold at any setting.
- */
-const RUN_CACHE_SECONDS = 3600;
-
-/** --read-only and --cache, checked before anything is mounted. */
-export function mountOptions(parsed: Parsed, command: Command, log: (line: string) => void): MountOptions {
-  const cache = optionalString(parsed, 'cache');
-  const seconds = cache === undefined ? (command === 'run' ? RUN_CACHE_SECONDS : 0) : Number(cache);
-  if (cache !== undefined && (cache.trim() === '' || !Number.isFinite(seconds) || seconds < 0 || seconds > 3600)) {
-    throw new UsageError(`--cache takes a number of seconds from 0 to 3600, got "${cache}"`, command);
-  }
-  return { readOnly: parsed.values['read-only'] === true, cacheSeconds: seconds, onWarning: log };
-}
-
 /** `dsh-fs run -- CMD ARGS…` on the FUSE mount: mounts at a temporary directory, runs CMD there, unmounts whatever happens. */
 export async function runOnMount(parsed: Parsed, io: Io): Promise<number> {
   const [command, ...args] = parsed.positionals;
@@ -194,13 +177,6 @@ function runInside(where: string, argv: readonly string[], io: Io): Promise<numb
     });
     child.on('close', (code, signal) => done(code ?? 128 + (signal === null ? 0 : (constants.signals[signal] ?? 0))));
   });
-}
-
-export async function onPath(command: string, pathList: string): Promise<boolean> {
-  for (const dir of pathList.split(':')) {
-    if (dir !== '' && (await access(join(dir, command), fsConstants.X_OK).then(() => true, () => false))) return true;
-  }
-  return false;
 }
 
 function resolvePath(cwd: string, path: string): string {

@@ -3,14 +3,16 @@
  * through a sandbox whose upper layer lives in the same database (named by `--sandbox`, default
  * the workspace's name), so the review commands work from any machine that reaches the database.
  */
-import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
-import { createPostgresFeedback, createPostgresFs, createPostgresUpperStore, exportTree, importTree, type PostgresUpperStore, type TransferReport } from '../backends/postgres/index.js';
+import type { OverlayFileSystem } from '../backends/overlay/index.js';
+import type { TransferReport } from '../backends/postgres/index.js';
 import type { FeedbackStore } from '../review/types.js';
-import { KeyedMutex, type FileSystem, type FsQuota } from '../seam/index.js';
+import { KeyedMutex } from '../seam/lock.js';
+import type { FileSystem, FsQuota } from '../seam/index.js';
 import { EXIT_OK, UsageError, optionalString, requireString, type Command, type Parsed } from './args.js';
 import type { StateLockOptions } from '../sandbox/lock.js';
 import type { Io } from './io.js';
 import type { Mode, Workspace } from './workspace.js';
+import { lazyFeedback, once } from './lazy.js';
 import { poolFor } from './pools.js';
 
 export { closePools, poolFor } from './pools.js';
@@ -46,9 +48,12 @@ export function postgresTarget(parsed: Parsed, command: Command): PostgresTarget
 
 const LOCK_TIMEOUT_MS = 120_000;
 
+// The backend and the overlay: imported by the commands that reach the database, not by every command that checks for --postgres.
+const backend = () => import('../backends/postgres/index.js');
+const overlayBackend = () => import('../backends/overlay/index.js');
+
 /** A sandbox's upper layer in the database, for the review commands. */
 export interface PostgresSandbox {
-  readonly store: PostgresUpperStore;
   readonly where: string;
   /** The reasons of rejected hunks waiting for the agent, kept in the database. */
   readonly feedback: FeedbackStore;
@@ -60,15 +65,19 @@ export interface PostgresSandbox {
 
 export function postgresSandbox(target: PostgresTarget): PostgresSandbox {
   const pool = poolFor(target.url);
-  const lower = createPostgresFs({ client: pool, workspace: target.workspace });
-  const store = createPostgresUpperStore({ client: pool, sandbox: target.sandbox });
+  const opened = once(async () => {
+    const { createPostgresFs, createPostgresUpperStore } = await backend();
+    return { lower: createPostgresFs({ client: pool, workspace: target.workspace }), store: createPostgresUpperStore({ client: pool, sandbox: target.sandbox }) };
+  });
   return {
-    store,
     where: `sandbox "${target.sandbox}" of workspace "${target.workspace}"`,
     feedback: postgresFeedback(target),
-    exists: () => store.exists(),
-    open: () => createOverlayFs({ lower, store }),
-    exclusive: (fn, options = {}) => store.withLock(fn, lockOptions(options)),
+    exists: async () => (await opened()).store.exists(),
+    open: async () => {
+      const { lower, store } = await opened();
+      return (await overlayBackend()).createOverlayFs({ lower, store });
+    },
+    exclusive: async (fn, options = {}) => (await opened()).store.withLock(fn, lockOptions(options)),
   };
 }
 
@@ -82,11 +91,13 @@ function lockOptions(options: StateLockOptions) {
 
 /** The review feedback of the target's sandbox, in its database (heard by the agent that `serve --postgres` serves). */
 export function postgresFeedback(target: PostgresTarget): FeedbackStore {
-  return createPostgresFeedback({ client: poolFor(target.url), sandbox: target.sandbox });
+  const client = poolFor(target.url);
+  return lazyFeedback(async () => (await backend()).createPostgresFeedback({ client, sandbox: target.sandbox }));
 }
 
 /** What `serve --postgres` works on: the workspace, or a sandbox over it kept in the database. */
 export async function openPostgresWorkspace(target: PostgresTarget, mode: Mode, quota: FsQuota = {}): Promise<Workspace> {
+  const [{ createPostgresFs, createPostgresUpperStore }, { createOverlayFs }] = await Promise.all([backend(), overlayBackend()]);
   const pool = poolFor(target.url);
   const lower = createPostgresFs({ client: pool, workspace: target.workspace, ...(mode === 'direct' ? quota : {}) });
   await lower.provider.ready();
@@ -119,6 +130,7 @@ export async function transfer(command: 'import' | 'export', parsed: Parsed, io:
   if (parsed.values.sandbox !== undefined) throw new UsageError('--sandbox does not apply here', command);
   const dir = requireString(parsed, 'root', command);
   const options = { client: poolFor(target.url), workspace: target.workspace, dir, overwrite: parsed.values.overwrite === true };
+  const { exportTree, importTree } = await backend();
   const report: TransferReport = command === 'import' ? await importTree(options) : await exportTree(options);
   if (parsed.values.json === true) {
     io.stdout.write(`${JSON.stringify(report, null, 2)}\n`);

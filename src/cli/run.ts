@@ -5,7 +5,7 @@ import { FsError, isFsError } from '../seam/index.js';
 import { relativeInside } from '../seam/path.js';
 import { EXIT_FAILURE, UsageError, optionalString, requireString, type Parsed } from './args.js';
 import type { Io } from './io.js';
-import { forkFirst, mountOptions, onPath, runOnMount } from './mount.js';
+import { mountOptions, onPath } from './mount-options.js';
 import { openWorkspace, resolveRoot, resolveStateDir } from './workspace.js';
 import { quotaOptions } from './quota.js';
 import { ignoredJson } from './ignored.js';
@@ -26,7 +26,8 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
   mountOptions(parsed, 'run', () => {});
   const fuse = (why: string) => {
     io.stderr.write(`dsh-fs: run: ${why}: running on the FUSE mount\n`);
-    return runOnMount(parsed, io);
+    // The FUSE engine's modules, loaded only when it serves.
+    return import('./mount.js').then((m) => m.runOnMount(parsed, io));
   };
   if (parsed.values.postgres !== undefined) return fuse('a sandbox in PostgreSQL has no folder for overlayfs');
   if (parsed.values.sqlite !== undefined) return fuse('a sandbox in a SQLite file has no folder for overlayfs');
@@ -38,6 +39,7 @@ export async function runCommand(parsed: Parsed, io: Io): Promise<number> {
   const log = (line: string) => io.stderr.write(`dsh-fs: ${line}\n`);
   const into = optionalString(parsed, 'fork');
   if (into !== undefined) {
+    const { forkFirst } = await import('./mount.js');
     const { fork: _done, ...values } = (await forkFirst(parsed, into, io, log)).values;
     parsed = { values, positionals: parsed.positionals };
   }

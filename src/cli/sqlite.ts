@@ -4,14 +4,19 @@
  * workspace's name), so the review commands work from any process that opens the file.
  */
 import { resolve } from 'node:path';
-import { createOverlayFs, type OverlayFileSystem } from '../backends/overlay/index.js';
-import { createSqliteFeedback, createSqliteFs, createSqliteUpperStore } from '../backends/sqlite/index.js';
+import type { OverlayFileSystem } from '../backends/overlay/index.js';
 import type { FeedbackStore } from '../review/types.js';
-import { KeyedMutex, type FileSystem, type FsQuota } from '../seam/index.js';
+import { KeyedMutex } from '../seam/lock.js';
+import type { FileSystem, FsQuota } from '../seam/index.js';
 import { UsageError, optionalString, type Command, type Parsed } from './args.js';
 import type { StateLockOptions } from '../sandbox/lock.js';
 import type { PostgresSandbox } from './postgres.js';
 import type { Mode, Workspace } from './workspace.js';
+import { lazyFeedback, once } from './lazy.js';
+
+// Imported by the commands that open the file, not by every command that checks for --sqlite.
+const backend = () => import('../backends/sqlite/index.js');
+const overlayBackend = () => import('../backends/overlay/index.js');
 
 export interface SqliteTarget {
   readonly file: string;
@@ -46,24 +51,30 @@ function lockOptions(options: StateLockOptions) {
 export type SqliteSandbox = Omit<PostgresSandbox, 'store'>;
 
 export function sqliteSandbox(target: SqliteTarget): SqliteSandbox {
-  const lower = createSqliteFs({ path: target.file, workspace: target.workspace });
-  const store = createSqliteUpperStore({ path: target.file, sandbox: target.sandbox });
+  const opened = once(async () => {
+    const { createSqliteFs, createSqliteUpperStore } = await backend();
+    return { lower: createSqliteFs({ path: target.file, workspace: target.workspace }), store: createSqliteUpperStore({ path: target.file, sandbox: target.sandbox }) };
+  });
   return {
     where: `sandbox "${target.sandbox}" of workspace "${target.workspace}" in ${target.file}`,
     feedback: sqliteFeedback(target),
-    exists: () => store.exists(),
-    open: () => createOverlayFs({ lower, store }),
-    exclusive: (fn, options = {}) => store.withLock(fn, lockOptions(options)),
+    exists: async () => (await opened()).store.exists(),
+    open: async () => {
+      const { lower, store } = await opened();
+      return (await overlayBackend()).createOverlayFs({ lower, store });
+    },
+    exclusive: async (fn, options = {}) => (await opened()).store.withLock(fn, lockOptions(options)),
   };
 }
 
 /** The review feedback of the target's sandbox, in its file (heard by the agent that `serve --sqlite` serves). */
 export function sqliteFeedback(target: SqliteTarget): FeedbackStore {
-  return createSqliteFeedback({ path: target.file, sandbox: target.sandbox });
+  return lazyFeedback(async () => (await backend()).createSqliteFeedback({ path: target.file, sandbox: target.sandbox }));
 }
 
 /** What `serve --sqlite` (and mount, run) works on: the workspace, or a sandbox over it kept in the file. */
 export async function openSqliteWorkspace(target: SqliteTarget, mode: Mode, quota: FsQuota = {}): Promise<Workspace> {
+  const [{ createSqliteFs, createSqliteUpperStore }, { createOverlayFs }] = await Promise.all([backend(), overlayBackend()]);
   const lower = createSqliteFs({ path: target.file, workspace: target.workspace, ...(mode === 'direct' ? quota : {}) });
   if (mode === 'direct') return { mode, root: '/', stateDir: undefined, use: (fn) => fn(lower) };
   const store = createSqliteUpperStore({ path: target.file, sandbox: target.sandbox });
