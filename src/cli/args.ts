@@ -2,7 +2,6 @@ import { parseArgs, type ParseArgsConfig } from 'node:util';
 import type { Command } from './commands.js';
 
 export { COMMANDS, isCommand, type Command } from './commands.js';
-export { HELP, MAIN_HELP } from './help.js';
 
 /** A mistake in how the command was called: reported with a pointer to --help, exit status 2. */
 export class UsageError extends Error {

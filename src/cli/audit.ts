@@ -5,14 +5,16 @@
 import { join, posix, resolve } from 'node:path';
 import { AUDIT_FILE, createJsonlAuditLog } from '../harness/audit-jsonl.js';
 import type { AuditLog, AuditPath, AuditQuery, AuditRecord } from '../harness/audit-log.js';
-import { createPostgresAuditLog } from '../backends/postgres/audit.js';
-import { createSqliteAuditLog } from '../backends/sqlite/audit.js';
 import { EXIT_OK, UsageError, optionalString, requireString, type Parsed } from './args.js';
 import type { Io } from './io.js';
 import { poolFor, postgresTarget, type PostgresTarget } from './postgres.js';
 import { display, rootRelative } from './sandbox.js';
 import { sqliteTarget, type SqliteTarget } from './sqlite.js';
 import { resolveRoot, resolveStateDir } from './workspace.js';
+
+// A log in a database: its backend loaded only when the command reaches it.
+const postgresLog = () => import('../backends/postgres/audit.js');
+const sqliteLog = () => import('../backends/sqlite/audit.js');
 
 /** Where `serve` records: the sandbox's state directory, the database, or `--audit-file`; undefined for none. */
 export async function serveAuditLog(
@@ -25,8 +27,8 @@ export async function serveAuditLog(
     return undefined;
   }
   const sandbox = (name: string) => (where.mode === 'sandbox' ? { sandbox: name } : {});
-  if (where.pg !== undefined) return createPostgresAuditLog({ client: poolFor(where.pg.url), workspace: where.pg.workspace, ...sandbox(where.pg.sandbox) });
-  if (where.file !== undefined) return createSqliteAuditLog({ path: where.file.file, workspace: where.file.workspace, ...sandbox(where.file.sandbox) });
+  if (where.pg !== undefined) return (await postgresLog()).createPostgresAuditLog({ client: poolFor(where.pg.url), workspace: where.pg.workspace, ...sandbox(where.pg.sandbox) });
+  if (where.file !== undefined) return (await sqliteLog()).createSqliteAuditLog({ path: where.file.file, workspace: where.file.workspace, ...sandbox(where.file.sandbox) });
   const named = optionalString(parsed, 'audit-file');
   if (named !== undefined) return createJsonlAuditLog({ file: resolve(io.cwd, named) });
   // A directory served directly has no state beside it: its calls are recorded only to a file the user names.
@@ -109,8 +111,8 @@ async function locateLog(parsed: Parsed, io: Io): Promise<LocatedLog> {
   // Without --sandbox, every record of the workspace: its sandboxes' and direct serving's.
   const scope = (name: string) => (parsed.values.sandbox === undefined ? { allSandboxes: true } : { sandbox: name });
   const key = (path: string) => posix.resolve('/', path);
-  if (pg !== undefined) return { auditLog: createPostgresAuditLog({ client: poolFor(pg.url), workspace: pg.workspace, ...scope(pg.sandbox) }), root: '/', key };
-  if (file !== undefined) return { auditLog: createSqliteAuditLog({ path: file.file, workspace: file.workspace, ...scope(file.sandbox) }), root: '/', key };
+  if (pg !== undefined) return { auditLog: (await postgresLog()).createPostgresAuditLog({ client: poolFor(pg.url), workspace: pg.workspace, ...scope(pg.sandbox) }), root: '/', key };
+  if (file !== undefined) return { auditLog: (await sqliteLog()).createSqliteAuditLog({ path: file.file, workspace: file.workspace, ...scope(file.sandbox) }), root: '/', key };
   const given = requireString(parsed, 'root', 'log');
   const root = await resolveRoot(given);
   const named = optionalString(parsed, 'audit-file');

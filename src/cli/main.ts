@@ -2,23 +2,27 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { isFsError } from '../seam/errors.js';
-import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, HELP, MAIN_HELP, UsageError, isCommand, optionalString, parseCommand, type Command, type Parsed } from './args.js';
+import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, UsageError, isCommand, optionalString, parseCommand, type Command, type Parsed } from './args.js';
 import type { Io } from './io.js';
 import { closePools } from './pools.js';
 import { packageVersion } from './version.js';
 
 export { packageVersion };
 
+// The help texts: loaded only to be shown.
+const help = () => import('./help.js');
+
 /** Runs one invocation; resolves to the exit status. Never rejects. */
 export async function main(argv: readonly string[], io: Io): Promise<number> {
   const [first, ...rest] = argv;
   try {
     if (first === undefined) {
-      io.stderr.write(MAIN_HELP);
+      io.stderr.write((await help()).MAIN_HELP);
       return EXIT_USAGE;
     }
     if (first === '--help' || first === '-h' || first === 'help') {
       const topic = rest[0];
+      const { HELP, MAIN_HELP } = await help();
       io.stdout.write(topic !== undefined && isCommand(topic) ? HELP[topic] : MAIN_HELP);
       return EXIT_OK;
     }
@@ -31,7 +35,7 @@ export async function main(argv: readonly string[], io: Io): Promise<number> {
     }
     const parsed = parseCommand(first, rest);
     if (parsed.values.help === true) {
-      io.stdout.write(HELP[first]);
+      io.stdout.write((await help()).HELP[first]);
       return EXIT_OK;
     }
     return await dispatch(first, parsed, io);

@@ -12,7 +12,8 @@ import { EXIT_OK, UsageError, optionalString, requireString, type Command, type 
 import type { StateLockOptions } from '../sandbox/lock.js';
 import type { Io } from './io.js';
 import type { Mode, Workspace } from './workspace.js';
-import { lazyFeedback, once } from './lazy.js';
+import { lazily } from '../lazy.js';
+import { lazyFeedback } from './lazy.js';
 import { poolFor } from './pools.js';
 
 export { closePools, poolFor } from './pools.js';
@@ -65,7 +66,7 @@ export interface PostgresSandbox {
 
 export function postgresSandbox(target: PostgresTarget): PostgresSandbox {
   const pool = poolFor(target.url);
-  const opened = once(async () => {
+  const opened = lazily(async () => {
     const { createPostgresFs, createPostgresUpperStore } = await backend();
     return { lower: createPostgresFs({ client: pool, workspace: target.workspace }), store: createPostgresUpperStore({ client: pool, sandbox: target.sandbox }) };
   });

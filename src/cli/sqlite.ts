@@ -12,7 +12,8 @@ import { UsageError, optionalString, type Command, type Parsed } from './args.js
 import type { StateLockOptions } from '../sandbox/lock.js';
 import type { PostgresSandbox } from './postgres.js';
 import type { Mode, Workspace } from './workspace.js';
-import { lazyFeedback, once } from './lazy.js';
+import { lazily } from '../lazy.js';
+import { lazyFeedback } from './lazy.js';
 
 // Imported by the commands that open the file, not by every command that checks for --sqlite.
 const backend = () => import('../backends/sqlite/index.js');
@@ -51,7 +52,7 @@ function lockOptions(options: StateLockOptions) {
 export type SqliteSandbox = Omit<PostgresSandbox, 'store'>;
 
 export function sqliteSandbox(target: SqliteTarget): SqliteSandbox {
-  const opened = once(async () => {
+  const opened = lazily(async () => {
     const { createSqliteFs, createSqliteUpperStore } = await backend();
     return { lower: createSqliteFs({ path: target.file, workspace: target.workspace }), store: createSqliteUpperStore({ path: target.file, sandbox: target.sandbox }) };
   });

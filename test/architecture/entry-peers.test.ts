@@ -1,25 +1,6 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { PEERS } from '../../src/peers.js';
-import { importGraph } from './import-graph.js';
-
-const SRC = fileURLToPath(new URL('../../src', import.meta.url));
-
-/** The files `entry` loads at run time (static imports that survive compilation), itself included. */
-function loaded(entry: string): string[] {
-  const graph = importGraph(SRC);
-  const seen = new Set<string>([entry]);
-  for (const file of seen) for (const next of graph.get(file) ?? []) if (graph.has(next)) seen.add(next);
-  return [...seen].sort();
-}
-
-/** The packages a file imports statically, type-only imports left out. */
-function packagesOf(file: string): string[] {
-  const text = readFileSync(join(SRC, file), 'utf8');
-  return [...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^'";]*?\s+from\s+)?['"]([^.'"][^'"]*)['"]/gm)].map((m) => m[1]!);
-}
+import { loaded, packagesOf } from './import-graph.js';
 
 describe('the main entry', () => {
   it('loads no optional peer: createSandbox and the rest work without any installed', () => {

@@ -1,5 +1,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const SRC = fileURLToPath(new URL('../../src', import.meta.url));
 
 /**
  * The static imports between the files of a source tree that survive compilation: `import type`
@@ -52,4 +55,17 @@ export function folderGraph(files: Map<string, string[]>): Map<string, string[]>
     graph.set(from, [...targets].sort());
   }
   return graph;
+}
+
+/** The files `entry` loads at run time (static imports that survive compilation), itself included. */
+export function loaded(entry: string, graph = importGraph(SRC)): string[] {
+  const seen = new Set<string>([entry]);
+  for (const file of seen) for (const next of graph.get(file) ?? []) if (graph.has(next)) seen.add(next);
+  return [...seen].sort();
+}
+
+/** The packages a file imports statically, type-only imports left out. */
+export function packagesOf(file: string): string[] {
+  const text = readFileSync(join(SRC, file), 'utf8');
+  return [...text.matchAll(/^\s*(?:import|export)\s+(?!type\s)(?:[^'";]*?\s+from\s+)?['"]([^.'"][^'"]*)['"]/gm)].map((m) => m[1]!);
 }

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createLocalFs } from '../../src/backends/local/index.js';
 import { createOverlayFs } from '../../src/backends/overlay/index.js';
-import { HELP, MAIN_HELP } from '../../src/cli/args.js';
+import { HELP, MAIN_HELP } from '../../src/cli/help.js';
 import { main } from '../../src/cli/main.js';
 import { SERVE_TTY_HINT } from '../../src/cli/serve-command.js';
 import type { Io } from '../../src/cli/io.js';

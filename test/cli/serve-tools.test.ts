@@ -1,7 +1,8 @@
 import { readFile, realpath } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { HELP, UsageError, parseCommand, parseToolList } from '../../src/cli/args.js';
+import { UsageError, parseCommand, parseToolList } from '../../src/cli/args.js';
+import { HELP } from '../../src/cli/help.js';
 import { codeOf, ensureBuilt, project, removeTemps, runCli, serve, textOf, type Served } from './helpers.js';
 
 beforeAll(ensureBuilt, 600_000);

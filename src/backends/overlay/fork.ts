@@ -3,10 +3,13 @@ import { compareNames, isFsError, isWithin, throwIfAborted, type FileSystem, typ
 import { settleAll } from '../../seam/settle.js';
 import { PMap, PSet } from './pmap.js';
 import { lowerFile, lowerStat, pathTarget, type OverlayCore } from './core.js';
-import { fileDiff } from './file-diff.js';
+import { lazily } from '../../lazy.js';
 import type { OverlayChange } from './review.js';
 import { isLinkVersion, linkVersion } from './links.js';
 import type { UpperEntry, UpperSnapshot } from './state.js';
+
+// The diff package, loaded by the first diff.
+const fileDiffs = lazily(() => import('./file-diff.js'));
 
 /**
  * A fork's changes against its parent as it was at the fork: what this attempt did differently.
@@ -92,6 +95,7 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
     const { signal } = options;
     const sides = await sidesOf(given);
     const { base, now } = sides;
+    const { fileDiff } = await fileDiffs();
     let out = '';
     for (const change of await changes(paths, options, sides)) {
       if (change.type === 'directory') continue;

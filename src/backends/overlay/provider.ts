@@ -2,15 +2,24 @@ import { FsTargetKey, type FsProvider } from '../../seam/index.js';
 import { TREE_LOCK, type OverlayCore } from './core.js';
 import { createOverlaySetExecutable } from './modes.js';
 import { createOverlayLinks, resolveInView } from './links.js';
-import { applyOverlayBatch } from './batch.js';
 import type { OverlayProviderContext } from './provider-context.js';
-import { mkdir, rmdir } from './provider-dirs.js';
 import { listMerged } from './provider-list.js';
 import { lockAll } from './provider-locks.js';
-import { openRead, read, stat } from './provider-read.js';
-import { rename } from './provider-rename.js';
-import { upperUsage } from './provider-usage.js';
-import { planSwap, swap, swapFrom } from './provider-write.js';
+import { lazily } from '../../lazy.js';
+
+// Reads, writes and directory changes: loaded by the first one, so opening a sandbox (a run, a
+// status) does not load them.
+const ops = lazily(async () => {
+  const [read, write, dirs, rename, usage, batch] = await Promise.all([
+    import('./provider-read.js'),
+    import('./provider-write.js'),
+    import('./provider-dirs.js'),
+    import('./provider-rename.js'),
+    import('./provider-usage.js'),
+    import('./batch.js'),
+  ]);
+  return { ...read, ...write, ...dirs, ...rename, ...usage, ...batch };
+});
 
 /**
  * The overlay as a storage provider. Target keys are the lower's (canonical absolute paths), so
@@ -32,35 +41,37 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
 
     contains: (parent, child) => lower.contains(parent, child),
 
-    stat: (target, options) => stat(ctx, target, options),
+    stat: async (target, options) => (await ops()).stat(ctx, target, options),
 
-    read: (target, options) => read(ctx, target, options),
+    read: async (target, options) => (await ops()).read(ctx, target, options),
 
-    swap: (target, request) => swap(ctx, target, request),
+    swap: async (target, request) => (await ops()).swap(ctx, target, request),
 
     // Deferred swaps are durable once the state's journal is: every directory at once.
     flush: () => state.flush(),
 
-    openRead: (target, options) => openRead(ctx, target, options),
+    openRead: async (target, options) => (await ops()).openRead(ctx, target, options),
 
-    swapFrom: (target, request) => swapFrom(ctx, target, request),
+    swapFrom: async (target, request) => (await ops()).swapFrom(ctx, target, request),
 
-    applyBatch: (swaps, { signal }) =>
-      applyOverlayBatch(
+    applyBatch: async (swaps, { signal }) => {
+      const { applyOverlayBatch, planSwap } = await ops();
+      return applyOverlayBatch(
         { lock, treeLock: TREE_LOCK, state, lockAll: (keys, fn) => lockAll(lock, keys, fn), planSwap: (s, sig, creating) => planSwap(ctx, s, sig, creating) },
         swaps,
         signal,
-      ),
+      );
+    },
 
-    mkdir: (target, options) => mkdir(ctx, target, options),
+    mkdir: async (target, options) => (await ops()).mkdir(ctx, target, options),
 
-    rmdir: (target, options) => rmdir(ctx, target, options),
+    rmdir: async (target, options) => (await ops()).rmdir(ctx, target, options),
 
-    rename: (from, to, options) => rename(ctx, from, to, options),
+    rename: async (from, to, options) => (await ops()).rename(ctx, from, to, options),
 
     listDir: (target, { signal, stats }) => listMerged(ctx, target, signal, stats !== false),
 
-    usage: async (target) => (target === undefined ? state.usage : upperUsage(state, target.targetKey)),
+    usage: async (target) => (target === undefined ? state.usage : (await ops()).upperUsage(state, target.targetKey)),
 
     setExecutable: createOverlaySetExecutable(core),
 

@@ -1,11 +1,7 @@
 import type { FileSystem, FsOpOptions } from '../../seam/index.js';
+import { lazily } from '../../lazy.js';
 import type { OverlayCore } from './core.js';
 import { createReviewContext } from './review-context.js';
-import { changes } from './review-status.js';
-import { diff } from './review-diff.js';
-import { commit } from './review-commit.js';
-import { commitUnmarked } from './commit-markers.js';
-import { discard } from './review-discard.js';
 import type { OverlayChange, OverlayCommitOptions, OverlayCommitResult } from './review-types.js';
 
 export type {
@@ -17,15 +13,25 @@ export type {
   OverlayIgnoredReason,
 } from './review-types.js';
 export type { OverlayCommitProblem } from './problems.js';
-export { ignoredGroups, type OverlayIgnoredGroup } from './review-ignored.js';
+export { ignoredGroups, type OverlayIgnoredGroup } from './review-ignored-groups.js';
+
+// Loaded by the first review call: opening a sandbox (a run, a tool call) needs none of it, nor the
+// ignore rules and the diff package behind it.
+const status = lazily(() => import('./review-status.js'));
+const diffs = lazily(() => import('./review-diff.js'));
+const commits = lazily(async () => ({ ...(await import('./review-commit.js')), ...(await import('./commit-markers.js')) }));
+const discards = lazily(() => import('./review-discard.js'));
 
 /** The overlay's review of its upper layer against the lower: list, diff, commit and discard changes. */
 export function createReview(core: OverlayCore, view: FileSystem) {
   const ctx = createReviewContext(core, view);
   return {
-    changes: (paths?: readonly string[], options: FsOpOptions = {}): Promise<OverlayChange[]> => changes(ctx, paths, options),
-    diff: (paths?: readonly string[], options: FsOpOptions & { readonly includeIgnored?: boolean } = {}): Promise<string> => diff(ctx, paths, options),
-    commit: (paths?: readonly string[], options: OverlayCommitOptions = {}): Promise<OverlayCommitResult> => commitUnmarked(commit, ctx, paths, options),
-    discard: (paths?: readonly string[], options: FsOpOptions = {}): Promise<void> => discard(ctx, paths, options),
+    changes: async (paths?: readonly string[], options: FsOpOptions = {}): Promise<OverlayChange[]> => (await status()).changes(ctx, paths, options),
+    diff: async (paths?: readonly string[], options: FsOpOptions & { readonly includeIgnored?: boolean } = {}): Promise<string> => (await diffs()).diff(ctx, paths, options),
+    commit: async (paths?: readonly string[], options: OverlayCommitOptions = {}): Promise<OverlayCommitResult> => {
+      const { commit, commitUnmarked } = await commits();
+      return commitUnmarked(commit, ctx, paths, options);
+    },
+    discard: async (paths?: readonly string[], options: FsOpOptions = {}): Promise<void> => (await discards()).discard(ctx, paths, options),
   };
 }
