@@ -41,6 +41,8 @@ export function sh(script: string, env: NodeJS.ProcessEnv = {}, input?: string):
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
+    // A command that exits without reading its input (quick, now that the CLI starts fast) closes the pipe first.
+    child.stdin.on('error', () => {});
     child.stdin.end(input ?? '');
   });
 }
