@@ -54,6 +54,13 @@ describe('the CLI at start', () => {
     }
   });
 
+  it('status, diff and the history commands load none of the ignore rules (picomatch, braces) before a sandbox has changes to show', () => {
+    for (const module of ['cli/review.ts', 'cli/history.ts']) {
+      const rules = packages(loaded(module, graph)).filter((p) => ['ignore', 'picomatch', 'braces', 'diff'].includes(p));
+      expect({ module, rules }).toEqual({ module, rules: [] });
+    }
+  });
+
   it('commands over a directory load no PostgreSQL or SQLite backend until a command reaches one', () => {
     for (const module of ['cli/review.ts', 'cli/review-hunks.ts', 'cli/history.ts', 'cli/sandbox.ts', 'cli/run.ts', 'cli/mount.ts', 'cli/audit.ts']) {
       const databases = folders(loaded(module, graph)).filter((f) => f === 'backends/postgres' || f === 'backends/sqlite');

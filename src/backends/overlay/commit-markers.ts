@@ -3,8 +3,11 @@ import { isWithin, type FsOpOptions } from '../../seam/index.js';
 import { hasUtf8Bom } from '../../seam/text.js';
 import { conflict } from './problems.js';
 import type { ReviewContext } from './review-context.js';
-import { changes } from './review-status.js';
+import { lazily } from '../../lazy.js';
 import type { OverlayCommitOptions, OverlayCommitResult } from './review-types.js';
+
+// Reading the markers of bytes (merge, status) needs none of the review; committing loads it.
+const status = lazily(() => import('./review-status.js'));
 
 // A file a merge left with conflict markers is not committed (even with `force`) while it holds
 // them: the mark is the content itself, so it needs no record and ends when the markers do.
@@ -31,6 +34,7 @@ export function holdsMarkers(bytes: Uint8Array): boolean {
 /** The changed files (of `paths`) that hold conflict markers, in the upper now. */
 export async function conflictedFiles(ctx: ReviewContext, paths: readonly string[] | undefined, options: FsOpOptions = {}): Promise<string[]> {
   const out: string[] = [];
+  const { changes } = await status();
   for (const c of await changes(ctx, paths, options)) {
     const e = ctx.state.entries.get(c.path);
     if (e?.kind === 'file' && holdsMarkers(e.bytes)) out.push(c.path);
@@ -46,6 +50,7 @@ export async function commitUnmarked(commit: Commit, ctx: ReviewContext, paths: 
   if (marked.length === 0) return commit(ctx, paths, options);
   // Everything else, by name; a directory change holding a marked file waits with it.
   const rest = new Set<string>();
+  const { changes } = await status();
   for (const c of await changes(ctx, paths, options)) {
     for (const p of c.from === undefined ? [c.path] : [c.path, c.from]) {
       if (!marked.some((m) => isWithin(p, m))) rest.add(p);
