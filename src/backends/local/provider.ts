@@ -5,17 +5,26 @@ import { flush, mkdir, rmdir } from './dirs.js';
 import { guard } from './errors.js';
 import { beginJournal } from './journal.js';
 import { pendingJournals } from './journal-recover.js';
-import { readlink, removeLink, renameLink, symlink } from './links.js';
 import { listDir } from './list.js';
-import { setExecutable } from './modes.js';
-import { read, stat } from './read.js';
-import { rename } from './rename.js';
 import { resolveKey, withRedirects } from './resolve.js';
 import { checkSearchHelpers, searchReads } from './search-reads.js';
-import { swapLocked } from './swap.js';
-import { openRead } from './stream.js';
 import { sweepTemps, TEMP_NAME_PATTERN, type SweepOptions } from './temps.js';
 import { walk } from './walk.js';
+import { lazily } from '../../lazy.js';
+
+// Reads, writes, renames, links and modes: loaded by the first one, so opening a sandbox over the
+// folder (a run, a status) does not load them.
+const ops = lazily(async () => {
+  const [read, swap, stream, modes, links, rename] = await Promise.all([
+    import('./read.js'),
+    import('./swap.js'),
+    import('./stream.js'),
+    import('./modes.js'),
+    import('./links.js'),
+    import('./rename.js'),
+  ]);
+  return { ...read, ...swap, ...stream, ...modes, ...links, ...rename };
+});
 
 export type { LocalIo, LocalProviderOptions } from './context.js';
 export { isTempName, tempName, TEMP_NAME_PATTERN, type SweepOptions } from './temps.js';
@@ -52,17 +61,19 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         return { targetKey: FsTargetKey(key), displayPath: path };
       });
     },
-    stat: (target, { unversioned }) => stat(ctx, target, unversioned),
-    read: (target, { maxBytes, unversioned }) => read(ctx, target, maxBytes, unversioned),
-    swap(target, { expect, bytes, signal, durability }) {
+    stat: async (target, { unversioned }) => (await ops()).stat(ctx, target, unversioned),
+    read: async (target, { maxBytes, unversioned }) => (await ops()).read(ctx, target, maxBytes, unversioned),
+    async swap(target, { expect, bytes, signal, durability }) {
+      const { swapLocked } = await ops();
       const what = `cannot ${bytes === null ? 'remove' : 'write'} "${target.displayPath}"`;
       const deferred = durability === 'deferred';
       return guard(what, () =>
         withRedirects(ctx, target.targetKey, what, (key) => ctx.lock.run(key, () => swapLocked(ctx, key, expect, bytes, signal, what, deferred))),
       );
     },
-    openRead: (target, { start, unversioned, versionAtEnd, reuse }) => openRead(ctx, target, start ?? 0, unversioned, { atEnd: versionAtEnd === true, reuse: reuse === true }),
-    swapFrom(target, { expect, source, signal, durability, expectAtEnd }) {
+    openRead: async (target, { start, unversioned, versionAtEnd, reuse }) => (await ops()).openRead(ctx, target, start ?? 0, unversioned, { atEnd: versionAtEnd === true, reuse: reuse === true }),
+    async swapFrom(target, { expect, source, signal, durability, expectAtEnd }) {
+      const { swapLocked } = await ops();
       const what = `cannot write "${target.displayPath}"`;
       const deferred = durability === 'deferred';
       return guard(what, () =>
@@ -71,15 +82,15 @@ export function createLocalProvider(options: LocalProviderOptions): LocalProvide
         ),
       );
     },
-    setExecutable: (target, executable) => setExecutable(ctx, target, executable),
-    symlink: (target, linkText) => symlink(ctx, target, linkText),
-    readlink: (target) => readlink(ctx, target),
-    removeLink: (target) => removeLink(ctx, target),
-    renameLink: (from, to, { replace }) => renameLink(ctx, from, to, replace),
+    setExecutable: async (target, executable) => (await ops()).setExecutable(ctx, target, executable),
+    symlink: async (target, linkText) => (await ops()).symlink(ctx, target, linkText),
+    readlink: async (target) => (await ops()).readlink(ctx, target),
+    removeLink: async (target) => (await ops()).removeLink(ctx, target),
+    renameLink: async (from, to, { replace }) => (await ops()).renameLink(ctx, from, to, replace),
     flush: (directories, { signal }) => flush(ctx, directories, signal),
     mkdir: (target) => mkdir(ctx, target),
     rmdir: (target, { recursive }) => rmdir(ctx, target, recursive),
-    rename: (from, to, options) => rename(ctx, from, to, options),
+    rename: async (from, to, options) => (await ops()).rename(ctx, from, to, options),
     listDir: (target, { stats }) => listDir(ctx, target, stats),
     walk: (target, options) => walk(ctx, target, options),
     // Only where small files are read with pinned synchronous calls (see LocalContext.syncWalk).
