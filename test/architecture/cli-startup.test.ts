@@ -44,6 +44,8 @@ describe('the CLI at start', () => {
     expect(packages(files)).toEqual([]);
     // The overlay's review (and the ignore rules and diff package behind it) is loaded by the first review call.
     expect(files.filter((f) => /overlay\/(review-(status|diff|commit|discard|ignored)|file-diff)\.ts$/.test(f))).toEqual([]);
+    // So are the reads and writes of both backends, by the first read or write.
+    expect(files.filter((f) => /overlay\/provider-(read|write|dirs|rename)\.ts$|local\/(read|swap|stream|rename|links|modes)\.ts$/.test(f))).toEqual([]);
   });
 
   it('no command but serve and demo loads the tools, zod, the MCP SDK or the memory backend at start', () => {
