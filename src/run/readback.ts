@@ -1,13 +1,9 @@
 import { readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import { contentVersion, isFsError, type FileSystem, type FsChange, type FsDirEntry, type FsTarget, type FsVersion } from '../seam/index.js';
-import { listUpper, type UpperItem } from './upper-walk.js';
+import { listUpper, type RunSkipped, type UpperItem } from './upper-walk.js';
 
-/** A path the run made that the sandbox cannot hold, reported and not imported. */
-export interface RunSkipped {
-  readonly path: string;
-  readonly reason: string;
-}
+export type { RunSkipped } from './upper-walk.js';
 
 /** What the program changed, as sandbox paths (a removed directory counts once). */
 export interface ReadBack {

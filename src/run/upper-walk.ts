@@ -1,6 +1,11 @@
 import { lstatSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RunSkipped } from './readback.js';
+
+/** A path the run made that the sandbox cannot hold, reported and not imported. */
+export interface RunSkipped {
+  readonly path: string;
+  readonly reason: string;
+}
 
 /** What the program left in one place of the upper directory, read straight from the host. */
 export type UpperItem =
