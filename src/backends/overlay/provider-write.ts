@@ -1,4 +1,4 @@
-import { contentVersion, expectHolds, observe, throwIfAborted, type FileSystem, type FsInfo, type FsSwapFromRequest, type FsSwapRequest, type FsSwapResult, type FsTarget } from '../../seam/index.js';
+import { contentVersion, expectHolds, observe, throwIfAborted, type FsSwapFromRequest, type FsSwapRequest, type FsSwapResult, type FsTarget } from '../../seam/index.js';
 import { TREE_LOCK, bytesEqual, hasUpperDescendant, isHidden, lowerIfSame, notRegular } from './core.js';
 import type { UpperEntry, UpperFile, UpperOrigin } from './state.js';
 import type { PlannedSwap, SwapPlanRequest } from './batch.js';
@@ -6,6 +6,7 @@ import { visibleLowerStat, type OverlayProviderContext } from './provider-contex
 import { dirsToCreate } from './provider-dirs.js';
 import { needsWhiteout } from './provider-entries.js';
 import { baseContent } from './base-bytes.js';
+import { statOnce } from './lower-stats.js';
 
 /**
  * The view's file at `target` without reading any content: its version (undefined when there is
@@ -87,9 +88,8 @@ export async function planSwap(ctx: OverlayProviderContext, swap: SwapPlanReques
 
 export function swap(given: OverlayProviderContext, target: FsTarget, { expect, bytes, signal, durability }: FsSwapRequest): Promise<FsSwapResult> {
   const { state, lock } = given;
-  // The lower is outside the overlay's locks, so an answer from earlier in the same swap is as
-  // current as asking again: a create plans twice (before and under the tree lock) and each plan
-  // asked the lower about the same path up to twice.
+  // A create plans twice (before and under the tree lock), each plan asking the lower about the
+  // same path up to twice: ask once.
   const ctx = { ...given, lower: statOnce(given.lower) };
   // Deferred (F1): saved without the journal's fsync, which `flush` (or the next save) makes.
   const options = durability === 'deferred' ? { deferred: true } : undefined;
@@ -115,25 +115,4 @@ export async function swapFrom(ctx: OverlayProviderContext, target: FsTarget, { 
   const bytes = parts.length === 1 ? parts[0]! : Buffer.concat(parts);
   parts.length = 0;
   return swap(ctx, target, { ...request, bytes });
-}
-
-/** `lower` with each stat asked once (by target and versioning) for as long as this view is used. */
-function statOnce(lower: FileSystem): FileSystem {
-  const seen = new Map<string, Promise<FsInfo | undefined>>();
-  const stat: FileSystem['stat'] = (target, options) => {
-    const key = `${options?.versioned === false ? 'u' : 'v'}${target.targetKey}`;
-    let info = seen.get(key);
-    if (info === undefined) {
-      info = lower.stat(target, options);
-      seen.set(key, info);
-    }
-    return info;
-  };
-  return new Proxy(lower, {
-    get: (t, k) => {
-      if (k === 'stat') return stat;
-      const v: unknown = Reflect.get(t, k, t);
-      return typeof v === 'function' ? v.bind(t) : v;
-    },
-  });
 }

@@ -18,7 +18,8 @@ const ops = lazily(async () => {
     import('./provider-usage.js'),
     import('./batch.js'),
   ]);
-  return { ...read, ...write, ...dirs, ...rename, ...usage, ...batch };
+  const { statOnce } = await import('./lower-stats.js');
+  return { ...read, ...write, ...dirs, ...rename, ...usage, ...batch, statOnce };
 });
 
 /**
@@ -55,9 +56,11 @@ export function createOverlayProvider(core: OverlayCore): FsProvider {
     swapFrom: async (target, request) => (await ops()).swapFrom(ctx, target, request),
 
     applyBatch: async (swaps, { signal }) => {
-      const { applyOverlayBatch, planSwap } = await ops();
+      const { applyOverlayBatch, planSwap, statOnce } = await ops();
+      // One view of the lower for the whole batch (see statOnce).
+      const batchCtx = { ...ctx, lower: statOnce(lower) };
       return applyOverlayBatch(
-        { lock, treeLock: TREE_LOCK, state, lockAll: (keys, fn) => lockAll(lock, keys, fn), planSwap: (s, sig, creating) => planSwap(ctx, s, sig, creating) },
+        { lock, treeLock: TREE_LOCK, state, lockAll: (keys, fn) => lockAll(lock, keys, fn), planSwap: (s, sig, creating) => planSwap(batchCtx, s, sig, creating) },
         swaps,
         signal,
       );
