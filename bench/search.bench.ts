@@ -190,6 +190,7 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
     const root = join(dir, 'tree');
     await writeTree(root, tree);
     const local = createLocalFs({ root, ...helpers() });
+    const pinnedLocal = createLocalFs({ root, ...helpers(), pinSearchReads: true });
     // The memory provider gets one tenth of the tree: its listDir costs ~0.2 ms per entry.
     const tenth = tree.entries.filter(([p]) => p.startsWith('d0/'));
     const memory = createMemoryFs({ cwd: '/tree', files: Object.fromEntries(tenth) });
@@ -284,10 +285,14 @@ export async function runSearchBench(): Promise<SearchBenchRow[]> {
         {
           ours: async () => expectCount('grep (local)', (await grep(local, re, { path: root, gitignore: false, maxMatches: files })).matches.length, allNeedles),
           rg: async () => expectCount('ripgrep', await rgCount(root, 'needle'), allNeedles),
+          // Each file pinned with O_PATH before it is opened (docs/local.md): what the pin costs.
+          pinned: async () =>
+            expectCount('grep (local, pinned)', (await grep(pinnedLocal, re, { path: root, gitignore: false, maxMatches: files })).matches.length, allNeedles),
         },
         { reps: reps(heavy ? 2 : 3), warmup: 1 },
       );
       rows.push(searchRow('grep /needle/, local, vs rg', `${allCase} on disk`, 'grep over the contract (local)', r.ours, 'ripgrep (rg)', r.rg, `${allNeedles} matches`, 2));
+      rows.push(searchRow('grep /needle/, local pinned, vs rg', `${allCase} on disk`, 'grep over the contract (local), pinSearchReads', r.pinned, 'ripgrep (rg)', r.rg, `${allNeedles} matches`));
     } else {
       const none = { median: 0, min: 0, max: 0, reps: 0 };
       rows.push(searchRow('grep /needle/, local, vs rg', `${allCase} on disk`, 'grep over the contract (local)', d.ours, 'ripgrep (rg)', none, 'rg not installed', 2));

@@ -1,5 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -57,6 +57,8 @@ describe.each(KINDS)('local searchReads on %s', (kind) => {
   it('answers bytes as read, null only for text without the literal, on helpers and on the calling thread alike', async () => {
     const onWorkers = onHelpers(kind);
     const here = createLocalFs({ root: area.root, searchThreads: 0 });
+    // Each file pinned before it is opened: the same answers.
+    const pinned = createLocalFs({ root: area.root, searchThreads: 2, searchHelpers: kind, pinSearchReads: true });
     await fc.assert(
       fc.asyncProperty(fc.array(content, { minLength: 64, maxLength: 140 }), fc.integer({ min: 0, max: 400 }), async (files, maxBytes) => {
         const { targets } = await planted(onWorkers, files);
@@ -64,6 +66,7 @@ describe.each(KINDS)('local searchReads on %s', (kind) => {
         const plain = (answers: readonly (Uint8Array | null | undefined)[]) => answers.map((x) => (x instanceof Uint8Array ? Buffer.from(x) : x));
         const a = await onWorkers.searchReads!(targets, query);
         expect(plain(a)).toEqual(plain(await here.searchReads!(targets, query)));
+        expect(plain(a)).toEqual(plain(await pinned.searchReads!(targets, query)));
         files.forEach((bytes, i) => {
           const answer = a[i];
           if (bytes.byteLength > maxBytes) expect(answer).toBeUndefined();
@@ -119,8 +122,8 @@ describe.each(KINDS)('local searchReads on %s', (kind) => {
     answers.forEach((a, i) => (i % 5 === 0 ? expect(Buffer.from(a!)).toEqual(files[i]) : expect(a).toBeNull()));
   });
 
-  it('leaves names swapped for a link, a FIFO or a directory, and removed ones, to the usual read (a FIFO is never opened)', async () => {
-    const fs = onHelpers(kind);
+  it.each([false, true])('leaves names swapped for a link, a FIFO or a directory, and removed ones, to the usual read (pinSearchReads: %s)', async (pin) => {
+    const fs = createLocalFs({ root: area.root, searchThreads: 2, searchHelpers: kind, pinSearchReads: pin });
     const { targets, dir } = await planted(fs, Array.from({ length: 70 }, (_, i) => enc(`${LITERAL} ${i}\n`)));
     // f0, f3, f6 and f9 are in a/: swapped after they were resolved.
     const at = (i: number) => join(dir, 'a', `f${i}.txt`);
@@ -133,6 +136,35 @@ describe.each(KINDS)('local searchReads on %s', (kind) => {
     rmSync(at(9));
     const answers = await fs.searchReads!(targets, { maxBytes: 1024, maxTotalBytes: 1 << 20 });
     answers.forEach((a, i) => expect(a === undefined).toBe([0, 3, 6, 9].includes(i)));
+  });
+
+  it.each([false, true])('opens a FIFO swapped in after the listing only without pinSearchReads, and never reads it (pinSearchReads: %s)', async (pin) => {
+    const fs = createLocalFs({ root: area.root, searchThreads: 2, searchHelpers: kind, pinSearchReads: pin });
+    const { targets, dir } = await planted(fs, Array.from({ length: 70 }, (_, i) => enc(`${LITERAL} ${i}\n`)));
+    const fifo = join(dir, 'a', 'f3.txt');
+    rmSync(fifo);
+    execFileSync('mkfifo', [fifo]);
+    // A writer's blocking open returns only once a reader has the FIFO open.
+    const writer = spawn(process.execPath, ['-e', `require('node:fs').openSync(${JSON.stringify(fifo)}, 'w'); process.stdout.write('opened')`]);
+    let said = '';
+    writer.stdout.on('data', (d: Buffer) => (said += d.toString()));
+    const ended = new Promise<void>((resolve) => writer.on('exit', () => resolve()));
+    try {
+      await blockedOnFifo(writer.pid!);
+      const answers = await fs.searchReads!(targets, { maxBytes: 1024, maxTotalBytes: 1 << 20 });
+      expect(answers[3]).toBeUndefined();
+      expect(answers.filter((a) => a === undefined)).toHaveLength(1);
+      if (pin) {
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(said).toBe('');
+      } else {
+        await ended;
+        expect(said).toBe('opened');
+      }
+    } finally {
+      writer.kill('SIGKILL');
+      await ended;
+    }
   });
 
   it('reads nothing through a directory moved out of the root, or swapped for a link out of it (P2)', async () => {
@@ -148,6 +180,15 @@ describe.each(KINDS)('local searchReads on %s', (kind) => {
     }
   });
 });
+
+/** Until the process `pid` waits in its open of a FIFO for a reader (its wait channel says so). */
+async function blockedOnFifo(pid: number): Promise<void> {
+  for (let i = 0; i < 500; i++) {
+    if (readFileSync(`/proc/${pid}/wchan`, 'utf8') === 'wait_for_partner') return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error('the writer never waited on the FIFO');
+}
 
 /** grep's files: those of `content`, and lines ending in CRLF, and now and then one over the helpers' 256 KiB. */
 const grepContent = fc.oneof(
@@ -220,5 +261,13 @@ describe('searchThreads and searchHelpers', () => {
       expect(() => createLocalFs({ root: area.root, searchThreads: bad })).toThrow(expect.objectContaining({ code: 'FS_INVALID_ARGUMENT' }));
     }
     for (const good of [0, 1, 64]) expect(createLocalFs({ root: area.root, searchThreads: good }).searchReads).toBeTypeOf('function');
+  });
+});
+
+describe('pinSearchReads', () => {
+  it('is true or false, else FS_INVALID_ARGUMENT', () => {
+    for (const bad of ['yes', 1, null]) {
+      expect(() => createLocalFs({ root: area.root, pinSearchReads: bad as unknown as boolean })).toThrow(expect.objectContaining({ code: 'FS_INVALID_ARGUMENT' }));
+    }
   });
 });

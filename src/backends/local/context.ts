@@ -35,6 +35,13 @@ export interface LocalProviderOptions {
    */
   readonly searchHelpers?: 'processes' | 'threads';
   /**
+   * Whether a search's bulk reads pin each file with O_PATH before opening it, as single reads
+   * always do, so that a special file swapped in at a listed name is never opened at all (default
+   * false: the file is opened non-blocking without following a link, and anything but a regular
+   * file is closed unread; two system calls fewer per file). See docs/local.md.
+   */
+  readonly pinSearchReads?: boolean;
+  /**
    * For tests only (fault injection), not a stable API: the `fs.promises` functions every file
    * operation goes through, including those on the handles its `open` returns. Default: node's.
    */

@@ -46,7 +46,7 @@ export interface LocalProvider extends FsProvider {
 /** A provider for a directory on local disk, confined to it, with atomic durable writes. */
 export function createLocalProvider(options: LocalProviderOptions): LocalProvider {
   const ctx = createContext(options);
-  const helpers = checkSearchHelpers(options.searchThreads, options.searchHelpers);
+  const helpers = checkSearchHelpers(options.searchThreads, options.searchHelpers, options.pinSearchReads);
   return {
     root: ctx.root,
     cwd: ctx.cwd,

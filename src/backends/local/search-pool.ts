@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Worker } from 'node:worker_threads';
 import { isTextBytes } from '../../seam/text.js';
 import { PINNED_IO } from './leaf.js';
-import { pinnedRead, readDirFiles, type PinnedIo } from './pinned.js';
+import { openedRead, pinnedRead, readDirFiles, type PinnedIo } from './pinned.js';
 
 /**
  * The helpers that read a search's small files: worker threads, or child processes. Both run
@@ -21,6 +21,8 @@ interface Request {
   readonly maxBytes: number;
   readonly contains: Uint8Array | undefined;
   readonly room: number;
+  /** Pinned reads (`pinnedRead`), else direct ones (`openedRead`). */
+  readonly pin: boolean;
 }
 
 interface Reply {
@@ -33,8 +35,9 @@ interface Reply {
  * helpers run its source text. Answers travel as one buffer of contents plus their lengths
  * (-1: null, -2: undefined).
  */
-function answer(io: PinnedIo, read: typeof readDirFiles, pinned: typeof pinnedRead, isText: (b: Buffer) => boolean, request: Request): Reply {
+function answer(io: PinnedIo, read: typeof readDirFiles, leaf: { pinned: typeof pinnedRead; opened: typeof openedRead }, isText: (b: Buffer) => boolean, request: Request): Reply {
   const { dirs, counts, maxBytes, room } = request;
+  const one = request.pin ? leaf.pinned : leaf.opened;
   const needle = request.contains === undefined ? undefined : Buffer.from(request.contains);
   const budget = { left: room };
   const all = request.names.split('/');
@@ -45,13 +48,13 @@ function answer(io: PinnedIo, read: typeof readDirFiles, pinned: typeof pinnedRe
   for (let d = 0; d < dirs.length; d++) {
     const mine = all.slice(from, from + counts[d]!);
     from += counts[d]!;
-    for (const one of read(io, pinned, dirs[d]!, mine, maxBytes, needle, isText, budget)) {
-      if (one === undefined) lengths.push(-2);
-      else if (one === null) lengths.push(-1);
+    for (const got of read(io, one, dirs[d]!, mine, maxBytes, needle, isText, budget)) {
+      if (got === undefined) lengths.push(-2);
+      else if (got === null) lengths.push(-1);
       else {
-        lengths.push(one.length);
-        parts.push(one);
-        total += one.length;
+        lengths.push(got.length);
+        parts.push(got);
+        total += got.length;
       }
     }
   }
@@ -65,11 +68,13 @@ function answer(io: PinnedIo, read: typeof readDirFiles, pinned: typeof pinnedRe
 }
 
 // Plain JavaScript given as a string, so it runs the same from the TypeScript sources (tests) and
-// from dist/: the pinned reads, T1's check and `answer` are the very functions above.
+// from dist/: the leaf reads, T1's check and `answer` are the very functions above.
 const COMMON_SOURCE = `
 const fs = require('node:fs');
 const { isUtf8 } = require('node:buffer');
 const pinnedRead = ${pinnedRead.toString()};
+const openedRead = ${openedRead.toString()};
+const leaf = { pinned: pinnedRead, opened: openedRead };
 const readDirFiles = ${readDirFiles.toString()};
 const isTextBytes = ${isTextBytes.toString()};
 const answer = ${answer.toString()};
@@ -81,7 +86,7 @@ const THREAD_SOURCE = `${COMMON_SOURCE}
 const { parentPort, workerData } = require('node:worker_threads');
 const io = { ...base, ...workerData };
 parentPort.on('message', (request) => {
-  const reply = answer(io, readDirFiles, pinnedRead, isText, request);
+  const reply = answer(io, readDirFiles, leaf, isText, request);
   parentPort.postMessage(reply, [reply.sizes.buffer, reply.data.buffer]);
 });
 `;
@@ -93,7 +98,7 @@ const io = { ...base, ...JSON.parse(process.argv[1]), chdir: process.chdir };
 process.on('message', (request) => {
   let reply;
   try {
-    reply = answer(io, readDirFiles, pinnedRead, isText, request);
+    reply = answer(io, readDirFiles, leaf, isText, request);
   } finally {
     process.chdir('/');
   }
@@ -195,7 +200,7 @@ class ReadPool {
   ) {}
 
   /** A slice's answers, or undefined when no helper read it (the caller reads them the usual way). */
-  read(groups: readonly Group[], maxBytes: number, contains: Buffer | undefined, room: number): Promise<Answer[] | undefined> {
+  read(groups: readonly Group[], maxBytes: number, contains: Buffer | undefined, room: number, pin: boolean): Promise<Answer[] | undefined> {
     const slot = this.#pick();
     if (slot === undefined) return Promise.resolve(undefined);
     return new Promise((resolve) => {
@@ -206,7 +211,7 @@ class ReadPool {
       const names = groups.map(([, list]) => list.join('/')).join('/');
       const counts = Int32Array.from(groups, ([, list]) => list.length);
       try {
-        slot.helper.post({ dirs, names, counts, maxBytes, contains, room });
+        slot.helper.post({ dirs, names, counts, maxBytes, contains, room, pin });
       } catch {
         this.#drop(slot);
       }

@@ -8,7 +8,7 @@ import { isTextBytes } from '../../seam/text.js';
 import type { FsOpOptions, FsTarget } from '../../seam/types.js';
 import type { LocalContext } from './context.js';
 import { PINNED_IO, SYNC_READ_BYTES } from './leaf.js';
-import { pinnedRead, readDirFiles, type PinnedIo } from './pinned.js';
+import { openedRead, pinnedRead, readDirFiles, type PinnedIo } from './pinned.js';
 import { canSpawnNode, readPool, type Answer, type Group, type HelperKind } from './search-pool.js';
 
 /**
@@ -16,7 +16,9 @@ import { canSpawnNode, readPool, type Answer, type Group, type HelperKind } from
  * processes, or worker threads) so that every core works. Each helper runs the same pinned reads
  * as the calling thread (the source of pinned.ts), with the same checks: the directory held and
  * its real path read back before each file, the inode pinned with O_PATH and its type checked
- * before it is opened. What a helper does not read plainly is left to the usual read.
+ * before it is opened (or, by default, the file opened non-blocking and refused by its descriptor's
+ * type before any byte is read: `pinSearchReads`). What a helper does not read plainly is left to
+ * the usual read.
  */
 
 /** Below this many files a request is read on the calling thread: a round trip to a worker costs more. */
@@ -32,24 +34,27 @@ export function defaultSearchThreads(): number {
   return availableParallelism() >= 2 ? 2 : 0;
 }
 
-/** How many helpers of which kind a provider's searches use. */
+/** How many helpers of which kind a provider's searches use, and how they open each file. */
 export interface SearchHelpers {
   readonly kind: HelperKind;
   readonly count: number;
+  /** LocalProviderOptions.pinSearchReads. */
+  readonly pin: boolean;
 }
 
-/** LocalProviderOptions.searchThreads and searchHelpers, checked, with their defaults. */
-export function checkSearchHelpers(n: unknown, kind: unknown): SearchHelpers {
+/** LocalProviderOptions.searchThreads, searchHelpers and pinSearchReads, checked, with their defaults. */
+export function checkSearchHelpers(n: unknown, kind: unknown, pin: unknown = false): SearchHelpers {
+  if (typeof pin !== 'boolean') throw new FsError('FS_INVALID_ARGUMENT', `pinSearchReads must be true or false, got ${String(pin)}`);
   if (kind !== undefined && kind !== 'processes' && kind !== 'threads') {
     throw new FsError('FS_INVALID_ARGUMENT', `searchHelpers must be "processes" or "threads", got ${String(kind)}`);
   }
   // Processes only where this is node itself (not an embedding that would start an app).
   const chosen: HelperKind = kind ?? (canSpawnNode() ? 'processes' : 'threads');
-  if (n === undefined) return { kind: chosen, count: defaultSearchThreads() };
+  if (n === undefined) return { kind: chosen, count: defaultSearchThreads(), pin };
   if (typeof n !== 'number' || !Number.isSafeInteger(n) || n < 0 || n > 64) {
     throw new FsError('FS_INVALID_ARGUMENT', `searchThreads must be an integer from 0 to 64, got ${String(n)}`);
   }
-  return { kind: chosen, count: n };
+  return { kind: chosen, count: n, pin };
 }
 
 export async function searchReads(
@@ -87,8 +92,8 @@ export async function searchReads(
   // Each slice holds its share of the total.
   const room = Math.floor(query.maxTotalBytes / slices.length);
   const answers = inThread
-    ? [here(PINNED_IO, groups, maxBytes, contains, room)]
-    : await Promise.all(slices.map((slice) => readPool(helpers.kind, threads).read(slice, maxBytes, contains, room)));
+    ? [here(PINNED_IO, helpers.pin ? pinnedRead : openedRead, groups, maxBytes, contains, room)]
+    : await Promise.all(slices.map((slice) => readPool(helpers.kind, threads).read(slice, maxBytes, contains, room, helpers.pin)));
   slices.forEach((slice, s) => {
     const answer = answers[s];
     if (answer === undefined) return;
@@ -101,10 +106,10 @@ export async function searchReads(
 
 const isText = (bytes: Buffer): boolean => isTextBytes(bytes, isUtf8);
 
-function here(io: PinnedIo, groups: readonly Group[], maxBytes: number, contains: Buffer | undefined, room: number): Answer[] {
+function here(io: PinnedIo, leaf: typeof pinnedRead, groups: readonly Group[], maxBytes: number, contains: Buffer | undefined, room: number): Answer[] {
   const out: Answer[] = [];
   const budget = { left: room };
-  for (const [dir, names] of groups) for (const one of readDirFiles(io, pinnedRead, dir, names, maxBytes, contains, isText, budget)) out.push(one);
+  for (const [dir, names] of groups) for (const one of readDirFiles(io, leaf, dir, names, maxBytes, contains, isText, budget)) out.push(one);
   return out;
 }
 
