@@ -65,8 +65,21 @@ interface Batched {
  */
 export function walkBatches(walk: AsyncIterable<FsWalkEntry>): AsyncIterable<readonly FsWalkEntry[]> {
   const batched = (walk as Batched)[WALK_BATCHES];
-  if (batched !== undefined) return { [Symbol.asyncIterator]: batched };
+  if (batched !== undefined) return new Runs(batched);
   return singles(walk);
+}
+
+/**
+ * `make`'s iterator, behind a method of a class: a consumer's `for await` then calls one function
+ * whatever the walk, where an object literal holding each walk's own function made optimized
+ * consumers throw their code away at the next walk ("wrong call target").
+ */
+export class Runs<T> implements AsyncIterable<T> {
+  constructor(private readonly make: () => AsyncIterator<T>) {}
+
+  [Symbol.asyncIterator](): AsyncIterator<T> {
+    return this.make();
+  }
 }
 
 async function* singles(walk: AsyncIterable<FsWalkEntry>): AsyncGenerator<readonly FsWalkEntry[]> {

@@ -29,7 +29,9 @@ export async function* readAhead(
   asked: Omit<FsSearchReadQuery, 'maxTotalBytes'>,
   signal: AbortSignal,
 ): AsyncGenerator<ReadItem[]> {
-  const query = { ...asked, maxTotalBytes: REQUEST_BYTES };
+  // One shape for every search's query (a spread gave each search's a map of its own, and the
+  // provider's optimized reads were thrown away at the next search).
+  const query: FsSearchReadQuery = { maxBytes: asked.maxBytes, maxTotalBytes: REQUEST_BYTES, contains: asked.contains };
   const reads = fs.searchReads!;
   const out: Promise<ReadItem[]>[] = [];
   let ended = false;

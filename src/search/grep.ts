@@ -166,10 +166,12 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
     stop: () => internal.abort(),
   };
   let found: { matches: GrepMatch[]; truncated: GrepResult['truncated']; filesSearched: number };
+  let answered = false;
   try {
     found = await scanAll(ctx, concurrency, maxFiles);
     // Its failure counts even when no file was read.
     await narrowed;
+    answered = true;
   } catch (err) {
     if (userSignal?.aborted) throw new FsError('FS_ABORTED', `${what}: aborted`, { cause: err });
     throw toFsError(err, what);
@@ -177,8 +179,9 @@ export async function grep(fs: FileSystem, regex: RegExp | string, options: Grep
     matcher.release();
     userSignal?.removeEventListener('abort', onAbort);
     // No request of this search goes on after it returned: a query still running when the scan
-    // failed is cut short and waited for.
-    query.abort();
+    // failed is cut short and waited for. One that answered is not aborted: aborting a signal
+    // rewrites its state, and V8 threw away the code that had read it (see throwIfAborted).
+    if (!answered) query.abort();
     await narrowed.catch(() => undefined);
   }
   throwIfAborted(userSignal, what);
@@ -206,10 +209,14 @@ async function scanAll(
   // The files of the run taken from the iterator and not yet started.
   let run: ReadItem[] = [];
   let taken = 0;
+  let walked = false;
   /** Takes the next run when this one is used up; false at the end. */
   const more = async (): Promise<boolean> => {
     const next = await iterator.next();
-    if (next.done) return false;
+    if (next.done) {
+      walked = true;
+      return false;
+    }
     run = next.value;
     taken = 0;
     return true;
@@ -250,8 +257,9 @@ async function scanAll(
       }
     }
   } finally {
-    // Stops files still being read once the cap is reached; their results are discarded.
-    ctx.stop();
+    // Stops files still being read once the cap is reached; their results are discarded. A scan
+    // that took every file has none in flight, and leaves the signal as it is (as above).
+    if (!walked || window.length > 0) ctx.stop();
     // And waits for them: no read of this search goes on after it returned.
     await Promise.allSettled(window);
     await iterator.return(undefined).catch(() => undefined);

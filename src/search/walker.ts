@@ -1,4 +1,5 @@
 import { FsError, isRealSubdirectory, toFsError, walkBatches, type FileSystem, type FsTarget, type FsWalkEntry, type FsWalkOptions } from '../seam/index.js';
+import { Runs } from '../seam/fs-walk.js';
 
 /*
  * The one walker of search, used by glob and grep: `fs.walk` (a provider's native bulk listing,
@@ -100,7 +101,7 @@ class Walk implements Walker {
   }
 
   batches(): AsyncIterable<readonly WalkItem[]> {
-    return { [Symbol.asyncIterator]: () => this.#start() };
+    return new Runs(() => this.#start());
   }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<WalkItem> {
