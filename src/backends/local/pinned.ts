@@ -1,4 +1,4 @@
-import type { BigIntStats } from 'node:fs';
+import type { BigIntStats, Stats } from 'node:fs';
 
 /**
  * The read of a small file through an O_PATH pin of its inode, and of a directory's files that
@@ -10,6 +10,7 @@ import type { BigIntStats } from 'node:fs';
 export interface PinnedIo {
   openSync(path: string, flags: number): number;
   fstatSync(fd: number, options: { bigint: true }): BigIntStats;
+  fstatSync(fd: number): Stats;
   readSync(fd: number, buffer: Uint8Array, offset: number, length: number, position: null): number;
   closeSync(fd: number): void;
   readlinkSync(path: string): string;
@@ -107,16 +108,18 @@ export function openedRead(io: PinnedIo, path: string, maxBytes: number): Pinned
     } finally {
       Error.stackTraceLimit = limit;
     }
-    const st = io.fstatSync(fd, { bigint: true });
-    if (!st.isFile()) return { kind: 'other', st };
-    if (st.size > BigInt(maxBytes)) return { kind: 'large' };
-    const size = Number(st.size);
+    // Number stats: node 20 builds four Dates for each BigInt one. Times in milliseconds hold a
+    // quarter of a microsecond, finer than the clock tick a write's timestamp takes.
+    const st = io.fstatSync(fd);
+    if (!st.isFile()) return { kind: 'other', st: io.fstatSync(fd, { bigint: true }) };
+    if (st.size > maxBytes) return { kind: 'large' };
+    const size = st.size;
     const buf = Buffer.allocUnsafe(size);
     let got = 0;
     for (let n; got < size && (n = io.readSync(fd, buf, got, size - got, null)) > 0; ) got += n;
     // A file that changed (grew, shrank, was rewritten) while read shows it in its stat.
-    const now = io.fstatSync(fd, { bigint: true });
-    const same = now.size === st.size && now.mtimeNs === st.mtimeNs && now.ctimeNs === st.ctimeNs;
+    const now = io.fstatSync(fd);
+    const same = now.size === st.size && now.mtimeMs === st.mtimeMs && now.ctimeMs === st.ctimeMs;
     return got === size && same ? { kind: 'bytes', bytes: buf } : { kind: 'changed' };
   } finally {
     if (fd !== undefined) io.closeSync(fd);
