@@ -71,11 +71,14 @@ export function createFsContext(given: FsProvider, options: CreateFsOptions): Fs
         checkTargetShape(target);
         if (reserved === undefined) continue;
         const key = target.targetKey;
+        // In the directory of the one before (the common case, tested without searching the key from its end).
+        if (dir !== undefined && key.length > dir.length + 1 && key.charCodeAt(dir.length) === 47 && key.startsWith(dir) && key.indexOf('/', dir.length + 1) === -1) {
+          if (reserved.names.test(key.slice(dir.length + 1))) reserved(key, target.displayPath);
+          continue;
+        }
         const cut = key.lastIndexOf('/');
-        if (cut <= 0 || dir === undefined || cut !== dir.length || !key.startsWith(dir)) {
-          reserved(key, target.displayPath);
-          dir = cut <= 0 ? undefined : key.slice(0, cut);
-        } else if (reserved.names.test(key.slice(cut + 1))) reserved(key, target.displayPath);
+        reserved(key, target.displayPath);
+        dir = cut <= 0 ? undefined : key.slice(0, cut);
       }
     },
   };

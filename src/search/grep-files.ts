@@ -1,6 +1,6 @@
 import { posix } from 'node:path';
 import { FsError, type FileSystem, type FsInfo, type FsTarget } from '../seam/index.js';
-import { decide } from './dialect.js';
+import { decide, type IgnoreRule } from './dialect.js';
 import { ignoreRulesWalk } from './ignore-files.js';
 import { VCS_DIRECTORIES, type SearchSkip } from './shared.js';
 import { walkFrom } from './walker.js';
@@ -27,6 +27,12 @@ export interface FileSource {
   record(entry: SearchSkip): void;
 }
 
+/** Whether `path` names an entry directly in `dir` (both absolute, in the same form). */
+function isChildOf(path: string, dir: string): boolean {
+  const at = dir === '/' ? 1 : dir.length + 1;
+  return path.length > at && path.startsWith(dir) && (dir === '/' || path.charCodeAt(dir.length) === 47) && path.indexOf('/', at) === -1;
+}
+
 /**
  * The files grep reads: the one named, or those under the directory that ignore rules, hidden
  * names and `include` let through. A run at a time (mostly one directory's files): a promise per
@@ -48,11 +54,21 @@ export async function* grepFiles(ctx: FileSource): AsyncGenerator<FileItem[]> {
     wantsStats: () => false,
     onSkip: (skip) => ctx.record({ path: skip.path, reason: skip.reason, ...(skip.error ? { code: skip.error.code, message: skip.error.message } : {}) }),
   });
+  // The parent of the last item and its rules: a run is mostly one directory's entries.
+  let lastParent = '';
+  let lastRules: IgnoreRule[] = [];
   for await (const items of walker.batches()) {
     const files: FileItem[] = [];
     for (const { path, rel, entry } of items) {
-      const parent = posix.dirname(path);
-      const rules = rulesFor.pending(parent) ? await rulesFor.get(parent, entry.name, entry.target) : rulesFor.known(parent);
+      let rules: IgnoreRule[];
+      if (lastParent !== '' && isChildOf(path, lastParent)) rules = lastRules;
+      else {
+        const parent = posix.dirname(path);
+        rules = rulesFor.pending(parent) ? await rulesFor.get(parent, entry.name, entry.target) : rulesFor.known(parent);
+        // Settled rules only: a directory's own ignore file may still be read at a later entry.
+        lastParent = rulesFor.pending(parent) ? '' : parent;
+        lastRules = rules;
+      }
       if (entry.type === 'other') continue;
       const isDir = entry.type === 'directory';
       if ((isDir && VCS_DIRECTORIES.includes(entry.name)) || (!ctx.hidden && entry.name.startsWith('.')) || (rules.length > 0 && decide(rules, path, isDir) === true)) {

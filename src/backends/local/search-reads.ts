@@ -71,12 +71,16 @@ export async function searchReads(
   let last: Group | undefined;
   for (let i = 0; i < targets.length; i++) {
     const key: string = targets[i]!.targetKey;
+    // Next to the one before, in the same directory (tested without searching the key from its end).
+    if (last !== undefined && last[2] + last[1].length === i) {
+      const at = last[0].length;
+      if (key.length > at + 1 && key.charCodeAt(at) === 47 && key.startsWith(last[0]) && key.indexOf('/', at + 1) === -1) {
+        last[1].push(key.slice(at + 1));
+        continue;
+      }
+    }
     const cut = key.lastIndexOf('/');
     const name = key.slice(cut + 1);
-    if (last !== undefined && cut === last[0].length && key.startsWith(last[0]) && last[2] + last[1].length === i) {
-      last[1].push(name);
-      continue;
-    }
     last = undefined;
     const dir = key.slice(0, cut);
     // The root itself, or a key that is not a path below it, is read the usual way (which says why).
