@@ -24,35 +24,9 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
   const showsDirectory = (layer: UpperSnapshot, live: boolean, key: string, signal: AbortSignal | undefined) =>
     showsDirectoryIn(core, view, layer, live, key, signal);
 
-  /** What a layer's view shows at `key`: an upper file, nothing, or the lower (undefined side = read the lower). */
-  async function sideVersion(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<FsVersion | undefined> {
-    const e = layer.entries.get(key);
-    if (e) return e.kind === 'file' ? e.version : e.kind === 'link' ? linkVersion(e.text) : undefined;
-    if (hiddenIn(layer.opaque, key)) return undefined;
-    const info = await lowerStat(lower, pathTarget(key), signal);
-    return info?.type === 'file' ? info.version : undefined;
-  }
-
-  /** A layer's executable bit at `key`, where its view has a file there. */
-  async function sideMode(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<boolean | 'link' | undefined> {
-    const e = layer.entries.get(key);
-    if (e) return e.kind === 'file' ? e.executable === true : e.kind === 'link' ? 'link' : undefined;
-    if (hiddenIn(layer.opaque, key)) return undefined;
-    const info = await lowerStat(lower, pathTarget(key), signal);
-    return info?.type === 'file' ? info.executable === true : undefined;
-  }
-
-  async function sideBytes(layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<Uint8Array | undefined> {
-    const e = layer.entries.get(key);
-    if (e) return e.kind === 'file' ? e.bytes : e.kind === 'link' ? Buffer.from(e.text) : undefined;
-    if (hiddenIn(layer.opaque, key)) return undefined;
-    try {
-      return (await lowerFile(lower, pathTarget(key), `cannot diff "${key}"`, signal))?.bytes;
-    } catch (err) {
-      if (!isFsError(err, 'FS_NOT_REGULAR_FILE')) throw err;
-      return undefined;
-    }
-  }
+  const sideVersion = (layer: UpperSnapshot, key: string, signal: AbortSignal | undefined) => layerVersion(lower, layer, key, signal);
+  const sideMode = (layer: UpperSnapshot, key: string, signal: AbortSignal | undefined) => layerMode(lower, layer, key, signal);
+  const sideBytes = (layer: UpperSnapshot, key: string, signal: AbortSignal | undefined) => layerBytes(lower, layer, key, signal);
 
   async function changes(paths: readonly string[] | undefined, options: FsOpOptions = {}, given?: LayerSides): Promise<OverlayChange[]> {
     const { signal } = options;
@@ -106,6 +80,37 @@ export function createForkReview(core: OverlayCore, view: FileSystem) {
   }
 
   return { changes, diff };
+}
+
+/** What a layer's view over `lower` shows at `key`: an upper file's version, nothing, or the lower's file. */
+async function layerVersion(lower: FileSystem, layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<FsVersion | undefined> {
+  const e = layer.entries.get(key);
+  if (e) return e.kind === 'file' ? e.version : e.kind === 'link' ? linkVersion(e.text) : undefined;
+  if (hiddenIn(layer.opaque, key)) return undefined;
+  const info = await lowerStat(lower, pathTarget(key), signal);
+  return info?.type === 'file' ? info.version : undefined;
+}
+
+/** A layer's executable bit at `key`, where its view has a file there. */
+async function layerMode(lower: FileSystem, layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<boolean | 'link' | undefined> {
+  const e = layer.entries.get(key);
+  if (e) return e.kind === 'file' ? e.executable === true : e.kind === 'link' ? 'link' : undefined;
+  if (hiddenIn(layer.opaque, key)) return undefined;
+  const info = await lowerStat(lower, pathTarget(key), signal);
+  return info?.type === 'file' ? info.executable === true : undefined;
+}
+
+/** The bytes a layer's view shows at `key` (a link's text for a link), or undefined. */
+async function layerBytes(lower: FileSystem, layer: UpperSnapshot, key: string, signal: AbortSignal | undefined): Promise<Uint8Array | undefined> {
+  const e = layer.entries.get(key);
+  if (e) return e.kind === 'file' ? e.bytes : e.kind === 'link' ? Buffer.from(e.text) : undefined;
+  if (hiddenIn(layer.opaque, key)) return undefined;
+  try {
+    return (await lowerFile(lower, pathTarget(key), `cannot diff "${key}"`, signal))?.bytes;
+  } catch (err) {
+    if (!isFsError(err, 'FS_NOT_REGULAR_FILE')) throw err;
+    return undefined;
+  }
 }
 
 /** Two upper layers to compare; `live` when `now` is the overlay's layer now. */
