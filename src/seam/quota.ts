@@ -1,4 +1,5 @@
-import { isFsError } from './errors.js';
+import { posix } from 'node:path';
+import { FsError, isFsError } from './errors.js';
 import { NOTHING, countedFigures, minus, oneFile, plus, viewFigures } from './quota-figures.js';
 import { QuotaLedger, type Claim, type FsQuota } from './quota-ledger.js';
 import type { FsChange, FsOpOptions, FsProvider, FsTarget, FsUsage } from './types.js';
@@ -19,9 +20,16 @@ export interface QuotaGuard {
 export function withQuota(provider: FsProvider, limits: FsQuota): { provider: FsProvider; guard: QuotaGuard } {
   const ledger = new QuotaLedger(provider, limits);
   const counted = (t: FsTarget, signal: AbortSignal | undefined) => countedFigures(provider, t, signal);
-  const guarded: Guarded = async (what, signal, delta, op, applied) => {
+  const guarded: Guarded = async (what, signal, delta, op, applied, blocked) => {
     const mark = await ledger.begin(signal);
-    const claim = ledger.claim(mark, await delta(), what);
+    let claim: Claim;
+    try {
+      claim = ledger.claim(mark, await delta(), what);
+    } catch (err) {
+      // A change that could not be made anyway fails as it would without a quota.
+      if (blocked !== undefined && isFsError(err, 'FS_QUOTA_EXCEEDED')) throw (await blocked()) ?? err;
+      throw err;
+    }
     let ok = false;
     try {
       const result = await op(claim);
@@ -43,15 +51,57 @@ export function withQuota(provider: FsProvider, limits: FsQuota): { provider: Fs
         }
         return sum;
       };
+      const written = changes.flatMap((c) => (c.kind === 'write' ? [c.target] : []));
+      const blocked = () => unwritable(provider, written, 'cannot apply the changes', options.signal);
       // The parts count themselves as they are made; the whole only holds the room meanwhile.
-      return guarded('cannot apply the changes', options.signal, delta, () => ledger.whole(fn), () => false);
+      return guarded('cannot apply the changes', options.signal, delta, () => ledger.whole(fn), () => false, blocked);
     },
   };
   return { provider: delegate(provider, { ...fileOverrides(q), ...treeOverrides(q) }), guard };
 }
 
-/** Runs `op` with `delta` (computed first) claimed; `applied` tells whether its result made the change. */
-type Guarded = <R>(what: string, signal: AbortSignal | undefined, delta: () => Promise<FsUsage>, op: (claim: Claim) => Promise<R>, applied: (r: R) => boolean) => Promise<R>;
+/**
+ * Runs `op` with `delta` (computed first) claimed; `applied` tells whether its result made the
+ * change. Where the claim is refused, `blocked` may give the error the change fails with whatever
+ * the quota.
+ */
+type Guarded = <R>(
+  what: string,
+  signal: AbortSignal | undefined,
+  delta: () => Promise<FsUsage>,
+  op: (claim: Claim) => Promise<R>,
+  applied: (r: R) => boolean,
+  blocked?: () => Promise<FsError | undefined>,
+) => Promise<R>;
+
+/**
+ * Why writing bytes at one of `targets` fails whatever the quota (the contract of `swap`): a
+ * directory or special file there (FS_NOT_REGULAR_FILE), or, where nothing is there, a parent that
+ * is not a directory (FS_NOT_DIRECTORY); undefined when nothing stands in the way. Asked only of a
+ * change the quota refuses, so its lookups cost nothing otherwise.
+ */
+async function unwritable(provider: FsProvider, targets: readonly FsTarget[], what: string, signal: AbortSignal | undefined): Promise<FsError | undefined> {
+  const typeAt = async (target: FsTarget) => {
+    try {
+      return (await provider.stat(target, { signal, unversioned: true }))?.type ?? 'absent';
+    } catch (err) {
+      return isFsError(err, 'FS_NOT_DIRECTORY') ? 'below a file' : 'unknown';
+    }
+  };
+  for (const target of targets) {
+    const type = await typeAt(target);
+    if (type === 'directory' || type === 'other') return new FsError('FS_NOT_REGULAR_FILE', `${what}: "${target.displayPath}" is not a regular file`);
+    if (type !== 'absent' && type !== 'below a file') continue;
+    // The nearest parent that is there decides (display paths are the canonical paths resolved).
+    for (let dir = posix.dirname(target.displayPath); posix.isAbsolute(dir); dir = posix.dirname(dir)) {
+      const parent = await provider.resolve(dir, { signal }).catch(() => undefined);
+      const at = parent === undefined ? 'unknown' : await typeAt(parent);
+      if (at === 'file' || at === 'other') return new FsError('FS_NOT_DIRECTORY', `${what}: "${dir}" is not a directory`);
+      if ((at !== 'absent' && at !== 'below a file') || dir === '/') break;
+    }
+  }
+  return undefined;
+}
 
 /** What the checked members share. */
 interface Quoted {
@@ -72,7 +122,8 @@ function fileOverrides({ provider, ledger, counted, guarded }: Quoted): Partial<
     swap(target, request) {
       const what = request.bytes === null ? `cannot remove "${target.displayPath}"` : `cannot write "${target.displayPath}"`;
       const after = request.bytes === null ? NOTHING : oneFile(request.bytes.byteLength);
-      return guarded(what, request.signal, async () => minus(after, await counted(target, request.signal)), () => provider.swap(target, request), swapped);
+      const blocked = request.bytes === null ? undefined : () => unwritable(provider, [target], what, request.signal);
+      return guarded(what, request.signal, async () => minus(after, await counted(target, request.signal)), () => provider.swap(target, request), swapped, blocked);
     },
 
     applyBatch(swaps, options) {
@@ -81,7 +132,9 @@ function fileOverrides({ provider, ledger, counted, guarded }: Quoted): Partial<
         for (const s of swaps) sum = plus(sum, minus(s.bytes === null ? NOTHING : oneFile(s.bytes.byteLength), await counted(s.target, options.signal)));
         return sum;
       };
-      return guarded('cannot apply the changes', options.signal, delta, () => provider.applyBatch!(swaps, options), swapped);
+      const written = swaps.filter((s) => s.bytes !== null).map((s) => s.target);
+      const blocked = () => unwritable(provider, written, 'cannot apply the changes', options.signal);
+      return guarded('cannot apply the changes', options.signal, delta, () => provider.applyBatch!(swaps, options), swapped, blocked);
     },
 
     swapFrom(target, request) {
@@ -89,7 +142,8 @@ function fileOverrides({ provider, ledger, counted, guarded }: Quoted): Partial<
       let before = NOTHING;
       const delta = async () => minus(oneFile(0), (before = await counted(target, request.signal)));
       const source = (claim: Claim) => metered(request.source, (n) => ledger.grow(claim, minus(oneFile(n), before), what));
-      return guarded(what, request.signal, delta, (claim) => provider.swapFrom!(target, { ...request, source: source(claim) }), swapped);
+      const blocked = () => unwritable(provider, [target], what, request.signal);
+      return guarded(what, request.signal, delta, (claim) => provider.swapFrom!(target, { ...request, source: source(claim) }), swapped, blocked);
     },
 
     modify(target, request, change) {
@@ -101,7 +155,8 @@ function fileOverrides({ provider, ledger, counted, guarded }: Quoted): Partial<
         ledger.grow(claim, minus(oneFile(bytes.byteLength), before), what);
         return bytes;
       };
-      return guarded(what, request.signal, delta, (claim) => provider.modify!(target, request, checked(claim)), swapped);
+      const blocked = () => unwritable(provider, [target], what, request.signal);
+      return guarded(what, request.signal, delta, (claim) => provider.modify!(target, request, checked(claim)), swapped, blocked);
     },
   };
 }

@@ -102,6 +102,22 @@ for (const [name, make] of makers) {
       expect(await exists(fs, 'c.txt')).toBe(true);
     });
 
+    it('Q1: a write that could not be made anyway fails as without a quota, not with FS_QUOTA_EXCEEDED', async () => {
+      // Found by Q1's property: after a rename made d/e a file, a write to d/e/c over the limit
+      // was refused for the quota although its parent is not a directory.
+      const fs = await make({ maxBytes: 120 });
+      await fs.writeBytes(await fs.resolve('a'), bytes(3));
+      await fs.writeBytes(await fs.resolve('d/a'), bytes(100));
+      await fs.rename(await fs.resolve('a'), await fs.resolve('d/e'), { replace: true });
+      await expect(fs.writeBytes(await fs.resolve('d/e/c'), bytes(40))).rejects.toMatchObject({ code: 'FS_NOT_DIRECTORY' });
+      await fs.mkdir(await fs.resolve('g'));
+      await expect(fs.writeBytes(await fs.resolve('g'), bytes(40))).rejects.toMatchObject({ code: 'FS_NOT_REGULAR_FILE' });
+      const batch = [{ kind: 'write', target: await fs.resolve('d/e/x'), bytes: bytes(40), intent: { kind: 'createIfAbsent' } }] as const;
+      await expect(fs.applyChanges!(batch)).rejects.toMatchObject({ code: 'FS_NOT_DIRECTORY' });
+      // Where nothing stands in the way, the quota still refuses.
+      await expect(fs.writeBytes(await fs.resolve('f/a'), bytes(40))).rejects.toMatchObject({ code: 'FS_QUOTA_EXCEEDED' });
+    });
+
     it('Q1: two writes racing for the last room: one is refused', async () => {
       const fs = await make({ maxBytes: 100 });
       const writes = await Promise.allSettled([
